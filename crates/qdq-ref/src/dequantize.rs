@@ -1,0 +1,111 @@
+//! DequantizeLinear, element by element.
+//!
+//! For each element with scale `s = S[k]` and zero point `z = Z[k]`:
+//!
+//! ```text
+//! integer x (u8 ... i32):   d = f32(x - z)       subtraction exact in i64, one rounding to f32
+//! float8 / float4 / float6: d = f32(x)           exact; z must be zero and is not used
+//! y = round_O( f32(d * f32(s)) )                 one f32 multiply, then the output type O
+//! ```
+//!
+//! * `O` is `output_dtype` when set, otherwise the scale's type; it must be f32, f16 or
+//!   bf16, so an e8m0 scale needs `output_dtype` (R13).
+//! * The multiply is done in f32 and rounded once to `O`, as both the ONNX reference and
+//!   onnxruntime do (digest 2.2: strict f16 arithmetic would differ in about 25% of
+//!   random u16 x f16 cases; nobody implements it).
+//! * The zero point is subtracted exactly in integer arithmetic. The reference converts an
+//!   i32 x to f32 first and then subtracts in f64, losing the low bits (R11): for
+//!   x = 16777217, z = 1 it gives 16777215; this crate gives 16777216, as onnxruntime does.
+//! * A float zero point must be zero (accepted by value, so -0 passes, as in the
+//!   reference, R12); it does not take part in the arithmetic.
+
+use crate::dtype::DataType;
+use crate::error::{bail, Result};
+use crate::float::FloatFormat;
+use crate::layout::Layout;
+use crate::packing;
+use crate::quantize::check_float_zero_point;
+use crate::values::{Packed, Read, Values, ValuesMut, Write};
+
+/// Dequantizes one element: returns the f32 product `f32(d * s)` of the module docs. The
+/// output type then rounds it once (a no-op for f32).
+pub fn dequantize_value(x: &Packed<'_>, i: usize, zero_point: Option<(&Packed<'_>, usize)>, scale: f32) -> f32 {
+    let t = x.dtype;
+    let d = if t.int_range().is_some() {
+        let z = zero_point.map_or(0, |(zp, k)| packing::get_int(t, zp.data, k));
+        (packing::get_int(t, x.data, i) - z) as f32
+    } else {
+        FloatFormat::of(t).map_or(f32::NAN, |f| f.decode(x.code(i)) as f32)
+    };
+    d * scale
+}
+
+/// Validates a dequantize call (x, zero point, scale and output types; lengths).
+pub(crate) fn check(
+    x: &Packed<'_>,
+    scale: (DataType, usize),
+    zero_point: Option<&Packed<'_>>,
+    layout: &Layout,
+    output: DataType,
+    y_len: usize,
+) -> Result<()> {
+    let t = x.dtype;
+    if !(DataType::QUANTIZED.contains(&t) || t == DataType::I32) {
+        bail!(UnsupportedType, "x has type {t}; DequantizeLinear takes a quantized type or i32");
+    }
+    x.check("x")?;
+    if !matches!(scale.0, DataType::F32 | DataType::F16 | DataType::Bf16 | DataType::E8M0) {
+        bail!(UnsupportedType, "x_scale has type {}; expected f32, f16, bf16 or e8m0", scale.0);
+    }
+    if !output.is_wide_float() {
+        bail!(InvalidAttribute, "the output type must be f32, f16 or bf16, got {output}");
+    }
+    let want = layout.scale_count(x.len)?;
+    if scale.1 != want {
+        bail!(BufferLength, "x_scale has {} elements but the layout {layout:?} needs {want}", scale.1);
+    }
+    if let Some(zp) = zero_point {
+        if zp.dtype != t {
+            bail!(TypeMismatch, "x_zero_point has type {} but x has type {t}; they must be equal", zp.dtype);
+        }
+        zp.check("x_zero_point")?;
+        if zp.len != want {
+            bail!(BufferLength, "x_zero_point has {} elements but x_scale has {want}", zp.len);
+        }
+        check_float_zero_point(zp, "x_zero_point")?;
+    }
+    if y_len != x.len {
+        bail!(BufferLength, "y has {y_len} elements but x has {}", x.len);
+    }
+    Ok(())
+}
+
+/// The loop shared by both API levels; inputs are already checked.
+pub(crate) fn run(
+    x: &Packed<'_>,
+    scale: &impl Read,
+    zero_point: Option<&Packed<'_>>,
+    layout: &Layout,
+    y: &mut impl Write,
+) {
+    for i in 0..x.len {
+        let k = layout.scale_index(i);
+        // Every scale type (f32, f16, bf16, e8m0) is exact in f32.
+        let s = scale.value(k) as f32;
+        y.put(i, dequantize_value(x, i, zero_point.map(|z| (z, k)), s));
+    }
+}
+
+/// DequantizeLinear into a caller-provided buffer; the output type is `y`'s variant.
+/// Allocates nothing.
+pub fn dequantize(
+    x: Packed<'_>,
+    scale: Values<'_>,
+    zero_point: Option<Packed<'_>>,
+    layout: Layout,
+    mut y: ValuesMut<'_>,
+) -> Result<()> {
+    check(&x, (scale.dtype(), scale.len()), zero_point.as_ref(), &layout, y.dtype(), y.len())?;
+    run(&x, &scale, zero_point.as_ref(), &layout, &mut y);
+    Ok(())
+}

@@ -1,0 +1,81 @@
+//! The error type shared by every entry point.
+//!
+//! Each error carries a machine-checkable [`ErrorKind`] and a message that names the
+//! offending input or attribute, what it was and what was expected, so that a user can
+//! act on it without reading this crate's source.
+
+use core::fmt;
+
+/// What went wrong, for programmatic matching. The message says where.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The operator version (opset) or domain is not one this crate implements.
+    UnsupportedOpset,
+    /// An attribute that this operator version does not define was given.
+    UnknownAttribute,
+    /// An attribute has a value outside its allowed set (e.g. `block_size < 0`,
+    /// `saturate = 2`, `precision = INT8`, an `output_dtype` that is not a valid output).
+    InvalidAttribute,
+    /// A required attribute is missing (e.g. `output_dtype` with an e8m0 scale).
+    MissingAttribute,
+    /// An input's element type is not allowed for this operator version.
+    UnsupportedType,
+    /// Two types that must agree do not (zero point vs. x, `output_dtype` vs. zero point,
+    /// x vs. scale where the version requires one type).
+    TypeMismatch,
+    /// `axis` is outside `[-rank, rank - 1]`.
+    AxisOutOfRange,
+    /// A scale or zero-point shape does not fit x's shape for the chosen granularity.
+    ShapeMismatch,
+    /// A data buffer's length does not match its shape and type.
+    BufferLength,
+    /// A shape's element count (or byte count) overflows `usize`, or a dimension is negative.
+    ShapeOverflow,
+    /// A float8 / float4 / float6 zero point holds a non-zero value.
+    NonZeroZeroPoint,
+    /// The wrong number of inputs or outputs for the operator.
+    Arity,
+}
+
+/// An error from any qdq entry point.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+}
+
+impl Error {
+    /// Builds an error.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error { kind, message: message.into() }
+    }
+
+    /// The category.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The human-readable explanation.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Shorthand used throughout the crate.
+pub type Result<T> = core::result::Result<T, Error>;
+
+macro_rules! bail {
+    ($kind:ident, $($arg:tt)*) => {
+        return Err($crate::error::Error::new($crate::error::ErrorKind::$kind, format!($($arg)*)))
+    };
+}
+pub(crate) use bail;

@@ -1,0 +1,249 @@
+//! QuantizeLinear, element by element.
+//!
+//! For each element `x[i]` with scale `s = S[k]` and zero point `z = Z[k]`
+//! (`k = layout.scale_index(i)`), in the division precision `P`:
+//!
+//! ```text
+//! q = round_P( round_P(x) / round_P(s) )        IEEE division in P: s = 0 gives ±inf or NaN
+//! integer y:   y = NaN(q) ? qmin : clamp(roundTiesEven(q) + z, qmin, qmax)
+//! float8 y:    y = cast_float8(q, saturate)     z must be zero and is not used
+//! float4/6 y:  y = cast_saturating(q + z)       z must be zero; adding +0 turns -0 into +0
+//! ```
+//!
+//! * `P` is the `precision` attribute when set (f32, f16 or bf16 only), otherwise the
+//!   scale's type: f32, f16, bf16 as themselves, e8m0 as f32 (its values are exact there),
+//!   and **i32 as f64**. Dividing in f64 and rounding to f32/f16/bf16 is the correctly
+//!   rounded division in that type (53 >= 2p + 2, so the double rounding is innocuous).
+//! * The zero point is added **after** rounding (x = 0.5, 1.5, 2.5 with z = 1 give 1, 3, 3).
+//! * Saturation is exact for every quotient: `±inf` and quotients beyond i32 clamp to
+//!   `qmax`/`qmin`, and the zero-point add cannot overflow (ONNX reference bugs R1, R2, R6).
+//! * NaN gives `qmin` for integer outputs (the zero point is not used), as both the ONNX
+//!   reference and onnxruntime do; the spec leaves it undefined (R3).
+//! * float8: `saturate = 1` clamps overflow and ±inf to ±max; `saturate = 0` gives NaN (or
+//!   ±inf for e5m2). See [`crate::float`] for the full table.
+//! * A non-zero float8/float4/float6 zero point is rejected (R9, R10): the reference
+//!   ignores it for float8 and adds it for float4/float6, which contradicts itself.
+
+use crate::dtype::DataType;
+use crate::error::{bail, Result};
+use crate::float::{FloatFormat, BF16, F16, F32};
+use crate::layout::Layout;
+use crate::packing;
+use crate::values::{Packed, Read, Values};
+
+/// The floating-point type the division `x / scale` is carried out in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Precision {
+    /// binary32.
+    F32,
+    /// binary16.
+    F16,
+    /// bfloat16.
+    Bf16,
+    /// binary64: only chosen for i32 scales (ONNX reference parity; the spec is silent).
+    F64,
+}
+
+impl Precision {
+    /// The precision a `precision` attribute names; only f32, f16 and bf16 are valid (R20).
+    pub fn from_attribute(t: DataType) -> Option<Precision> {
+        match t {
+            DataType::F32 => Some(Precision::F32),
+            DataType::F16 => Some(Precision::F16),
+            DataType::Bf16 => Some(Precision::Bf16),
+            _ => None,
+        }
+    }
+
+    /// The default precision for a scale type.
+    pub fn for_scale(t: DataType) -> Precision {
+        match t {
+            DataType::F16 => Precision::F16,
+            DataType::Bf16 => Precision::Bf16,
+            DataType::I32 => Precision::F64,
+            _ => Precision::F32,
+        }
+    }
+
+    /// Rounds an exact value to this precision (RNE, overflow to ±inf).
+    pub fn round(self, v: f64) -> f64 {
+        let fmt: FloatFormat = match self {
+            Precision::F64 => return v,
+            Precision::F32 => F32,
+            Precision::F16 => F16,
+            Precision::Bf16 => BF16,
+        };
+        fmt.round(v)
+    }
+}
+
+/// Options of a quantize call at the slice level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QuantizeOptions {
+    /// The output element type (one of [`DataType::QUANTIZED`]).
+    pub output: DataType,
+    /// float8 saturation (ignored by the other output types).
+    pub saturate: bool,
+    /// The `precision` attribute: `None` means "the scale's type".
+    pub precision: Option<DataType>,
+}
+
+impl QuantizeOptions {
+    /// Options for `output` with `saturate = true` and the scale's precision.
+    pub fn new(output: DataType) -> Self {
+        QuantizeOptions { output, saturate: true, precision: None }
+    }
+}
+
+/// Quantizes one value: the formula of the module docs. `x` and `scale` are the exact
+/// values of the input elements (any f32/f16/bf16/i32/e8m0 value is exact in f64);
+/// `zero_point` is the zero point's value (`None` when there is none). Returns the
+/// output code (the low `output.bits()` bits).
+pub fn quantize_value(
+    x: f64,
+    scale: f64,
+    zero_point: Option<f64>,
+    output: DataType,
+    precision: Precision,
+    saturate: bool,
+) -> u32 {
+    let q = precision.round(precision.round(x) / precision.round(scale));
+    if let Some((qmin, qmax)) = output.int_range() {
+        let v = if q.is_nan() {
+            qmin
+        } else {
+            // Exact while |q| < 2^53; beyond that the result saturates either way.
+            let r = q.round_ties_even() + zero_point.unwrap_or(0.0);
+            r.clamp(qmin as f64, qmax as f64) as i64
+        };
+        return (v as u32) & (((1u64 << output.bits()) - 1) as u32);
+    }
+    let fmt = FloatFormat::of(output).expect("quantized float output");
+    if output.is_float8() {
+        fmt.encode(q, saturate)
+    } else {
+        // float4/float6: the reference adds the (zero) zero point as a float.
+        fmt.encode(q + zero_point.map_or(0.0, |z| z), true)
+        // Note: when there is no zero point nothing is added, so -0 stays -0.
+    }
+}
+
+/// The value of zero-point element `i` as the quantize formula uses it.
+pub(crate) fn zero_point_value(zp: &Packed<'_>, i: usize) -> f64 {
+    let t = zp.dtype;
+    if t.int_range().is_some() {
+        packing::get_int(t, zp.data, i) as f64
+    } else {
+        FloatFormat::of(t).map_or(0.0, |f| f.decode(zp.code(i)))
+    }
+}
+
+/// Rejects a float8/float4/float6 zero point that is not a zero (R9, R10, R12). ±0 is
+/// accepted by value, as the ONNX reference does.
+pub(crate) fn check_float_zero_point(zp: &Packed<'_>, name: &str) -> Result<()> {
+    if let Some(fmt) = FloatFormat::of(zp.dtype) {
+        for i in 0..zp.len {
+            let v = fmt.decode(zp.code(i));
+            if v != 0.0 {
+                bail!(
+                    NonZeroZeroPoint,
+                    "{name}[{i}] is {v} (code {:#04x}): a {} zero point must be zero",
+                    zp.code(i),
+                    zp.dtype
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Validates a quantize call and returns the division precision.
+pub(crate) fn check(
+    x: (DataType, usize),
+    scale: (DataType, usize),
+    zero_point: Option<&Packed<'_>>,
+    layout: &Layout,
+    opts: &QuantizeOptions,
+    y_len: usize,
+) -> Result<Precision> {
+    let out = opts.output;
+    if !DataType::QUANTIZED.contains(&out) {
+        bail!(
+            InvalidAttribute,
+            "output type {out} is not a quantized type (expected one of {})",
+            crate::dtype::list(&DataType::QUANTIZED)
+        );
+    }
+    if !matches!(x.0, DataType::F32 | DataType::F16 | DataType::Bf16 | DataType::I32) {
+        bail!(UnsupportedType, "x has type {}; QuantizeLinear takes f32, f16, bf16 or i32", x.0);
+    }
+    if !matches!(scale.0, DataType::F32 | DataType::F16 | DataType::Bf16 | DataType::I32 | DataType::E8M0) {
+        bail!(UnsupportedType, "y_scale has type {}; expected f32, f16, bf16, i32 or e8m0", scale.0);
+    }
+    let precision = match opts.precision {
+        None => Precision::for_scale(scale.0),
+        Some(t) => match Precision::from_attribute(t) {
+            Some(p) => p,
+            None => bail!(InvalidAttribute, "precision must be f32, f16 or bf16, got {t}"),
+        },
+    };
+    let n = x.1;
+    let want = layout.scale_count(n)?;
+    if scale.1 != want {
+        bail!(BufferLength, "y_scale has {} elements but the layout {layout:?} needs {want}", scale.1);
+    }
+    if let Some(zp) = zero_point {
+        if zp.dtype != out {
+            bail!(TypeMismatch, "y_zero_point has type {} but the output type is {out}", zp.dtype);
+        }
+        zp.check("y_zero_point")?;
+        if zp.len != want {
+            bail!(BufferLength, "y_zero_point has {} elements but y_scale has {want}", zp.len);
+        }
+        check_float_zero_point(zp, "y_zero_point")?;
+    }
+    match out.byte_len(n) {
+        Some(b) if b == y_len => Ok(precision),
+        Some(b) => bail!(BufferLength, "y: {n} elements of {out} need {b} bytes, got {y_len}"),
+        None => bail!(ShapeOverflow, "y: the byte size of {n} {out} elements overflows usize"),
+    }
+}
+
+/// The loop shared by both API levels; inputs are already checked.
+pub(crate) fn run(
+    x: &impl Read,
+    n: usize,
+    scale: &impl Read,
+    zero_point: Option<&Packed<'_>>,
+    layout: &Layout,
+    opts: &QuantizeOptions,
+    precision: Precision,
+    y: &mut [u8],
+) {
+    for i in 0..n {
+        let k = layout.scale_index(i);
+        let z = zero_point.map(|zp| zero_point_value(zp, k));
+        let code = quantize_value(x.value(i), scale.value(k), z, opts.output, precision, opts.saturate);
+        packing::set(opts.output, y, i, code);
+    }
+    packing::zero_padding(opts.output, y, n);
+}
+
+/// QuantizeLinear into a caller-provided buffer (`y` holds `output.byte_len(x.len())`
+/// bytes in the ONNX packing). Allocates nothing.
+///
+/// `zero_point`, when given, must have the output type and as many elements as
+/// `scale`, and `scale` must have `layout.scale_count(x.len())` elements.
+pub fn quantize(
+    x: Values<'_>,
+    scale: Values<'_>,
+    zero_point: Option<Packed<'_>>,
+    layout: Layout,
+    opts: &QuantizeOptions,
+    y: &mut [u8],
+) -> Result<()> {
+    let n = x.len();
+    let p = check((x.dtype(), n), (scale.dtype(), scale.len()), zero_point.as_ref(), &layout, opts, y.len())?;
+    run(&x, n, &scale, zero_point.as_ref(), &layout, opts, p, y);
+    Ok(())
+}
