@@ -122,9 +122,9 @@ pub fn quantize_value(
     if output.is_float8() {
         fmt.encode(q, saturate)
     } else {
-        // float4/float6: the reference adds the (zero) zero point as a float.
-        fmt.encode(q + zero_point.map_or(0.0, |z| z), true)
-        // Note: when there is no zero point nothing is added, so -0 stays -0.
+        // float4/float6: the reference adds the (necessarily zero) zero point as a float,
+        // which turns -0 into +0; without a zero point nothing is added and -0 stays -0.
+        fmt.encode(zero_point.map_or(q, |z| q + z), true)
     }
 }
 
