@@ -230,7 +230,7 @@ impl FloatFormat {
         let emin = self.emin();
         // Anything at or above 2^(emax + 2) certainly overflows; the bound keeps the
         // shifts below small.
-        let emax = ((1 << self.exp_bits) as i32) + emin;
+        let emax = (1i32 << self.exp_bits) + emin;
         let code: u64 = if a < pow2(emin) {
             (a * pow2(m - emin)).round_ties_even() as u64
         } else if a >= pow2(emax + 1) {
@@ -296,9 +296,11 @@ pub fn decode_e8m0(code: u8) -> f32 {
 /// conversion ONNX leaves unspecified) give 0xff (NaN); zero and tiny values give code 0
 /// (2^-127, the smallest value).
 pub fn encode_e8m0(v: f32, mode: E8m0Rounding) -> u8 {
-    if !(v > 0.0) || v.is_infinite() {
-        // NaN, ±0 and negatives fall through `v > 0`; zero maps to the smallest code.
-        return if v == 0.0 { 0 } else { 0xff };
+    if v == 0.0 {
+        return 0; // no zero in e8m0: the smallest code
+    }
+    if v.is_nan() || v < 0.0 || v.is_infinite() {
+        return 0xff;
     }
     let a = v as f64;
     if a <= pow2(-127) {

@@ -210,6 +210,7 @@ pub(crate) fn check(
 }
 
 /// The loop shared by both API levels; inputs are already checked.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run(
     x: &impl Read,
     n: usize,

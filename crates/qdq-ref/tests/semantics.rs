@@ -156,7 +156,8 @@ fn float8_saturate_table() {
     let nan = f32::NAN;
     // (type, tie point, [s=1 codes], [s=0 codes]) for inputs:
     // +0, -0, +NaN, -NaN, +inf, -inf, max, tie, 1e6, -1e6
-    let rows: [(DataType, f32, f32, [u32; 10], [u32; 10]); 4] = [
+    type Row = (DataType, f32, f32, [u32; 10], [u32; 10]);
+    let rows: [Row; 4] = [
         (
             E4M3Fn,
             448.0,
@@ -358,7 +359,7 @@ fn dequantize_float_specials() {
 #[test]
 fn e8m0_scales() {
     // MX layout: int4 blocks with power-of-two scales.
-    let a = DequantizeAttributes { output_dtype: Some(1), axis: Some(0), block_size: Some(2), ..Default::default() };
+    let a = DequantizeAttributes { output_dtype: Some(1), axis: Some(0), block_size: Some(2) };
     let x = ints(DataType::I4, &[4], &[1, -3, 7, -8]);
     let s = codes(DataType::E8M0, &[2], &[125, 130]);
     let y = dq(Opset::onnx(24), &x, &s, None, a);
