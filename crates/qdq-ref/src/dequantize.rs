@@ -40,8 +40,9 @@ pub fn dequantize_value(x: &Packed<'_>, i: usize, zero_point: Option<(&Packed<'_
     d * scale
 }
 
-/// Validates a dequantize call (x, zero point, scale and output types; lengths).
-pub(crate) fn check(
+/// Validates a dequantize call (x, zero point, scale and output types; lengths). Every
+/// backend calls this, so all reject the same inputs identically.
+pub fn check(
     x: &Packed<'_>,
     scale: (DataType, usize),
     zero_point: Option<&Packed<'_>>,

@@ -89,7 +89,7 @@ pub use layout::Layout;
 pub use quantize::{quantize, Precision, QuantizeOptions};
 pub use schema::{Domain, Opset};
 pub use tensor::{
-    dequantize_linear, dynamic_quantize_linear, quantize_linear, run_node, Attribute, DequantizeAttributes,
-    QuantizeAttributes, Tensor, TensorRef,
+    dequantize_linear, dynamic_quantize_linear, quantize_linear, run_node, Attribute, Backend, DequantizeAttributes,
+    DequantizePlan, QuantizeAttributes, QuantizePlan, Reference, Tensor, TensorRef,
 };
 pub use values::{Packed, Values, ValuesMut};

@@ -157,8 +157,9 @@ pub(crate) fn check_float_zero_point(zp: &Packed<'_>, name: &str) -> Result<()> 
     Ok(())
 }
 
-/// Validates a quantize call and returns the division precision.
-pub(crate) fn check(
+/// Validates a quantize call (types, lengths, zero point) and returns the division
+/// precision. Every backend calls this, so all reject the same inputs identically.
+pub fn check(
     x: (DataType, usize),
     scale: (DataType, usize),
     zero_point: Option<&Packed<'_>>,

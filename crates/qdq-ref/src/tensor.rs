@@ -53,7 +53,7 @@ impl Tensor {
     }
 }
 
-impl TensorRef<'_> {
+impl<'a> TensorRef<'a> {
     /// Checks the byte length against shape and type; returns the element count.
     pub fn checked_len(&self, name: &str) -> Result<usize> {
         let n = layout::element_count(name, self.shape)?;
@@ -75,7 +75,7 @@ impl TensorRef<'_> {
         }
     }
 
-    fn packed(&self, name: &str) -> Result<Packed<'_>> {
+    fn packed(&self, name: &str) -> Result<Packed<'a>> {
         let len = self.checked_len(name)?;
         Ok(Packed { dtype: self.dtype, len, data: self.data })
     }
@@ -125,21 +125,37 @@ fn parse_dtype(attr: &str, v: i64) -> Result<DataType> {
     }
 }
 
-/// QuantizeLinear at the given opset.
-///
-/// Errors (each with a message naming the input): unknown opset; an attribute the version
-/// does not define; x / scale / zero-point types outside the version's lists; x and scale
-/// of different types where the version requires one type; `output_dtype` that is not a
-/// quantized type or differs from the zero point's type; `saturate` not 0/1; `precision`
-/// not f32/f16/bf16; bad axis, block size or scale / zero-point shapes; buffers whose
-/// length does not match their shape; non-zero float zero points.
-pub fn quantize_linear(
+/// A validated QuantizeLinear call: what a backend needs to run it. Built by
+/// [`plan_quantize`], which applies every per-opset rule; [`quantize_linear`] and the `qdq`
+/// crate's tensor API both execute plans, so they reject exactly the same inputs.
+#[derive(Clone, Copy, Debug)]
+pub struct QuantizePlan<'a> {
+    /// The input (type f32, f16, bf16 or i32; length checked).
+    pub x: TensorRef<'a>,
+    /// The scale (length checked against the layout).
+    pub scale: TensorRef<'a>,
+    /// The zero point in the output type, if any (zero for float outputs).
+    pub zero_point: Option<Packed<'a>>,
+    /// Granularity.
+    pub layout: Layout,
+    /// Output type, saturation, `precision`.
+    pub opts: QuantizeOptions,
+    /// Division precision.
+    pub precision: quantize::Precision,
+    /// Number of elements of x.
+    pub len: usize,
+    /// Bytes of the output.
+    pub y_bytes: usize,
+}
+
+/// Validates a QuantizeLinear call at the given opset (see [`quantize_linear`]).
+pub fn plan_quantize<'a>(
     opset: Opset,
-    x: TensorRef<'_>,
-    scale: TensorRef<'_>,
-    zero_point: Option<TensorRef<'_>>,
+    x: TensorRef<'a>,
+    scale: TensorRef<'a>,
+    zero_point: Option<TensorRef<'a>>,
     attrs: &QuantizeAttributes,
-) -> Result<Tensor> {
+) -> Result<QuantizePlan<'a>> {
     let s = schema::quantize(opset)?;
     let op = s.name();
     let given = [
@@ -227,37 +243,76 @@ pub fn quantize_linear(
         ("y_scale", "y_zero_point"),
     )?;
     let opts = QuantizeOptions { output, saturate, precision };
-    let bytes = output.byte_len(n).ok_or_else(|| {
+    let y_bytes = output.byte_len(n).ok_or_else(|| {
         crate::Error::new(
             crate::ErrorKind::ShapeOverflow,
             format!("y: the byte size of {n} {output} elements overflows"),
         )
     })?;
-    let p = quantize::check((x.dtype, n), (scale.dtype, scale_len), zp.as_ref(), &layout, &opts, bytes)?;
-    let mut data = vec![0u8; bytes];
-    quantize::run(
-        &Bytes { dtype: x.dtype, data: x.data },
-        n,
-        &Bytes { dtype: scale.dtype, data: scale.data },
-        zp.as_ref(),
-        &layout,
-        &opts,
-        p,
-        &mut data,
-    );
-    Ok(Tensor { dtype: output, shape: x.shape.to_vec(), data })
+    let p = quantize::check((x.dtype, n), (scale.dtype, scale_len), zp.as_ref(), &layout, &opts, y_bytes)?;
+    Ok(QuantizePlan { x, scale, zero_point: zp, layout, opts, precision: p, len: n, y_bytes })
 }
 
-/// DequantizeLinear at the given opset. Errors as for [`quantize_linear`], plus: the zero
-/// point's type must equal x's; the output type (`output_dtype`, else the scale's type)
-/// must be f32, f16 or bf16, so an e8m0 scale needs `output_dtype`.
-pub fn dequantize_linear(
+/// QuantizeLinear at the given opset.
+///
+/// Errors (each with a message naming the input): unknown opset; an attribute the version
+/// does not define; x / scale / zero-point types outside the version's lists; x and scale
+/// of different types where the version requires one type; `output_dtype` that is not a
+/// quantized type or differs from the zero point's type; `saturate` not 0/1; `precision`
+/// not f32/f16/bf16; bad axis, block size or scale / zero-point shapes; buffers whose
+/// length does not match their shape; non-zero float zero points.
+pub fn quantize_linear(
     opset: Opset,
     x: TensorRef<'_>,
     scale: TensorRef<'_>,
     zero_point: Option<TensorRef<'_>>,
-    attrs: &DequantizeAttributes,
+    attrs: &QuantizeAttributes,
 ) -> Result<Tensor> {
+    quantize_linear_with(&Reference, opset, x, scale, zero_point, attrs)
+}
+
+/// [`quantize_linear`] executed by `backend`.
+pub fn quantize_linear_with<B: Backend + ?Sized>(
+    backend: &B,
+    opset: Opset,
+    x: TensorRef<'_>,
+    scale: TensorRef<'_>,
+    zero_point: Option<TensorRef<'_>>,
+    attrs: &QuantizeAttributes,
+) -> Result<Tensor> {
+    let plan = plan_quantize(opset, x, scale, zero_point, attrs)?;
+    let mut data = vec![0u8; plan.y_bytes];
+    backend.quantize(&plan, &mut data);
+    Ok(Tensor { dtype: plan.opts.output, shape: plan.x.shape.to_vec(), data })
+}
+
+/// A validated DequantizeLinear call (see [`QuantizePlan`]).
+#[derive(Clone, Copy, Debug)]
+pub struct DequantizePlan<'a> {
+    /// The quantized input (length checked).
+    pub x: Packed<'a>,
+    /// x's shape (the output's shape).
+    pub shape: &'a [usize],
+    /// The scale (f32, f16, bf16 or e8m0; length checked).
+    pub scale: TensorRef<'a>,
+    /// The zero point (x's type), if any.
+    pub zero_point: Option<Packed<'a>>,
+    /// Granularity.
+    pub layout: Layout,
+    /// Output type (f32, f16 or bf16).
+    pub output: DataType,
+    /// Bytes of the output.
+    pub y_bytes: usize,
+}
+
+/// Validates a DequantizeLinear call at the given opset (see [`dequantize_linear`]).
+pub fn plan_dequantize<'a>(
+    opset: Opset,
+    x: TensorRef<'a>,
+    scale: TensorRef<'a>,
+    zero_point: Option<TensorRef<'a>>,
+    attrs: &DequantizeAttributes,
+) -> Result<DequantizePlan<'a>> {
     let s = schema::dequantize(opset)?;
     let op = s.name();
     for (name, v) in [("axis", attrs.axis), ("block_size", attrs.block_size), ("output_dtype", attrs.output_dtype)] {
@@ -315,42 +370,118 @@ pub fn dequantize_linear(
         ("x_scale", "x_zero_point"),
     )?;
     dequantize::check(&xp, (scale.dtype, scale_len), zp.as_ref(), &layout, output, xp.len)?;
-    // Cannot overflow: n elements of at most 4 bytes were already counted for x... but x
-    // may be a 2-bit type, so check.
-    let bytes = output.byte_len(xp.len).ok_or_else(|| {
+    let y_bytes = output.byte_len(xp.len).ok_or_else(|| {
         crate::Error::new(
             crate::ErrorKind::ShapeOverflow,
             format!("y: the byte size of {} {output} elements overflows", xp.len),
         )
     })?;
-    let mut data = vec![0u8; bytes];
-    dequantize::run(
-        &xp,
-        &Bytes { dtype: scale.dtype, data: scale.data },
-        zp.as_ref(),
-        &layout,
-        &mut BytesMut { dtype: output, data: &mut data },
-    );
-    Ok(Tensor { dtype: output, shape: x.shape.to_vec(), data })
+    Ok(DequantizePlan { x: xp, shape: x.shape, scale, zero_point: zp, layout, output, y_bytes })
+}
+
+/// DequantizeLinear at the given opset. Errors as for [`quantize_linear`], plus: the zero
+/// point's type must equal x's; the output type (`output_dtype`, else the scale's type)
+/// must be f32, f16 or bf16, so an e8m0 scale needs `output_dtype`.
+pub fn dequantize_linear(
+    opset: Opset,
+    x: TensorRef<'_>,
+    scale: TensorRef<'_>,
+    zero_point: Option<TensorRef<'_>>,
+    attrs: &DequantizeAttributes,
+) -> Result<Tensor> {
+    dequantize_linear_with(&Reference, opset, x, scale, zero_point, attrs)
+}
+
+/// [`dequantize_linear`] executed by `backend`.
+pub fn dequantize_linear_with<B: Backend + ?Sized>(
+    backend: &B,
+    opset: Opset,
+    x: TensorRef<'_>,
+    scale: TensorRef<'_>,
+    zero_point: Option<TensorRef<'_>>,
+    attrs: &DequantizeAttributes,
+) -> Result<Tensor> {
+    let plan = plan_dequantize(opset, x, scale, zero_point, attrs)?;
+    let mut data = vec![0u8; plan.y_bytes];
+    backend.dequantize(&plan, &mut data);
+    Ok(Tensor { dtype: plan.output, shape: plan.shape.to_vec(), data })
 }
 
 /// DynamicQuantizeLinear (ai.onnx opset 11 and later): returns `[y, y_scale, y_zero_point]`.
 pub fn dynamic_quantize_linear(opset: Opset, x: TensorRef<'_>) -> Result<[Tensor; 3]> {
+    dynamic_quantize_linear_with(&Reference, opset, x)
+}
+
+/// [`dynamic_quantize_linear`] executed by `backend`.
+pub fn dynamic_quantize_linear_with<B: Backend + ?Sized>(
+    backend: &B,
+    opset: Opset,
+    x: TensorRef<'_>,
+) -> Result<[Tensor; 3]> {
     schema::check_dynamic(opset)?;
     if x.dtype != DataType::F32 {
         bail!(UnsupportedType, "DynamicQuantizeLinear-11: x has type {}; only f32 is accepted", x.dtype);
     }
     let n = x.checked_len("x")?;
-    let xs = Bytes { dtype: DataType::F32, data: x.data };
-    use crate::values::Read;
-    let (lo, hi) = dynamic::range((0..n).map(|i| xs.value(i) as f32));
-    let (scale, zp) = dynamic::scale_and_zero_point(lo, hi);
-    let y: Vec<u8> = (0..n).map(|i| dynamic::dynamic_value(xs.value(i) as f32, scale, zp)).collect();
+    let mut y = vec![0u8; n];
+    let (scale, zp) = backend.dynamic_quantize(x.data, &mut y);
     Ok([
         Tensor { dtype: DataType::U8, shape: x.shape.to_vec(), data: y },
         Tensor { dtype: DataType::F32, shape: vec![], data: scale.to_le_bytes().to_vec() },
         Tensor { dtype: DataType::U8, shape: vec![], data: vec![zp] },
     ])
+}
+
+/// What executes validated calls: [`Reference`] here, the SIMD kernels in the `qdq` crate.
+/// The plans are validated, so implementations need not check anything.
+pub trait Backend {
+    /// Runs a QuantizeLinear plan into `y` (`plan.y_bytes` bytes, zero-initialised).
+    fn quantize(&self, plan: &QuantizePlan<'_>, y: &mut [u8]);
+    /// Runs a DequantizeLinear plan into `y` (`plan.y_bytes` bytes).
+    fn dequantize(&self, plan: &DequantizePlan<'_>, y: &mut [u8]);
+    /// DynamicQuantizeLinear of `x` (little-endian f32 bytes) into `y` (one byte per element);
+    /// returns the scale and zero point.
+    fn dynamic_quantize(&self, x: &[u8], y: &mut [u8]) -> (f32, u8);
+}
+
+/// The scalar reference backend.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Reference;
+
+impl Backend for Reference {
+    fn quantize(&self, plan: &QuantizePlan<'_>, y: &mut [u8]) {
+        quantize::run(
+            &Bytes { dtype: plan.x.dtype, data: plan.x.data },
+            plan.len,
+            &Bytes { dtype: plan.scale.dtype, data: plan.scale.data },
+            plan.zero_point.as_ref(),
+            &plan.layout,
+            &plan.opts,
+            plan.precision,
+            y,
+        );
+    }
+
+    fn dequantize(&self, plan: &DequantizePlan<'_>, y: &mut [u8]) {
+        dequantize::run(
+            &plan.x,
+            &Bytes { dtype: plan.scale.dtype, data: plan.scale.data },
+            plan.zero_point.as_ref(),
+            &plan.layout,
+            &mut BytesMut { dtype: plan.output, data: y },
+        );
+    }
+
+    fn dynamic_quantize(&self, x: &[u8], y: &mut [u8]) -> (f32, u8) {
+        use crate::values::Read;
+        let xs = Bytes { dtype: DataType::F32, data: x };
+        let (lo, hi) = dynamic::range((0..y.len()).map(|i| xs.value(i) as f32));
+        let (scale, zp) = dynamic::scale_and_zero_point(lo, hi);
+        for (i, o) in y.iter_mut().enumerate() {
+            *o = dynamic::dynamic_value(xs.value(i) as f32, scale, zp);
+        }
+        (scale, zp)
+    }
 }
 
 /// One integer attribute of a node, by name.
@@ -368,6 +499,18 @@ pub struct Attribute<'a> {
 /// Errors on an unknown operator, a wrong number of inputs or outputs, duplicated or
 /// unknown attributes, and everything the typed entry points reject.
 pub fn run_node(
+    op_type: &str,
+    opset: Opset,
+    inputs: &[Option<TensorRef<'_>>],
+    attributes: &[Attribute<'_>],
+    num_outputs: usize,
+) -> Result<Vec<Tensor>> {
+    run_node_with(&Reference, op_type, opset, inputs, attributes, num_outputs)
+}
+
+/// [`run_node`] executed by `backend`.
+pub fn run_node_with<B: Backend + ?Sized>(
+    backend: &B,
     op_type: &str,
     opset: Opset,
     inputs: &[Option<TensorRef<'_>>],
@@ -410,7 +553,7 @@ pub fn run_node(
                     output_dtype: attr("output_dtype"),
                     precision: attr("precision"),
                 };
-                quantize_linear(opset, x, s, z, &a)?
+                quantize_linear_with(backend, opset, x, s, z, &a)?
             } else {
                 unknown(&["axis", "block_size", "output_dtype"])?;
                 let a = DequantizeAttributes {
@@ -418,7 +561,7 @@ pub fn run_node(
                     block_size: attr("block_size"),
                     output_dtype: attr("output_dtype"),
                 };
-                dequantize_linear(opset, x, s, z, &a)?
+                dequantize_linear_with(backend, opset, x, s, z, &a)?
             };
             Ok(vec![y])
         }
@@ -430,7 +573,7 @@ pub fn run_node(
             if num_outputs != 3 {
                 bail!(Arity, "DynamicQuantizeLinear has exactly 3 outputs, got {num_outputs}");
             }
-            Ok(dynamic_quantize_linear(opset, required(0, "x")?)?.to_vec())
+            Ok(dynamic_quantize_linear_with(backend, opset, required(0, "x")?)?.to_vec())
         }
         other => bail!(
             UnsupportedOpset,
