@@ -1,0 +1,78 @@
+//! Workspace automation: the ONNX node-test conformance runner and the test-data generator.
+//!
+//! * [`proto`]: a minimal protobuf wire-format reader and the ONNX messages the runner needs.
+//! * [`graph`]: a tiny interpreter for the graphs of the quantization node tests.
+//! * [`conformance`]: test discovery, execution and bit-exact comparison.
+//! * [`gen_data`]: regenerates the committed test data with the Python generators.
+//!
+//! `main.rs` only parses the command line.
+
+#![forbid(unsafe_code)]
+
+pub mod proto;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Which implementation runs the QuantizeLinear / DequantizeLinear / DynamicQuantizeLinear
+/// nodes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Backend {
+    /// `qdq_ref`, the scalar reference.
+    Ref,
+    /// `qdq`, the crate inference engines link (SIMD kernels, `QDQ_ISA` picks the ISA).
+    #[default]
+    Qdq,
+}
+
+impl Backend {
+    /// Parses `ref` or `qdq`.
+    pub fn parse(s: &str) -> Option<Backend> {
+        match s {
+            "ref" => Some(Backend::Ref),
+            "qdq" => Some(Backend::Qdq),
+            _ => None,
+        }
+    }
+
+    /// `ref` or `qdq`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Ref => "ref",
+            Backend::Qdq => "qdq",
+        }
+    }
+
+    /// Runs one quantization node with this backend's `run_node`; errors become strings.
+    pub fn run_node(
+        self,
+        op_type: &str,
+        opset: qdq_ref::Opset,
+        inputs: &[Option<qdq_ref::TensorRef<'_>>],
+        attributes: &[qdq_ref::Attribute<'_>],
+        num_outputs: usize,
+    ) -> Result<Vec<qdq_ref::Tensor>, String> {
+        let r = match self {
+            Backend::Ref => qdq_ref::run_node(op_type, opset, inputs, attributes, num_outputs),
+            Backend::Qdq => qdq::run_node(op_type, opset, inputs, attributes, num_outputs),
+        };
+        r.map_err(|e| format!("{:?}: {e}", e.kind()))
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The workspace root (the parent of this crate's directory).
+pub fn workspace_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_path_buf()
+}
+
+/// The committed node tests: `xtask/data/node`.
+pub fn default_node_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data").join("node")
+}
