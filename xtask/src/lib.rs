@@ -9,6 +9,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod graph;
 pub mod proto;
 
 use std::fmt;
