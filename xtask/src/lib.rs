@@ -9,6 +9,8 @@
 
 #![forbid(unsafe_code)]
 
+pub mod conformance;
+pub mod gen_data;
 pub mod graph;
 pub mod proto;
 

@@ -1,1 +1,108 @@
-fn main() {}
+//! `cargo xtask <command>`: see `usage()`.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use xtask::conformance;
+use xtask::gen_data::{self, Outputs};
+use xtask::Backend;
+
+fn usage() -> &'static str {
+    "usage:
+  cargo xtask conformance [--backend ref|qdq] [--verbose] [PATH ...]
+      Run ONNX node tests. PATH is a test directory (holding model.onnx) or a folder of
+      them; default: xtask/data/node. Backend default: qdq. QDQ_ISA=scalar|avx2|avx512|neon
+      selects the qdq kernels.
+  cargo xtask gen-data [--node-dir DIR] [--tables-dir DIR]
+      Regenerate xtask/data/node and crates/qdq-ref/tests/data with the Python generators
+      (venv in target/venv)."
+}
+
+fn bad_usage(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}\n{}", usage());
+    ExitCode::from(2)
+}
+
+fn conformance_cmd(args: &[String]) -> ExitCode {
+    let mut backend = Backend::default();
+    let mut verbose = false;
+    let mut paths = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--backend" => match it.next().map(|s| Backend::parse(s)) {
+                Some(Some(b)) => backend = b,
+                _ => return bad_usage("--backend takes ref or qdq"),
+            },
+            s if s.starts_with("--backend=") => match Backend::parse(&s["--backend=".len()..]) {
+                Some(b) => backend = b,
+                None => return bad_usage("--backend takes ref or qdq"),
+            },
+            "-v" | "--verbose" => verbose = true,
+            "-h" | "--help" => {
+                println!("{}", usage());
+                return ExitCode::SUCCESS;
+            }
+            s if s.starts_with('-') => return bad_usage(&format!("unknown option {s}")),
+            s => paths.push(PathBuf::from(s)),
+        }
+    }
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match conformance::run(&paths, backend, verbose, &mut out) {
+        Ok(summary) => {
+            let _ = out.flush();
+            if summary.success() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(e) => {
+            eprintln!("error: cannot write the report: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn gen_data_cmd(args: &[String]) -> ExitCode {
+    let mut outputs = Outputs::default();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let target = match a.as_str() {
+            "--node-dir" => &mut outputs.node_dir,
+            "--tables-dir" => &mut outputs.tables_dir,
+            "-h" | "--help" => {
+                println!("{}", usage());
+                return ExitCode::SUCCESS;
+            }
+            s => return bad_usage(&format!("unknown argument {s}")),
+        };
+        match it.next() {
+            Some(d) => *target = PathBuf::from(d),
+            None => return bad_usage(&format!("{a} takes a directory")),
+        }
+    }
+    match gen_data::gen_data(&outputs) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("conformance") => conformance_cmd(&args[1..]),
+        Some("gen-data") => gen_data_cmd(&args[1..]),
+        Some("-h" | "--help" | "help") => {
+            println!("{}", usage());
+            ExitCode::SUCCESS
+        }
+        Some(other) => bad_usage(&format!("unknown command {other}")),
+        None => bad_usage("no command given"),
+    }
+}
