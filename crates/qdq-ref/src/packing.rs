@@ -44,7 +44,7 @@ pub fn set(t: DataType, data: &mut [u8], i: usize, code: u32) {
 /// Zeroes the bits after the last of `n` elements in the final byte.
 pub fn zero_padding(t: DataType, data: &mut [u8], n: usize) {
     let used_bits = n * t.bits() as usize;
-    if used_bits % 8 != 0 {
+    if !used_bits.is_multiple_of(8) {
         let last = used_bits / 8;
         data[last] &= (1u8 << (used_bits % 8)) - 1;
     }

@@ -129,7 +129,7 @@ pub fn quantize_value(
 }
 
 /// The value of zero-point element `i` as the quantize formula uses it.
-pub(crate) fn zero_point_value(zp: &Packed<'_>, i: usize) -> f64 {
+pub fn zero_point_value(zp: &Packed<'_>, i: usize) -> f64 {
     let t = zp.dtype;
     if t.int_range().is_some() {
         packing::get_int(t, zp.data, i) as f64

@@ -81,6 +81,19 @@ impl<'a> TensorRef<'a> {
     }
 }
 
+/// Element `i` of an f32 / f16 / bf16 / i32 / e8m0 tensor as its exact value (for
+/// backends that fall back to the reference formulas).
+pub fn wide_value(t: &TensorRef<'_>, i: usize) -> f64 {
+    use crate::values::Read;
+    Bytes { dtype: t.dtype, data: t.data }.value(i)
+}
+
+/// Writes `v` rounded once to `out` (f32, f16 or bf16) into `bytes` (one element).
+pub fn put_wide(out: DataType, bytes: &mut [u8], v: f32) {
+    use crate::values::Write;
+    BytesMut { dtype: out, data: bytes }.put(0, v);
+}
+
 /// QuantizeLinear attributes as they appear on a node (`None` = absent).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QuantizeAttributes {

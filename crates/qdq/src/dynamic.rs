@@ -1,0 +1,80 @@
+//! DynamicQuantizeLinear: a NaN-aware vector min/max pass, then the u8 per-tensor quantize
+//! kernel with the computed scale and zero point (f32 division, as the function body).
+//!
+//! The range ignores NaN (each lane replaces NaN by 0, the neutral element once the range
+//! is clamped to include 0), so it equals `qdq_ref::dynamic::range` exactly; the scale and
+//! zero point come from the very same `qdq_ref` function. Min/max are exact and
+//! order-independent, so the parallel reduction cannot change the result.
+
+use crate::isa::{self, Kernel};
+use crate::quantize::Job;
+use crate::simd::Simd;
+use crate::Config;
+use qdq_ref::{DataType, Layout, Packed, Precision, Result};
+use rayon::prelude::*;
+
+struct Range<'a>(&'a [u8]);
+
+impl Kernel for Range<'_> {
+    type Output = (f32, f32);
+    #[inline(always)]
+    fn run<S: Simd>(self, s: S) -> (f32, f32) {
+        let x = self.0;
+        let step = 4 * S::LANES;
+        let zero = s.splat(0.0);
+        let (mut lo, mut hi) = (zero, zero);
+        let mut chunks = x.chunks_exact(step);
+        for c in &mut chunks {
+            let v = s.load_f32(c);
+            let v = s.select(s.is_nan(v), zero, v);
+            lo = s.min(lo, v);
+            hi = s.max(hi, v);
+        }
+        let mut lanes = [0u8; 64];
+        let (mut l, mut h) = (0.0f32, 0.0f32);
+        for v in [lo, hi] {
+            s.store_f32(v, &mut lanes);
+            for t in 0..S::LANES {
+                let f = f32::from_le_bytes([lanes[4 * t], lanes[4 * t + 1], lanes[4 * t + 2], lanes[4 * t + 3]]);
+                l = l.min(f);
+                h = h.max(f);
+            }
+        }
+        let (tl, th) = qdq_ref::dynamic::range(
+            chunks.remainder().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        );
+        (l.min(tl), h.max(th))
+    }
+}
+
+/// DynamicQuantizeLinear of `x` (little-endian f32 bytes) into `y`.
+pub(crate) fn run(cfg: &Config, x: &[u8], y: &mut [u8]) -> Result<(f32, u8)> {
+    let isa = cfg.resolve_isa()?;
+    let n = y.len();
+    let (lo, hi) = match cfg.chunk(n) {
+        None => isa::dispatch(isa, Range(x)),
+        Some(per) => x
+            .par_chunks(per * 4)
+            .map(|c| isa::dispatch(isa, Range(c)))
+            .reduce(|| (0.0, 0.0), |a, b| (a.0.min(b.0), a.1.max(b.1))),
+    };
+    let (scale, zp) = qdq_ref::dynamic::scale_and_zero_point(lo, hi);
+    let sb = scale.to_le_bytes();
+    let zb = [zp];
+    let zpp = Packed { dtype: DataType::U8, len: 1, data: &zb };
+    let opts = qdq_ref::QuantizeOptions::new(DataType::U8);
+    let job = Job::new(
+        DataType::F32,
+        x,
+        DataType::F32,
+        &sb,
+        Some(zpp),
+        Layout::PerTensor,
+        DataType::U8,
+        true,
+        Precision::F32,
+    )
+    .expect("f32 -> u8 always has a vector kernel");
+    crate::quantize_job(cfg, isa, &job, &opts, n, y);
+    Ok((scale, zp))
+}

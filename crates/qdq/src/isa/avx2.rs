@@ -1,0 +1,313 @@
+//! AVX2 + FMA + F16C primitives, 8 lanes.
+//!
+//! Rounding: f32 -> i32 is `vroundps` with an explicit round-to-nearest-even immediate
+//! followed by a truncating conversion of the (now integral) value, so it does not depend
+//! on MXCSR. **i32 -> f32 (`vcvtdq2ps`) does use MXCSR**, which is round-to-nearest-even
+//! unless somebody changed it; Rust code never does, and an engine that does must restore
+//! it around calls into qdq. f32 -> f16 uses `vcvtps2ph` with an RNE immediate.
+//!
+//! # Safety
+//!
+//! An [`Avx2`] value can only be built from the [`V3F16c`] token, whose construction checks
+//! every feature used here; the kernels run inside `V3F16c::vectorize`. Pointer accesses go
+//! through slices of exactly the accessed length.
+
+#![allow(unsafe_code)]
+
+use super::sse;
+use crate::simd::Simd;
+use core::arch::x86_64::*;
+
+pulp::simd_type!({
+    /// AVX2 with FMA and F16C (pulp's `V3` plus `f16c`, declared the way the gemm crate does).
+    pub struct V3F16c {
+        pub sse: f!("sse"),
+        pub sse2: f!("sse2"),
+        pub fxsr: f!("fxsr"),
+        pub sse3: f!("sse3"),
+        pub ssse3: f!("ssse3"),
+        pub sse4_1: f!("sse4.1"),
+        pub sse4_2: f!("sse4.2"),
+        pub popcnt: f!("popcnt"),
+        pub avx: f!("avx"),
+        pub avx2: f!("avx2"),
+        pub bmi1: f!("bmi1"),
+        pub bmi2: f!("bmi2"),
+        pub fma: f!("fma"),
+        pub lzcnt: f!("lzcnt"),
+        pub f16c: f!("f16c"),
+    }
+});
+
+/// The AVX2 ISA token.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Avx2(#[allow(dead_code)] pub V3F16c);
+
+const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+
+/// A value-only intrinsic call (no memory access).
+macro_rules! v {
+    ($e:expr) => {{
+        // SAFETY: a value-only AVX2/FMA/F16C or SSE intrinsic; the features are proven by
+        // the V3F16c token an `Avx2` is built from (module docs).
+        unsafe { $e }
+    }};
+}
+
+impl Avx2 {
+    /// 8 codes narrowed to bytes in the low 64 bits (low 8 bits of each lane).
+    #[inline(always)]
+    fn bytes(self, a: __m256i) -> __m128i {
+        v!({
+            let m = _mm256_and_si256(a, _mm256_set1_epi32(0xff));
+            let w = _mm256_packus_epi32(m, m); // per 128-bit half: a0..a3 a0..a3 | a4..a7 a4..a7
+            let b = _mm256_packus_epi16(w, w); // bytes a0..a3 x4 | a4..a7 x4
+            _mm_unpacklo_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256::<1>(b))
+        })
+    }
+}
+
+impl Simd for Avx2 {
+    const LANES: usize = 8;
+    type F = __m256;
+    type I = __m256i;
+    type M = __m256i;
+
+    #[inline(always)]
+    fn splat(self, x: f32) -> __m256 {
+        v!(_mm256_set1_ps(x))
+    }
+    #[inline(always)]
+    fn add(self, a: __m256, b: __m256) -> __m256 {
+        v!(_mm256_add_ps(a, b))
+    }
+    #[inline(always)]
+    fn sub(self, a: __m256, b: __m256) -> __m256 {
+        v!(_mm256_sub_ps(a, b))
+    }
+    #[inline(always)]
+    fn mul(self, a: __m256, b: __m256) -> __m256 {
+        v!(_mm256_mul_ps(a, b))
+    }
+    #[inline(always)]
+    fn div(self, a: __m256, b: __m256) -> __m256 {
+        v!(_mm256_div_ps(a, b))
+    }
+    #[inline(always)]
+    fn fma(self, a: __m256, b: __m256, c: __m256) -> __m256 {
+        v!(_mm256_fmadd_ps(a, b, c))
+    }
+    #[inline(always)]
+    fn min(self, a: __m256, b: __m256) -> __m256 {
+        v!(_mm256_min_ps(a, b))
+    }
+    #[inline(always)]
+    fn max(self, a: __m256, b: __m256) -> __m256 {
+        v!(_mm256_max_ps(a, b))
+    }
+    #[inline(always)]
+    fn eq(self, a: __m256, b: __m256) -> __m256i {
+        v!(_mm256_castps_si256(_mm256_cmp_ps::<_CMP_EQ_OQ>(a, b)))
+    }
+    #[inline(always)]
+    fn lt(self, a: __m256, b: __m256) -> __m256i {
+        v!(_mm256_castps_si256(_mm256_cmp_ps::<_CMP_LT_OQ>(a, b)))
+    }
+    #[inline(always)]
+    fn is_nan(self, a: __m256) -> __m256i {
+        v!(_mm256_castps_si256(_mm256_cmp_ps::<_CMP_UNORD_Q>(a, a)))
+    }
+    #[inline(always)]
+    fn select(self, m: __m256i, a: __m256, b: __m256) -> __m256 {
+        v!(_mm256_blendv_ps(b, a, _mm256_castsi256_ps(m)))
+    }
+    #[inline(always)]
+    fn or_m(self, a: __m256i, b: __m256i) -> __m256i {
+        v!(_mm256_or_si256(a, b))
+    }
+    #[inline(always)]
+    fn and_m(self, a: __m256i, b: __m256i) -> __m256i {
+        v!(_mm256_and_si256(a, b))
+    }
+    #[inline(always)]
+    fn not_m(self, a: __m256i) -> __m256i {
+        v!(_mm256_xor_si256(a, _mm256_set1_epi32(-1)))
+    }
+    #[inline(always)]
+    fn any(self, m: __m256i) -> bool {
+        v!(_mm256_movemask_ps(_mm256_castsi256_ps(m))) != 0
+    }
+    #[inline(always)]
+    fn splat_i(self, x: i32) -> __m256i {
+        v!(_mm256_set1_epi32(x))
+    }
+    #[inline(always)]
+    fn add_i(self, a: __m256i, b: __m256i) -> __m256i {
+        v!(_mm256_add_epi32(a, b))
+    }
+    #[inline(always)]
+    fn sub_i(self, a: __m256i, b: __m256i) -> __m256i {
+        v!(_mm256_sub_epi32(a, b))
+    }
+    #[inline(always)]
+    fn and_i(self, a: __m256i, b: __m256i) -> __m256i {
+        v!(_mm256_and_si256(a, b))
+    }
+    #[inline(always)]
+    fn or_i(self, a: __m256i, b: __m256i) -> __m256i {
+        v!(_mm256_or_si256(a, b))
+    }
+    #[inline(always)]
+    fn shl(self, a: __m256i, n: u32) -> __m256i {
+        v!(_mm256_sll_epi32(a, _mm_cvtsi32_si128(n as i32)))
+    }
+    #[inline(always)]
+    fn shr(self, a: __m256i, n: u32) -> __m256i {
+        v!(_mm256_srl_epi32(a, _mm_cvtsi32_si128(n as i32)))
+    }
+    #[inline(always)]
+    fn lt_i(self, a: __m256i, b: __m256i) -> __m256i {
+        v!(_mm256_cmpgt_epi32(b, a))
+    }
+    #[inline(always)]
+    fn eq_i(self, a: __m256i, b: __m256i) -> __m256i {
+        v!(_mm256_cmpeq_epi32(a, b))
+    }
+    #[inline(always)]
+    fn select_i(self, m: __m256i, a: __m256i, b: __m256i) -> __m256i {
+        v!(_mm256_blendv_epi8(b, a, m))
+    }
+    #[inline(always)]
+    fn bits(self, a: __m256) -> __m256i {
+        v!(_mm256_castps_si256(a))
+    }
+    #[inline(always)]
+    fn f32_of(self, a: __m256i) -> __m256 {
+        v!(_mm256_castsi256_ps(a))
+    }
+    #[inline(always)]
+    fn cvt_rne(self, a: __m256) -> __m256i {
+        // Round explicitly, then truncate the integral value: no MXCSR dependence.
+        v!(_mm256_cvttps_epi32(_mm256_round_ps::<RNE>(a)))
+    }
+    #[inline(always)]
+    fn cvt_f32(self, a: __m256i) -> __m256 {
+        // MXCSR rounding (round-to-nearest-even by default; see the module docs).
+        v!(_mm256_cvtepi32_ps(a))
+    }
+
+    #[inline(always)]
+    fn load_f32(self, b: &[u8]) -> __m256 {
+        let b = &b[..32];
+        // SAFETY: `b` is exactly the 32 bytes read (unaligned load).
+        unsafe { _mm256_loadu_ps(b.as_ptr().cast()) }
+    }
+    #[inline(always)]
+    fn load_i32(self, b: &[u8]) -> __m256i {
+        let b = &b[..32];
+        // SAFETY: `b` is exactly the 32 bytes read.
+        unsafe { _mm256_loadu_si256(b.as_ptr().cast()) }
+    }
+    #[inline(always)]
+    fn load_f16(self, b: &[u8]) -> __m256 {
+        let b = &b[..16];
+        // SAFETY: `b` is exactly the 16 bytes read; vcvtph2ps is exact.
+        unsafe { _mm256_cvtph_ps(_mm_loadu_si128(b.as_ptr().cast())) }
+    }
+    #[inline(always)]
+    fn load_u16(self, b: &[u8]) -> __m256i {
+        let b = &b[..16];
+        // SAFETY: `b` is exactly the 16 bytes read.
+        unsafe { _mm256_cvtepu16_epi32(_mm_loadu_si128(b.as_ptr().cast())) }
+    }
+    #[inline(always)]
+    fn load_u8(self, b: &[u8]) -> __m256i {
+        let b = &b[..8];
+        // SAFETY: `b` is exactly the 8 bytes read (movq).
+        unsafe { _mm256_cvtepu8_epi32(_mm_loadl_epi64(b.as_ptr().cast())) }
+    }
+    #[inline(always)]
+    fn load_u4(self, b: &[u8]) -> __m256i {
+        let w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        v!({
+            let bytes = sse::unpack_nibbles(_mm_cvtsi32_si128(w as i32));
+            _mm256_and_si256(_mm256_cvtepu8_epi32(bytes), _mm256_set1_epi32(0xf))
+        })
+    }
+    #[inline(always)]
+    fn load_u2(self, b: &[u8]) -> __m256i {
+        let w = u16::from_le_bytes([b[0], b[1]]);
+        v!({
+            let v = _mm_cvtsi32_si128(w as i32);
+            let rep = _mm_shuffle_epi8(v, _mm_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1, -1));
+            let shifts = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+            _mm256_and_si256(_mm256_srlv_epi32(_mm256_cvtepu8_epi32(rep), shifts), _mm256_set1_epi32(3))
+        })
+    }
+    #[inline(always)]
+    fn load_u6(self, b: &[u8]) -> __m256i {
+        let mut t = [0u8; 16];
+        t[..6].copy_from_slice(&b[..6]);
+        // SAFETY: `t` is a 16-byte local array; the rest are value-only intrinsics.
+        unsafe {
+            let v = _mm_loadu_si128(t.as_ptr().cast());
+            let lo = _mm_shuffle_epi8(v, _mm_setr_epi8(0, 1, 2, -1, 0, 1, 2, -1, 0, 1, 2, -1, 0, 1, 2, -1));
+            let hi = _mm_shuffle_epi8(v, _mm_setr_epi8(3, 4, 5, -1, 3, 4, 5, -1, 3, 4, 5, -1, 3, 4, 5, -1));
+            let groups = _mm256_set_m128i(hi, lo);
+            let shifts = _mm256_setr_epi32(0, 6, 12, 18, 0, 6, 12, 18);
+            _mm256_and_si256(_mm256_srlv_epi32(groups, shifts), _mm256_set1_epi32(0x3f))
+        }
+    }
+
+    #[inline(always)]
+    fn store_f32(self, a: __m256, out: &mut [u8]) {
+        let out = &mut out[..32];
+        // SAFETY: `out` is exactly the 32 bytes written.
+        unsafe { _mm256_storeu_ps(out.as_mut_ptr().cast(), a) }
+    }
+    #[inline(always)]
+    fn store_i32(self, a: __m256i, out: &mut [u8]) {
+        let out = &mut out[..32];
+        // SAFETY: `out` is exactly the 32 bytes written.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), a) }
+    }
+    #[inline(always)]
+    fn store_u16(self, a: __m256i, out: &mut [u8]) {
+        let w = v!({
+            // Keep the low 16 bits (two's complement codes of i16), so the unsigned
+            // saturation of packus never triggers; then undo its 128-bit interleave.
+            let m = _mm256_and_si256(a, _mm256_set1_epi32(0xffff));
+            let p = _mm256_packus_epi32(m, m);
+            _mm256_castsi256_si128(_mm256_permute4x64_epi64::<0b1000>(p))
+        });
+        let out = &mut out[..16];
+        // SAFETY: `out` is exactly the 16 bytes written.
+        unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), w) }
+    }
+    #[inline(always)]
+    fn store_u8(self, a: __m256i, out: &mut [u8]) {
+        let out = &mut out[..8];
+        // SAFETY: `out` is exactly the 8 bytes written (movq).
+        unsafe { _mm_storel_epi64(out.as_mut_ptr().cast(), self.bytes(a)) }
+    }
+    #[inline(always)]
+    fn store_u4(self, a: __m256i, out: &mut [u8]) {
+        let v = v!(_mm_cvtsi128_si32(sse::pack_nibbles(self.bytes(a))));
+        out[..4].copy_from_slice(&v.to_le_bytes());
+    }
+    #[inline(always)]
+    fn store_u2(self, a: __m256i, out: &mut [u8]) {
+        let v = v!(_mm_cvtsi128_si32(sse::pack_crumbs(self.bytes(a))));
+        out[..2].copy_from_slice(&v.to_le_bytes()[..2]);
+    }
+    #[inline(always)]
+    fn store_u6(self, a: __m256i, out: &mut [u8]) {
+        let v = v!(_mm_cvtsi128_si64(sse::pack_sixes(self.bytes(a))));
+        out[..6].copy_from_slice(&v.to_le_bytes()[..6]);
+    }
+
+    #[inline(always)]
+    fn f32_to_f16_bits(self, a: __m256) -> __m256i {
+        v!(_mm256_cvtepu16_epi32(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(a)))
+    }
+}

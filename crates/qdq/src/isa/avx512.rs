@@ -1,0 +1,290 @@
+//! AVX-512 (F, BW, VL, DQ, CD: pulp's `V4`) primitives, 16 lanes.
+//!
+//! Rounding is explicit everywhere: `vcvtps2dq` and `vcvtdq2ps` with embedded
+//! round-to-nearest-even, `vcvtps2ph` with an immediate RNE, so MXCSR is never consulted.
+//!
+//! # Safety
+//!
+//! A [`Avx512`] value can only be built from a `pulp::x86::V4` token, which proves the CPU
+//! has every feature used here; the kernels run inside `V4::vectorize`, so the intrinsics
+//! inline into code compiled with those features. Every pointer access goes through a
+//! slice of exactly the accessed length (bounds-checked by the slicing itself), or through
+//! a masked load/store that touches only the unmasked bytes of such a slice.
+
+#![allow(unsafe_code)]
+
+use super::sse;
+use crate::simd::Simd;
+use core::arch::x86_64::*;
+
+/// The AVX-512 ISA token.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Avx512(#[allow(dead_code)] pub pulp::x86::V4);
+
+const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+
+/// A value-only intrinsic call (no memory access).
+macro_rules! v {
+    ($e:expr) => {{
+        // SAFETY: a value-only AVX-512F/BW/DQ/VL or SSE intrinsic; the features are proven
+        // by the V4 token an `Avx512` is built from (module docs).
+        unsafe { $e }
+    }};
+}
+
+impl Avx512 {
+    /// 16 codes narrowed to bytes (low 8 bits of each lane).
+    #[inline(always)]
+    fn bytes(self, a: __m512i) -> __m128i {
+        // SAFETY: AVX-512F is proven by the V4 token (module docs).
+        v!(_mm512_cvtepi32_epi8(a))
+    }
+}
+
+impl Simd for Avx512 {
+    const LANES: usize = 16;
+    type F = __m512;
+    type I = __m512i;
+    type M = __mmask16;
+
+    #[inline(always)]
+    fn splat(self, v: f32) -> __m512 {
+        v!(_mm512_set1_ps(v))
+    }
+    #[inline(always)]
+    fn add(self, a: __m512, b: __m512) -> __m512 {
+        v!(_mm512_add_ps(a, b))
+    }
+    #[inline(always)]
+    fn sub(self, a: __m512, b: __m512) -> __m512 {
+        v!(_mm512_sub_ps(a, b))
+    }
+    #[inline(always)]
+    fn mul(self, a: __m512, b: __m512) -> __m512 {
+        v!(_mm512_mul_ps(a, b))
+    }
+    #[inline(always)]
+    fn div(self, a: __m512, b: __m512) -> __m512 {
+        v!(_mm512_div_ps(a, b))
+    }
+    #[inline(always)]
+    fn fma(self, a: __m512, b: __m512, c: __m512) -> __m512 {
+        v!(_mm512_fmadd_ps(a, b, c))
+    }
+    #[inline(always)]
+    fn min(self, a: __m512, b: __m512) -> __m512 {
+        v!(_mm512_min_ps(a, b))
+    }
+    #[inline(always)]
+    fn max(self, a: __m512, b: __m512) -> __m512 {
+        v!(_mm512_max_ps(a, b))
+    }
+    #[inline(always)]
+    fn eq(self, a: __m512, b: __m512) -> __mmask16 {
+        v!(_mm512_cmp_ps_mask::<_CMP_EQ_OQ>(a, b))
+    }
+    #[inline(always)]
+    fn lt(self, a: __m512, b: __m512) -> __mmask16 {
+        v!(_mm512_cmp_ps_mask::<_CMP_LT_OQ>(a, b))
+    }
+    #[inline(always)]
+    fn is_nan(self, a: __m512) -> __mmask16 {
+        v!(_mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, a))
+    }
+    #[inline(always)]
+    fn select(self, m: __mmask16, a: __m512, b: __m512) -> __m512 {
+        v!(_mm512_mask_blend_ps(m, b, a))
+    }
+    #[inline(always)]
+    fn or_m(self, a: __mmask16, b: __mmask16) -> __mmask16 {
+        a | b
+    }
+    #[inline(always)]
+    fn and_m(self, a: __mmask16, b: __mmask16) -> __mmask16 {
+        a & b
+    }
+    #[inline(always)]
+    fn not_m(self, a: __mmask16) -> __mmask16 {
+        !a
+    }
+    #[inline(always)]
+    fn any(self, m: __mmask16) -> bool {
+        m != 0
+    }
+    #[inline(always)]
+    fn splat_i(self, v: i32) -> __m512i {
+        v!(_mm512_set1_epi32(v))
+    }
+    #[inline(always)]
+    fn add_i(self, a: __m512i, b: __m512i) -> __m512i {
+        v!(_mm512_add_epi32(a, b))
+    }
+    #[inline(always)]
+    fn sub_i(self, a: __m512i, b: __m512i) -> __m512i {
+        v!(_mm512_sub_epi32(a, b))
+    }
+    #[inline(always)]
+    fn and_i(self, a: __m512i, b: __m512i) -> __m512i {
+        v!(_mm512_and_si512(a, b))
+    }
+    #[inline(always)]
+    fn or_i(self, a: __m512i, b: __m512i) -> __m512i {
+        v!(_mm512_or_si512(a, b))
+    }
+    #[inline(always)]
+    fn shl(self, a: __m512i, n: u32) -> __m512i {
+        v!(_mm512_sll_epi32(a, _mm_cvtsi32_si128(n as i32)))
+    }
+    #[inline(always)]
+    fn shr(self, a: __m512i, n: u32) -> __m512i {
+        v!(_mm512_srl_epi32(a, _mm_cvtsi32_si128(n as i32)))
+    }
+    #[inline(always)]
+    fn lt_i(self, a: __m512i, b: __m512i) -> __mmask16 {
+        v!(_mm512_cmplt_epi32_mask(a, b))
+    }
+    #[inline(always)]
+    fn eq_i(self, a: __m512i, b: __m512i) -> __mmask16 {
+        v!(_mm512_cmpeq_epi32_mask(a, b))
+    }
+    #[inline(always)]
+    fn select_i(self, m: __mmask16, a: __m512i, b: __m512i) -> __m512i {
+        v!(_mm512_mask_blend_epi32(m, b, a))
+    }
+    #[inline(always)]
+    fn bits(self, a: __m512) -> __m512i {
+        v!(_mm512_castps_si512(a))
+    }
+    #[inline(always)]
+    fn f32_of(self, a: __m512i) -> __m512 {
+        v!(_mm512_castsi512_ps(a))
+    }
+    #[inline(always)]
+    fn cvt_rne(self, a: __m512) -> __m512i {
+        v!(_mm512_cvt_roundps_epi32::<RNE>(a))
+    }
+    #[inline(always)]
+    fn cvt_f32(self, a: __m512i) -> __m512 {
+        v!(_mm512_cvt_roundepi32_ps::<RNE>(a))
+    }
+
+    #[inline(always)]
+    fn load_f32(self, b: &[u8]) -> __m512 {
+        let b = &b[..64];
+        // SAFETY: `b` is exactly the 64 bytes read (unaligned load).
+        unsafe { _mm512_loadu_ps(b.as_ptr().cast()) }
+    }
+    #[inline(always)]
+    fn load_i32(self, b: &[u8]) -> __m512i {
+        let b = &b[..64];
+        // SAFETY: `b` is exactly the 64 bytes read.
+        unsafe { _mm512_loadu_si512(b.as_ptr().cast()) }
+    }
+    #[inline(always)]
+    fn load_f16(self, b: &[u8]) -> __m512 {
+        let b = &b[..32];
+        // SAFETY: `b` is exactly the 32 bytes read; vcvtph2ps is exact.
+        unsafe { _mm512_cvtph_ps(_mm256_loadu_si256(b.as_ptr().cast())) }
+    }
+    #[inline(always)]
+    fn load_u16(self, b: &[u8]) -> __m512i {
+        let b = &b[..32];
+        // SAFETY: `b` is exactly the 32 bytes read.
+        unsafe { _mm512_cvtepu16_epi32(_mm256_loadu_si256(b.as_ptr().cast())) }
+    }
+    #[inline(always)]
+    fn load_u8(self, b: &[u8]) -> __m512i {
+        let b = &b[..16];
+        // SAFETY: `b` is exactly the 16 bytes read.
+        unsafe { _mm512_cvtepu8_epi32(_mm_loadu_si128(b.as_ptr().cast())) }
+    }
+    #[inline(always)]
+    fn load_u4(self, b: &[u8]) -> __m512i {
+        let b = &b[..8];
+        // SAFETY: `b` is exactly the 8 bytes read (movq).
+        unsafe {
+            let v = _mm_loadl_epi64(b.as_ptr().cast());
+            let bytes = sse::unpack_nibbles(v);
+            _mm512_and_si512(_mm512_cvtepu8_epi32(bytes), _mm512_set1_epi32(0xf))
+        }
+    }
+    #[inline(always)]
+    fn load_u2(self, b: &[u8]) -> __m512i {
+        let w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        // SAFETY: value-only SSSE3 / AVX-512 intrinsics (V4 token).
+        unsafe {
+            let v = _mm_cvtsi32_si128(w as i32);
+            let rep = _mm_shuffle_epi8(v, _mm_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3));
+            let shifts = _mm512_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6);
+            _mm512_and_si512(_mm512_srlv_epi32(_mm512_cvtepu8_epi32(rep), shifts), _mm512_set1_epi32(3))
+        }
+    }
+    #[inline(always)]
+    fn load_u6(self, b: &[u8]) -> __m512i {
+        let b = &b[..12];
+        // SAFETY: the masked load reads only the 12 bytes of `b` (mask 0x0fff; masked-off
+        // bytes are not accessed and cannot fault).
+        unsafe {
+            let v = _mm_maskz_loadu_epi8(0x0fff, b.as_ptr().cast());
+            let wide = _mm512_broadcast_i32x4(v);
+            // 128-bit lane L holds group L (elements 4L..4L+3): bytes 3L..3L+2 into each u32.
+            let idx = _mm512_set_epi8(
+                -1, 11, 10, 9, -1, 11, 10, 9, -1, 11, 10, 9, -1, 11, 10, 9, //
+                -1, 8, 7, 6, -1, 8, 7, 6, -1, 8, 7, 6, -1, 8, 7, 6, //
+                -1, 5, 4, 3, -1, 5, 4, 3, -1, 5, 4, 3, -1, 5, 4, 3, //
+                -1, 2, 1, 0, -1, 2, 1, 0, -1, 2, 1, 0, -1, 2, 1, 0,
+            );
+            let groups = _mm512_shuffle_epi8(wide, idx);
+            let shifts = _mm512_setr_epi32(0, 6, 12, 18, 0, 6, 12, 18, 0, 6, 12, 18, 0, 6, 12, 18);
+            _mm512_and_si512(_mm512_srlv_epi32(groups, shifts), _mm512_set1_epi32(0x3f))
+        }
+    }
+
+    #[inline(always)]
+    fn store_f32(self, a: __m512, out: &mut [u8]) {
+        let out = &mut out[..64];
+        // SAFETY: `out` is exactly the 64 bytes written.
+        unsafe { _mm512_storeu_ps(out.as_mut_ptr().cast(), a) }
+    }
+    #[inline(always)]
+    fn store_i32(self, a: __m512i, out: &mut [u8]) {
+        let out = &mut out[..64];
+        // SAFETY: `out` is exactly the 64 bytes written.
+        unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), a) }
+    }
+    #[inline(always)]
+    fn store_u16(self, a: __m512i, out: &mut [u8]) {
+        let out = &mut out[..32];
+        // SAFETY: `out` is exactly the 32 bytes written; vpmovdw truncates each lane.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), _mm512_cvtepi32_epi16(a)) }
+    }
+    #[inline(always)]
+    fn store_u8(self, a: __m512i, out: &mut [u8]) {
+        let out = &mut out[..16];
+        // SAFETY: `out` is exactly the 16 bytes written.
+        unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), self.bytes(a)) }
+    }
+    #[inline(always)]
+    fn store_u4(self, a: __m512i, out: &mut [u8]) {
+        let out = &mut out[..8];
+        // SAFETY: `out` is exactly the 8 bytes written (movq).
+        unsafe { _mm_storel_epi64(out.as_mut_ptr().cast(), sse::pack_nibbles(self.bytes(a))) }
+    }
+    #[inline(always)]
+    fn store_u2(self, a: __m512i, out: &mut [u8]) {
+        // SAFETY: SSE2/SSSE3 value intrinsics (V4 token).
+        let v = v!(_mm_cvtsi128_si32(sse::pack_crumbs(self.bytes(a))));
+        out[..4].copy_from_slice(&v.to_le_bytes());
+    }
+    #[inline(always)]
+    fn store_u6(self, a: __m512i, out: &mut [u8]) {
+        let out = &mut out[..12];
+        // SAFETY: the masked store writes only the 12 bytes of `out` (mask 0x0fff).
+        unsafe { _mm_mask_storeu_epi8(out.as_mut_ptr().cast(), 0x0fff, sse::pack_sixes(self.bytes(a))) }
+    }
+
+    #[inline(always)]
+    fn f32_to_f16_bits(self, a: __m512) -> __m512i {
+        v!(_mm512_cvtepu16_epi32(_mm512_cvtps_ph::<RNE>(a)))
+    }
+}

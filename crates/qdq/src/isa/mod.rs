@@ -1,0 +1,127 @@
+//! Instruction sets: detection, forcing, and dispatch of a generic kernel.
+//!
+//! The best available ISA is detected once (and cached); `QDQ_ISA=scalar|avx2|avx512|neon`
+//! overrides it for the whole process, which is how the conformance runner, the benches and
+//! the fuzz targets force a path. Every ISA can also be chosen per call through
+//! [`crate::Config`]; asking for one the CPU lacks is an error, never undefined behaviour.
+//! Dispatch happens once per call (or per parallel chunk), never per element.
+
+use crate::simd::Simd;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx2;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx512;
+#[cfg(target_arch = "aarch64")]
+pub(crate) mod neon;
+pub(crate) mod scalar;
+#[cfg(target_arch = "x86_64")]
+mod sse;
+
+/// An instruction set qdq has kernels for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Isa {
+    /// Portable code, no SIMD intrinsics.
+    Scalar,
+    /// x86-64 AVX2 + FMA + F16C, 8 lanes.
+    Avx2,
+    /// x86-64 AVX-512 F/BW/VL/DQ/CD, 16 lanes.
+    Avx512,
+    /// aarch64 NEON (Advanced SIMD), 4 lanes.
+    Neon,
+}
+
+impl Isa {
+    /// All ISAs, best first.
+    pub const ALL: [Isa; 4] = [Isa::Avx512, Isa::Avx2, Isa::Neon, Isa::Scalar];
+
+    /// The lower-case name used by `QDQ_ISA`, benches and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Scalar => "scalar",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+            Isa::Neon => "neon",
+        }
+    }
+
+    /// Parses a name as written by [`Isa::name`].
+    pub fn from_name(s: &str) -> Option<Isa> {
+        Isa::ALL.into_iter().find(|i| i.name() == s.trim().to_ascii_lowercase())
+    }
+
+    /// Whether this CPU can run the ISA.
+    pub fn is_available(self) -> bool {
+        match self {
+            Isa::Scalar => true,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => avx2::V3F16c::is_available(),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => pulp::x86::V4::is_available(),
+            #[cfg(target_arch = "aarch64")]
+            Isa::Neon => neon::NeonToken::is_available(),
+            #[allow(unreachable_patterns)]
+            _ => false,
+        }
+    }
+
+    /// The ISAs this CPU can run, best first.
+    pub fn available() -> Vec<Isa> {
+        Isa::ALL.into_iter().filter(|i| i.is_available()).collect()
+    }
+
+    /// The best ISA of this CPU, unless `QDQ_ISA` names another available one. Cached.
+    pub fn detect() -> Isa {
+        static CACHE: AtomicU8 = AtomicU8::new(u8::MAX);
+        let c = CACHE.load(Ordering::Relaxed);
+        if let Some(isa) = Isa::ALL.get(c as usize) {
+            return *isa;
+        }
+        let forced = std::env::var("QDQ_ISA").ok().and_then(|v| Isa::from_name(&v)).filter(|i| i.is_available());
+        let isa = forced.unwrap_or_else(|| Isa::available()[0]);
+        let idx = Isa::ALL.iter().position(|i| *i == isa).unwrap_or(3);
+        CACHE.store(idx as u8, Ordering::Relaxed);
+        isa
+    }
+}
+
+impl std::fmt::Display for Isa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A kernel written once over [`Simd`].
+pub(crate) trait Kernel {
+    type Output;
+    fn run<S: Simd>(self, s: S) -> Self::Output;
+}
+
+/// Runs `k` on `isa`, which the caller has checked is available (an unavailable one runs
+/// the scalar path instead, so this can never execute an unsupported instruction).
+#[inline]
+pub(crate) fn dispatch<K: Kernel>(isa: Isa, k: K) -> K::Output {
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx512 => {
+            if let Some(t) = pulp::x86::V4::try_new() {
+                return t.vectorize(move || k.run(avx512::Avx512(t)));
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => {
+            if let Some(t) = avx2::V3F16c::try_new() {
+                return t.vectorize(move || k.run(avx2::Avx2(t)));
+            }
+        }
+        #[cfg(target_arch = "aarch64")]
+        Isa::Neon => {
+            if let Some(t) = neon::NeonToken::try_new() {
+                return t.vectorize(move || k.run(neon::Neon(t)));
+            }
+        }
+        _ => {}
+    }
+    k.run(scalar::Scalar)
+}

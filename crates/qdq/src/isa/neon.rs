@@ -1,0 +1,260 @@
+//! aarch64 NEON (Advanced SIMD) primitives, 4 lanes.
+//!
+//! Rounding: f32 -> i32 is `fcvtns` (`vcvtnq_s32_f32`), round to nearest with ties to even
+//! whatever FPCR says. **i32 -> f32 (`scvtf`) uses FPCR's rounding mode**, which is
+//! round-to-nearest-even unless changed; Rust code never changes it. f16 conversion uses
+//! the portable bit-exact codec (`vcvt_f16_f32` needs the unstable `f16` type).
+//! Sub-byte packing shifts each lane into place and folds the lanes with a horizontal add
+//! (the fields never overlap, so the add is an OR).
+//!
+//! # Safety
+//!
+//! A [`Neon`] value can only be built from pulp's `aarch64::Neon` token, which proves the
+//! feature; NEON is also part of the aarch64 baseline. Pointer accesses go through slices
+//! of exactly the accessed length.
+
+#![allow(unsafe_code)]
+#![allow(unused_unsafe)]
+
+use crate::simd::Simd;
+use core::arch::aarch64::*;
+
+pub(crate) use pulp::aarch64::Neon as NeonToken;
+
+/// The NEON ISA token.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Neon(#[allow(dead_code)] pub NeonToken);
+
+/// A value-only intrinsic call (no memory access).
+macro_rules! v {
+    ($e:expr) => {{
+        // SAFETY: a value-only NEON intrinsic; the feature is proven by the pulp token a
+        // `Neon` is built from (module docs).
+        unsafe { $e }
+    }};
+}
+
+#[inline(always)]
+fn shifted(a: int32x4_t, mask: u32, shifts: [i32; 4]) -> u32 {
+    v!({
+        let m = vandq_u32(vreinterpretq_u32_s32(a), vdupq_n_u32(mask));
+        vaddvq_u32(vshlq_u32(m, vld1q_s32(shifts.as_ptr())))
+    })
+}
+
+#[inline(always)]
+fn spread(w: u32, mask: u32, shifts: [i32; 4]) -> int32x4_t {
+    v!({
+        let s = vshlq_u32(vdupq_n_u32(w), vld1q_s32(shifts.as_ptr()));
+        vreinterpretq_s32_u32(vandq_u32(s, vdupq_n_u32(mask)))
+    })
+}
+
+impl Simd for Neon {
+    const LANES: usize = 4;
+    type F = float32x4_t;
+    type I = int32x4_t;
+    type M = uint32x4_t;
+
+    #[inline(always)]
+    fn splat(self, x: f32) -> float32x4_t {
+        v!(vdupq_n_f32(x))
+    }
+    #[inline(always)]
+    fn add(self, a: float32x4_t, b: float32x4_t) -> float32x4_t {
+        v!(vaddq_f32(a, b))
+    }
+    #[inline(always)]
+    fn sub(self, a: float32x4_t, b: float32x4_t) -> float32x4_t {
+        v!(vsubq_f32(a, b))
+    }
+    #[inline(always)]
+    fn mul(self, a: float32x4_t, b: float32x4_t) -> float32x4_t {
+        v!(vmulq_f32(a, b))
+    }
+    #[inline(always)]
+    fn div(self, a: float32x4_t, b: float32x4_t) -> float32x4_t {
+        v!(vdivq_f32(a, b))
+    }
+    #[inline(always)]
+    fn fma(self, a: float32x4_t, b: float32x4_t, c: float32x4_t) -> float32x4_t {
+        v!(vfmaq_f32(c, a, b))
+    }
+    #[inline(always)]
+    fn min(self, a: float32x4_t, b: float32x4_t) -> float32x4_t {
+        v!(vminq_f32(a, b))
+    }
+    #[inline(always)]
+    fn max(self, a: float32x4_t, b: float32x4_t) -> float32x4_t {
+        v!(vmaxq_f32(a, b))
+    }
+    #[inline(always)]
+    fn eq(self, a: float32x4_t, b: float32x4_t) -> uint32x4_t {
+        v!(vceqq_f32(a, b))
+    }
+    #[inline(always)]
+    fn lt(self, a: float32x4_t, b: float32x4_t) -> uint32x4_t {
+        v!(vcltq_f32(a, b))
+    }
+    #[inline(always)]
+    fn is_nan(self, a: float32x4_t) -> uint32x4_t {
+        v!(vmvnq_u32(vceqq_f32(a, a)))
+    }
+    #[inline(always)]
+    fn select(self, m: uint32x4_t, a: float32x4_t, b: float32x4_t) -> float32x4_t {
+        v!(vbslq_f32(m, a, b))
+    }
+    #[inline(always)]
+    fn or_m(self, a: uint32x4_t, b: uint32x4_t) -> uint32x4_t {
+        v!(vorrq_u32(a, b))
+    }
+    #[inline(always)]
+    fn and_m(self, a: uint32x4_t, b: uint32x4_t) -> uint32x4_t {
+        v!(vandq_u32(a, b))
+    }
+    #[inline(always)]
+    fn not_m(self, a: uint32x4_t) -> uint32x4_t {
+        v!(vmvnq_u32(a))
+    }
+    #[inline(always)]
+    fn any(self, m: uint32x4_t) -> bool {
+        v!(vmaxvq_u32(m)) != 0
+    }
+    #[inline(always)]
+    fn splat_i(self, x: i32) -> int32x4_t {
+        v!(vdupq_n_s32(x))
+    }
+    #[inline(always)]
+    fn add_i(self, a: int32x4_t, b: int32x4_t) -> int32x4_t {
+        v!(vaddq_s32(a, b))
+    }
+    #[inline(always)]
+    fn sub_i(self, a: int32x4_t, b: int32x4_t) -> int32x4_t {
+        v!(vsubq_s32(a, b))
+    }
+    #[inline(always)]
+    fn and_i(self, a: int32x4_t, b: int32x4_t) -> int32x4_t {
+        v!(vandq_s32(a, b))
+    }
+    #[inline(always)]
+    fn or_i(self, a: int32x4_t, b: int32x4_t) -> int32x4_t {
+        v!(vorrq_s32(a, b))
+    }
+    #[inline(always)]
+    fn shl(self, a: int32x4_t, n: u32) -> int32x4_t {
+        v!(vreinterpretq_s32_u32(vshlq_u32(vreinterpretq_u32_s32(a), vdupq_n_s32(n as i32))))
+    }
+    #[inline(always)]
+    fn shr(self, a: int32x4_t, n: u32) -> int32x4_t {
+        v!(vreinterpretq_s32_u32(vshlq_u32(vreinterpretq_u32_s32(a), vdupq_n_s32(-(n as i32)))))
+    }
+    #[inline(always)]
+    fn lt_i(self, a: int32x4_t, b: int32x4_t) -> uint32x4_t {
+        v!(vcltq_s32(a, b))
+    }
+    #[inline(always)]
+    fn eq_i(self, a: int32x4_t, b: int32x4_t) -> uint32x4_t {
+        v!(vceqq_s32(a, b))
+    }
+    #[inline(always)]
+    fn select_i(self, m: uint32x4_t, a: int32x4_t, b: int32x4_t) -> int32x4_t {
+        v!(vbslq_s32(m, a, b))
+    }
+    #[inline(always)]
+    fn bits(self, a: float32x4_t) -> int32x4_t {
+        v!(vreinterpretq_s32_f32(a))
+    }
+    #[inline(always)]
+    fn f32_of(self, a: int32x4_t) -> float32x4_t {
+        v!(vreinterpretq_f32_s32(a))
+    }
+    #[inline(always)]
+    fn cvt_rne(self, a: float32x4_t) -> int32x4_t {
+        v!(vcvtnq_s32_f32(a))
+    }
+    #[inline(always)]
+    fn cvt_f32(self, a: int32x4_t) -> float32x4_t {
+        v!(vcvtq_f32_s32(a))
+    }
+
+    #[inline(always)]
+    fn load_f32(self, b: &[u8]) -> float32x4_t {
+        let b = &b[..16];
+        // SAFETY: `b` is exactly the 16 bytes read; ld1 has no alignment requirement for f32
+        // lanes beyond the byte alignment NEON tolerates.
+        unsafe { vreinterpretq_f32_u8(vld1q_u8(b.as_ptr())) }
+    }
+    #[inline(always)]
+    fn load_i32(self, b: &[u8]) -> int32x4_t {
+        let b = &b[..16];
+        // SAFETY: `b` is exactly the 16 bytes read (byte load, no alignment requirement).
+        unsafe { vreinterpretq_s32_u8(vld1q_u8(b.as_ptr())) }
+    }
+    #[inline(always)]
+    fn load_u16(self, b: &[u8]) -> int32x4_t {
+        let b = &b[..8];
+        // SAFETY: `b` is exactly the 8 bytes read (byte load).
+        unsafe { vreinterpretq_s32_u32(vmovl_u16(vreinterpret_u16_u8(vld1_u8(b.as_ptr())))) }
+    }
+    #[inline(always)]
+    fn load_u8(self, b: &[u8]) -> int32x4_t {
+        let w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        v!({
+            let bytes = vreinterpret_u8_u32(vdup_n_u32(w));
+            vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(vmovl_u8(bytes))))
+        })
+    }
+    #[inline(always)]
+    fn load_u4(self, b: &[u8]) -> int32x4_t {
+        spread(u16::from_le_bytes([b[0], b[1]]) as u32, 0xf, [0, -4, -8, -12])
+    }
+    #[inline(always)]
+    fn load_u2(self, b: &[u8]) -> int32x4_t {
+        spread(b[0] as u32, 3, [0, -2, -4, -6])
+    }
+    #[inline(always)]
+    fn load_u6(self, b: &[u8]) -> int32x4_t {
+        spread(u32::from_le_bytes([b[0], b[1], b[2], 0]), 0x3f, [0, -6, -12, -18])
+    }
+
+    #[inline(always)]
+    fn store_f32(self, a: float32x4_t, out: &mut [u8]) {
+        let out = &mut out[..16];
+        // SAFETY: `out` is exactly the 16 bytes written (byte store).
+        unsafe { vst1q_u8(out.as_mut_ptr(), vreinterpretq_u8_f32(a)) }
+    }
+    #[inline(always)]
+    fn store_i32(self, a: int32x4_t, out: &mut [u8]) {
+        let out = &mut out[..16];
+        // SAFETY: `out` is exactly the 16 bytes written (byte store).
+        unsafe { vst1q_u8(out.as_mut_ptr(), vreinterpretq_u8_s32(a)) }
+    }
+    #[inline(always)]
+    fn store_u16(self, a: int32x4_t, out: &mut [u8]) {
+        let out = &mut out[..8];
+        // SAFETY: `out` is exactly the 8 bytes written; xtn keeps the low 16 bits.
+        unsafe { vst1_u8(out.as_mut_ptr(), vreinterpret_u8_u16(vmovn_u32(vreinterpretq_u32_s32(a)))) }
+    }
+    #[inline(always)]
+    fn store_u8(self, a: int32x4_t, out: &mut [u8]) {
+        let w = v!({
+            let h = vmovn_u32(vreinterpretq_u32_s32(a));
+            vget_lane_u32::<0>(vreinterpret_u32_u8(vmovn_u16(vcombine_u16(h, h))))
+        });
+        out[..4].copy_from_slice(&w.to_le_bytes());
+    }
+    #[inline(always)]
+    fn store_u4(self, a: int32x4_t, out: &mut [u8]) {
+        let w = shifted(a, 0xf, [0, 4, 8, 12]);
+        out[..2].copy_from_slice(&(w as u16).to_le_bytes());
+    }
+    #[inline(always)]
+    fn store_u2(self, a: int32x4_t, out: &mut [u8]) {
+        out[0] = shifted(a, 3, [0, 2, 4, 6]) as u8;
+    }
+    #[inline(always)]
+    fn store_u6(self, a: int32x4_t, out: &mut [u8]) {
+        let w = shifted(a, 0x3f, [0, 6, 12, 18]);
+        out[..3].copy_from_slice(&w.to_le_bytes()[..3]);
+    }
+}

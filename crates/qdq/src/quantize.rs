@@ -1,0 +1,462 @@
+//! QuantizeLinear kernels, written once over [`Simd`].
+//!
+//! Per vector of `LANES` elements, with the scale `s` (and zero point `z`) broadcast or
+//! loaded alongside x:
+//!
+//! ```text
+//! x  = widen(x)                        f16 / bf16 exactly; i32 with RNE (P = f32 only)
+//! xp = round_P(x)                      P = f16 / bf16: RNE; f32: identity
+//! q  = round_P(xp / sp)                exact quotient (see `divide`), then RNE to P
+//! integer: q = NaN ? qmin - z : clamp(q, qmin - z, qmax - z);  y = cvt_rne(q) + z
+//! float:   y = encode(q [+ z])         RNE, saturation table of qdq_ref::float
+//! ```
+//!
+//! Clamping before the conversion is the same as clamping after rounding because the bounds
+//! are integers, and it keeps every conversion in range (so neither ±inf nor quotients
+//! beyond i32 can wrap). The zero point is added after rounding, as the reference does.
+//!
+//! **Exact division at multiply speed.** With `r = RN(1/s)` computed once per scale:
+//! `q0 = x*r; e = fma(-q0, s, x); q = fma(e, r, q0)` is the correctly rounded quotient
+//! (Markstein) whenever `s` and `r` are normal and `x` and the residual do not underflow.
+//! The kernels use it when the scale is in `[2^-125, 2^125]`, select `q0` where the residual
+//! is zero (exact products, signed zeros) or the correction is NaN (infinite x or an
+//! overflowing quotient, where `q0` is the IEEE result), and fall back to a true division
+//! for any vector holding a nonzero `|x| < 2^-96`. Scales outside that range always use
+//! true division. The differential tests against `qdq_ref` (ties at `(k + 1/2) s` for random
+//! scales included) are the proof.
+
+use crate::segments::{Scales, Segments};
+use crate::simd::{bf16_bits_to_f32, encode_minifloat, pow2f, round_bf16, round_f16, MiniFormat, Simd};
+use qdq_ref::float::{decode_e8m0, FloatFormat};
+use qdq_ref::{packing, DataType, Layout, Packed, Precision};
+
+/// Input element kinds the vector path reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Src {
+    F32,
+    F16,
+    Bf16,
+    I32,
+}
+
+impl Src {
+    pub fn of(t: DataType) -> Option<Src> {
+        Some(match t {
+            DataType::F32 => Src::F32,
+            DataType::F16 => Src::F16,
+            DataType::Bf16 => Src::Bf16,
+            DataType::I32 => Src::I32,
+            _ => return None,
+        })
+    }
+
+    fn size(self) -> usize {
+        match self {
+            Src::F32 | Src::I32 => 4,
+            Src::F16 | Src::Bf16 => 2,
+        }
+    }
+
+    #[inline(always)]
+    fn load<S: Simd>(self, s: S, b: &[u8]) -> S::F {
+        match self {
+            Src::F32 => s.load_f32(b),
+            Src::F16 => s.load_f16(b),
+            Src::Bf16 => bf16_bits_to_f32(s, s.load_u16(b)),
+            Src::I32 => s.cvt_f32(s.load_i32(b)),
+        }
+    }
+}
+
+/// Scale element kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ScaleKind {
+    F32,
+    F16,
+    Bf16,
+    E8M0,
+}
+
+impl ScaleKind {
+    pub fn of(t: DataType) -> Option<ScaleKind> {
+        Some(match t {
+            DataType::F32 => ScaleKind::F32,
+            DataType::F16 => ScaleKind::F16,
+            DataType::Bf16 => ScaleKind::Bf16,
+            DataType::E8M0 => ScaleKind::E8M0,
+            _ => return None,
+        })
+    }
+
+    fn size(self) -> usize {
+        match self {
+            ScaleKind::F32 => 4,
+            ScaleKind::F16 | ScaleKind::Bf16 => 2,
+            ScaleKind::E8M0 => 1,
+        }
+    }
+
+    /// Scale `k` as f32 (every scale type is exact in f32).
+    pub fn get(self, b: &[u8], k: usize) -> f32 {
+        match self {
+            ScaleKind::F32 => f32::from_le_bytes([b[4 * k], b[4 * k + 1], b[4 * k + 2], b[4 * k + 3]]),
+            ScaleKind::F16 => half::f16::from_le_bytes([b[2 * k], b[2 * k + 1]]).to_f32(),
+            ScaleKind::Bf16 => half::bf16::from_le_bytes([b[2 * k], b[2 * k + 1]]).to_f32(),
+            ScaleKind::E8M0 => decode_e8m0(b[k]),
+        }
+    }
+
+    /// `LANES` scales starting at `k` as an f32 vector.
+    #[inline(always)]
+    pub fn load<S: Simd>(self, s: S, b: &[u8], k: usize) -> S::F {
+        match self {
+            ScaleKind::F32 => s.load_f32(&b[4 * k..]),
+            ScaleKind::F16 => s.load_f16(&b[2 * k..]),
+            ScaleKind::Bf16 => bf16_bits_to_f32(s, s.load_u16(&b[2 * k..])),
+            ScaleKind::E8M0 => {
+                let c = s.load_u8(&b[k..]);
+                // 2^(c-127): code 0 is the subnormal 2^-127, 0xff is NaN.
+                let normal = s.shl(c, 23);
+                let bits = s.select_i(s.eq_i(c, s.splat_i(0)), s.splat_i(0x0040_0000), normal);
+                let v = s.f32_of(bits);
+                s.select(s.eq_i(c, s.splat_i(0xff)), s.splat(f32::NAN), v)
+            }
+        }
+    }
+}
+
+/// Division precisions the vector path supports (f64, for i32 scales, runs the reference).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Prec {
+    F32,
+    F16,
+    Bf16,
+}
+
+impl Prec {
+    pub fn of(p: Precision) -> Option<Prec> {
+        match p {
+            Precision::F32 => Some(Prec::F32),
+            Precision::F16 => Some(Prec::F16),
+            Precision::Bf16 => Some(Prec::Bf16),
+            Precision::F64 => None,
+        }
+    }
+
+    #[inline(always)]
+    fn round<S: Simd>(self, s: S, v: S::F) -> S::F {
+        match self {
+            Prec::F32 => v,
+            Prec::F16 => round_f16(s, v),
+            Prec::Bf16 => round_bf16(s, v),
+        }
+    }
+
+    fn round_scalar(self, v: f32) -> f32 {
+        match self {
+            Prec::F32 => v,
+            Prec::F16 => qdq_ref::float::F16.round(v as f64) as f32,
+            Prec::Bf16 => qdq_ref::float::BF16.round(v as f64) as f32,
+        }
+    }
+}
+
+/// How codes leave the kernel.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Encode {
+    /// Integer output with range `[qmin, qmax]`.
+    Int { qmin: i32, qmax: i32 },
+    /// float8 / float6 / float4; `add_zero` adds the (zero) zero point as a float, which is
+    /// what turns -0 into +0 for float4/float6 (R10).
+    Mini { fmt: MiniFormat, add_zero: bool },
+}
+
+/// Everything a quantize kernel needs, resolved once per call.
+#[derive(Clone, Copy)]
+pub(crate) struct Job<'a> {
+    pub src: Src,
+    pub x: &'a [u8],
+    pub scale_kind: ScaleKind,
+    pub scale: &'a [u8],
+    pub zero_point: Option<Packed<'a>>,
+    pub prec: Prec,
+    /// The source type equals the precision, so rounding x to P is the identity.
+    pub src_exact: bool,
+    pub out: DataType,
+    pub enc: Encode,
+    pub layout: Layout,
+}
+
+impl<'a> Job<'a> {
+    /// Resolves a validated call, or `None` when the vector path does not cover it (f64
+    /// division for i32 scales; i32 x with a 16-bit precision, whose conversion would round
+    /// twice; float8 scale types are impossible here).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        x_type: DataType,
+        x: &'a [u8],
+        scale_type: DataType,
+        scale: &'a [u8],
+        zero_point: Option<Packed<'a>>,
+        layout: Layout,
+        out: DataType,
+        saturate: bool,
+        precision: Precision,
+    ) -> Option<Job<'a>> {
+        let src = Src::of(x_type)?;
+        let scale_kind = ScaleKind::of(scale_type)?;
+        let prec = Prec::of(precision)?;
+        if src == Src::I32 && prec != Prec::F32 {
+            return None;
+        }
+        let enc = match out.int_range() {
+            Some((qmin, qmax)) => Encode::Int { qmin: qmin as i32, qmax: qmax as i32 },
+            None => {
+                let f = FloatFormat::of(out)?;
+                Encode::Mini {
+                    fmt: MiniFormat::new(&f, saturate),
+                    add_zero: out.is_float4_or_6() && zero_point.is_some(),
+                }
+            }
+        };
+        let src_exact = matches!((src, prec), (Src::F32, Prec::F32) | (Src::F16, Prec::F16) | (Src::Bf16, Prec::Bf16))
+            || (prec == Prec::F32 && src != Src::I32);
+        Some(Job { src, x, scale_kind, scale, zero_point, prec, src_exact, out, enc, layout })
+    }
+
+    /// The zero point's value at scale index `k` (0 when absent).
+    fn zp(&self, k: usize) -> i32 {
+        match (&self.zero_point, self.enc) {
+            (Some(z), Encode::Int { .. }) => packing::get_int(z.dtype, z.data, k) as i32,
+            _ => 0,
+        }
+    }
+
+    /// The float zero point added for float4/float6 outputs (±0).
+    fn zf(&self, k: usize) -> f32 {
+        match &self.zero_point {
+            Some(z) => FloatFormat::of(z.dtype).map_or(0.0, |f| f.decode(z.code(k)) as f32),
+            None => 0.0,
+        }
+    }
+}
+
+/// Per-vector scale parameters.
+#[derive(Clone, Copy)]
+struct Lanes<S: Simd> {
+    s: S::F,
+    r: S::F,
+    fast: bool,
+    z: S::I,
+    lo: S::F,
+    hi: S::F,
+    zf: S::F,
+}
+
+/// Exact `x / s` (see the module docs).
+#[inline(always)]
+fn divide<S: Simd>(s: S, x: S::F, sc: S::F, r: S::F, fast: bool) -> S::F {
+    if !fast {
+        return s.div(x, sc);
+    }
+    let zero = s.splat(0.0);
+    let q0 = s.mul(x, r);
+    let e = s.fma(s.sub(zero, q0), sc, x);
+    let q1 = s.fma(e, r, q0);
+    let q = s.select(s.or_m(s.eq(e, zero), s.is_nan(q1)), q0, q1);
+    let ax = s.f32_of(s.and_i(s.bits(x), s.splat_i(i32::MAX)));
+    let tiny = s.and_m(s.lt(ax, s.splat(pow2f(-96))), s.not_m(s.eq(x, zero)));
+    if s.any(tiny) {
+        s.div(x, sc)
+    } else {
+        q
+    }
+}
+
+/// One vector: x bytes in, codes out.
+#[inline(always)]
+fn quantize_vec<S: Simd>(s: S, job: &Job<'_>, xb: &[u8], p: &Lanes<S>) -> S::I {
+    let mut x = job.src.load(s, xb);
+    if !job.src_exact {
+        x = job.prec.round(s, x);
+    }
+    let q = job.prec.round(s, divide(s, x, p.s, p.r, p.fast));
+    match job.enc {
+        Encode::Int { .. } => {
+            let c = s.select(s.is_nan(q), p.lo, s.min(s.max(q, p.lo), p.hi));
+            s.add_i(s.cvt_rne(c), p.z)
+        }
+        Encode::Mini { fmt, add_zero } => {
+            let q = if add_zero { s.add(q, p.zf) } else { q };
+            encode_minifloat(s, q, &fmt)
+        }
+    }
+}
+
+/// Scale parameters of one scale index, broadcast.
+#[inline(always)]
+fn splat_lanes<S: Simd>(s: S, job: &Job<'_>, k: usize) -> Lanes<S> {
+    let sp = job.prec.round_scalar(job.scale_kind.get(job.scale, k));
+    let r = 1.0 / sp;
+    let a = sp.abs();
+    let fast = (pow2f(-125)..=pow2f(125)).contains(&a);
+    let z = job.zp(k);
+    let (lo, hi) = match job.enc {
+        Encode::Int { qmin, qmax } => ((qmin - z) as f32, (qmax - z) as f32),
+        Encode::Mini { .. } => (0.0, 0.0),
+    };
+    Lanes {
+        s: s.splat(sp),
+        r: s.splat(r),
+        fast,
+        z: s.splat_i(z),
+        lo: s.splat(lo),
+        hi: s.splat(hi),
+        zf: s.splat(job.zf(k)),
+    }
+}
+
+/// Scale parameters for `LANES` consecutive scale indices from `k` (`valid` of them real;
+/// the rest are padding that is computed and discarded).
+#[inline(always)]
+fn seq_lanes<S: Simd>(s: S, job: &Job<'_>, k: usize, valid: usize) -> Lanes<S> {
+    let n_scales = job.scale.len() / job.scale_kind.size();
+    let sv = if valid == S::LANES && k + S::LANES <= n_scales {
+        job.scale_kind.load(s, job.scale, k)
+    } else {
+        let mut tmp = [0u8; 64];
+        for t in 0..S::LANES {
+            let v = if t < valid { job.scale_kind.get(job.scale, k + t) } else { 1.0 };
+            tmp[4 * t..4 * t + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        s.load_f32(&tmp)
+    };
+    let sp = job.prec.round(s, sv);
+    let z = match (&job.zero_point, job.enc) {
+        (Some(zp), Encode::Int { .. }) => load_codes(s, zp, k, valid, true),
+        _ => s.splat_i(0),
+    };
+    let (lo, hi) = match job.enc {
+        Encode::Int { qmin, qmax } => {
+            let zf = s.cvt_f32(z);
+            (s.sub(s.splat(qmin as f32), zf), s.sub(s.splat(qmax as f32), zf))
+        }
+        Encode::Mini { .. } => (s.splat(0.0), s.splat(0.0)),
+    };
+    let zf = match (&job.zero_point, job.enc) {
+        (Some(zp), Encode::Mini { add_zero: true, .. }) => {
+            let mut tmp = [0u8; 64];
+            for t in 0..valid {
+                let v = FloatFormat::of(zp.dtype).map_or(0.0, |f| f.decode(zp.code(k + t)) as f32);
+                tmp[4 * t..4 * t + 4].copy_from_slice(&v.to_le_bytes());
+            }
+            s.load_f32(&tmp)
+        }
+        _ => s.splat(0.0),
+    };
+    // Per-lane scales use a true division: the reciprocal would cost one anyway.
+    Lanes { s: sp, r: sp, fast: false, z, lo, hi, zf }
+}
+
+/// Loads `LANES` element codes of a packed tensor from element `k` as i32 (sign-extended
+/// when `signed` and the type is signed). `valid` lanes are real; the rest read as 0.
+#[inline(always)]
+pub(crate) fn load_codes<S: Simd>(s: S, p: &Packed<'_>, k: usize, valid: usize, signed: bool) -> S::I {
+    let t = p.dtype;
+    let bits = t.bits() as usize;
+    let full = valid == S::LANES && k + S::LANES <= p.len;
+    let aligned = (k * bits).is_multiple_of(8);
+    let raw = if full && aligned {
+        let b = &p.data[k * bits / 8..];
+        match bits {
+            8 => s.load_u8(b),
+            16 => s.load_u16(b),
+            32 => s.load_i32(b),
+            4 => s.load_u4(b),
+            2 => s.load_u2(b),
+            6 => s.load_u6(b),
+            _ => unreachable!("no {bits}-bit type"),
+        }
+    } else {
+        let mut tmp = [0u8; 64];
+        for i in 0..valid.min(S::LANES) {
+            tmp[4 * i..4 * i + 4].copy_from_slice(&(packing::get(t, p.data, k + i) as i32).to_le_bytes());
+        }
+        s.load_i32(&tmp)
+    };
+    let signed_type = matches!(t, DataType::I8 | DataType::I16 | DataType::I4 | DataType::I2);
+    if signed && signed_type {
+        // Two's complement sign extension of a `bits`-wide code: c - 2 * (c & sign).
+        let sign = s.and_i(raw, s.splat_i(1 << (bits - 1)));
+        s.sub_i(raw, s.shl(sign, 1))
+    } else {
+        raw
+    }
+}
+
+/// Stores codes of `LANES` elements at element `e` of `y` (relative to the chunk), which
+/// must be aligned for the output width.
+#[inline(always)]
+pub(crate) fn store_codes<S: Simd>(s: S, out: DataType, c: S::I, y: &mut [u8], e: usize) {
+    let bits = out.bits() as usize;
+    let b = &mut y[e * bits / 8..];
+    match bits {
+        8 => s.store_u8(c, b),
+        16 => s.store_u16(c, b),
+        4 => s.store_u4(c, b),
+        2 => s.store_u2(c, b),
+        6 => s.store_u6(c, b),
+        _ => unreachable!("no {bits}-bit quantized type"),
+    }
+}
+
+/// Elements per packing group: a full-vector store must start at a multiple of this.
+pub(crate) fn group(t: DataType) -> usize {
+    match t.bits() {
+        4 => 2,
+        2 | 6 => 4,
+        _ => 1,
+    }
+}
+
+/// Quantizes elements `[begin, end)` into `y`, which holds the output bytes of exactly that
+/// range (`begin` is a multiple of 4, so it starts on a byte boundary for every type).
+pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mut [u8]) {
+    let xs = job.src.size();
+    let g = group(job.out);
+    for seg in Segments::new(job.layout, begin, end) {
+        let splat = match seg.scales {
+            Scales::Splat(k) => Some(splat_lanes(s, job, k)),
+            Scales::Seq(_) => None,
+        };
+        let mut i = seg.start;
+        let stop = seg.start + seg.len;
+        while i < stop {
+            let left = stop - i;
+            let misaligned = (i - begin) % g;
+            let take = if misaligned != 0 { (g - misaligned).min(left) } else { left.min(S::LANES) };
+            let params = match (&splat, seg.scales) {
+                (Some(p), _) => *p,
+                (None, Scales::Seq(k0)) => seq_lanes(s, job, k0 + (i - seg.start), take),
+                (None, Scales::Splat(_)) => unreachable!(),
+            };
+            if take == S::LANES {
+                let c = quantize_vec(s, job, &job.x[i * xs..(i + S::LANES) * xs], &params);
+                store_codes(s, job.out, c, y, i - begin);
+            } else {
+                // Partial vector (head to reach a packing boundary, or tail): pad x, run the
+                // very same vector code, then place the valid codes one by one.
+                let mut xt = [0u8; 64];
+                xt[..take * xs].copy_from_slice(&job.x[i * xs..(i + take) * xs]);
+                let c = quantize_vec(s, job, &xt, &params);
+                let mut ct = [0u8; 64];
+                s.store_i32(c, &mut ct);
+                for t in 0..take {
+                    let code = i32::from_le_bytes([ct[4 * t], ct[4 * t + 1], ct[4 * t + 2], ct[4 * t + 3]]);
+                    packing::set(job.out, y, i - begin + t, code as u32);
+                }
+            }
+            i += take;
+        }
+    }
+}
