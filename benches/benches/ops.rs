@@ -1,57 +1,126 @@
-//! Criterion benches of the operators through the `qdq` crate (throughput in elements/s).
+//! Criterion benches of the operators through the `qdq` crate, throughput in elements/s.
 //!
-//! Run with `cargo bench -p qdq-benches`. Sizes cover L1 (4 Ki) and L2 (64 Ki); the full
-//! matrix (every type, layout, ISA and a same-run roofline) is built on top of this file.
+//! ```text
+//! cargo bench -p qdq-benches                                   # the full matrix (long: ~1 h)
+//! cargo bench -p qdq-benches -- quantize/f32-u8/per-tensor     # one case, every ISA and size
+//! cargo bench -p qdq-benches -- 'quantize/f32-(u8|i8)/per-tensor/avx512/1Mi'
+//! cargo bench -p qdq-benches -- roofline/f32-u8                # its roofline kernel
+//! cargo bench -p qdq-benches -- --list                         # every benchmark id
+//! ```
+//!
+//! Groups: `quantize`, `dequantize`, `dynamic_quantize` and `roofline`. An id is
+//! `<group>/<from>-<to>/<layout>[/e8m0]/<mode>/<size>`:
+//!
+//! * cases: [`qdq_benches::full_matrix`] — f32 to every quantized type, f16 / bf16 to i8,
+//!   every quantized type to f32, i8 / i4 to f16 / bf16, on five layouts (`per-tensor`,
+//!   `per-axis-last64`, `per-axis-first64`, `blocked-last32`, `blocked-middle32`); blocked
+//!   e8m0-scaled dequantize (the MX layout, `/e8m0`); DynamicQuantizeLinear;
+//! * modes: each ISA the CPU has, forced and single-threaded (`avx512`, `avx2`, `neon`,
+//!   `scalar`), and `default` (`Config::default()`: best ISA, rayon over the whole pool
+//!   from 64 Ki elements, so the 4 Ki size stays on one thread);
+//! * sizes: `4Ki` (L1), `64Ki` (L2), `1Mi` (L3), `16Mi` (DRAM) elements.
+//!
+//! `roofline/<from>-<to>/<threads>t/<size>` is the cheapest kernel moving the bytes of the
+//! per-tensor case of that type pair (x in, y out; copies and an xor fold, widest vectors
+//! the CPU has), on 1 thread and on the whole rayon pool, in elements/s of the same element
+//! count: divide a case's figure by it to get the fraction of what the memory system allows
+//! (the blocked layouts also read their scales: at most 1/8 byte more per element).
+//! `cargo xtask bench` prints the same fractions measured side by side.
+//!
+//! Short measurements keep the suite finite: 0.3 s warm-up, 1 s measurement, 10 flat
+//! samples per benchmark.
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use qdq::{DataType, Layout, Packed, QuantizeOptions, Values, ValuesMut};
-use std::hint::black_box;
+use std::time::Duration;
 
-const SIZES: [usize; 2] = [4 << 10, 64 << 10];
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput};
+use qdq_benches::{full_matrix, size_name, Case, Mode, Op, Prepared, Roofline, SIZES};
 
-fn data(n: usize) -> Vec<f32> {
-    let mut s = 0x2545_f491_4f6c_dd1du64;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 8.0
-        })
-        .collect()
+fn mode_id(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Single(isa) => isa.name(),
+        Mode::Default => "default",
+    }
 }
 
-fn quantize(c: &mut Criterion) {
-    let mut g = c.benchmark_group("quantize");
-    for n in SIZES {
-        let x = data(n);
-        let mut y = vec![0u8; n];
-        g.throughput(Throughput::Elements(n as u64));
-        for out in [DataType::U8, DataType::E4M3Fn] {
-            let opts = QuantizeOptions::new(out);
-            g.bench_with_input(BenchmarkId::new(format!("f32-{out}-per-tensor"), n), &n, |b, _| {
-                b.iter(|| qdq::quantize(Values::F32(&x), Values::F32(&[0.05]), None, Layout::PerTensor, &opts, &mut y))
-            });
+fn group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, criterion::measurement::WallTime> {
+    let mut g = c.benchmark_group(name);
+    g.sampling_mode(SamplingMode::Flat);
+    g
+}
+
+fn bench_op(c: &mut Criterion, op: Op) {
+    let cases: Vec<Case> = full_matrix().into_iter().filter(|k| k.op == op).collect();
+    let modes = Mode::all();
+    let mut g = group(c, op.name());
+    for case in &cases {
+        for n in SIZES {
+            g.throughput(Throughput::Elements(n as u64));
+            // Built on first use, so filtered-out benchmarks cost nothing.
+            let mut prepared: Option<Prepared> = None;
+            for &mode in &modes {
+                let cfg = mode.config();
+                let id = BenchmarkId::new(format!("{}/{}", case.name(), mode_id(mode)), size_name(n));
+                g.bench_function(id, |b| {
+                    let p = prepared.get_or_insert_with(|| case.prepare(n));
+                    b.iter(|| p.run(&cfg).expect("benchmark call"))
+                });
+            }
         }
     }
     g.finish();
 }
 
+fn quantize(c: &mut Criterion) {
+    bench_op(c, Op::Quantize);
+}
+
 fn dequantize(c: &mut Criterion) {
-    let mut g = c.benchmark_group("dequantize");
-    for n in SIZES {
-        let x: Vec<u8> = (0..n).map(|i| (i * 7) as u8).collect();
-        let mut y = vec![0f32; n];
-        g.throughput(Throughput::Elements(n as u64));
-        g.bench_with_input(BenchmarkId::new("u8-f32-per-tensor", n), &n, |b, _| {
-            b.iter(|| {
-                let xp = Packed { dtype: DataType::U8, len: n, data: &x };
-                qdq::dequantize(xp, Values::F32(&[0.05]), None, Layout::PerTensor, ValuesMut::F32(black_box(&mut y)))
-            })
-        });
+    bench_op(c, Op::Dequantize);
+}
+
+fn dynamic_quantize(c: &mut Criterion) {
+    bench_op(c, Op::DynamicQuantize);
+}
+
+fn roofline(c: &mut Criterion) {
+    let mut pairs: Vec<Case> = Vec::new();
+    for case in full_matrix() {
+        if !pairs.iter().any(|p| p.from == case.from && p.to == case.to) {
+            pairs.push(Case { shape: qdq_benches::Shape::PerTensor, ..case });
+        }
+    }
+    let pool_threads = rayon::current_num_threads();
+    let mut g = group(c, "roofline");
+    for case in &pairs {
+        for n in SIZES {
+            g.throughput(Throughput::Elements(n as u64));
+            let mut kernel: Option<Roofline> = None;
+            let mut threads = vec![1];
+            if pool_threads > 1 {
+                threads.push(pool_threads);
+            }
+            for t in threads {
+                let id = BenchmarkId::new(format!("{}-{}/{t}t", case.from.name(), case.to.name()), size_name(n));
+                g.bench_function(id, |b| {
+                    let k = kernel.get_or_insert_with(|| Roofline::for_case(case, n));
+                    b.iter(|| k.run(t))
+                });
+            }
+        }
     }
     g.finish();
 }
 
-criterion_group!(benches, quantize, dequantize);
+fn config() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1))
+        .sample_size(10)
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = quantize, dequantize, dynamic_quantize, roofline
+}
 criterion_main!(benches);

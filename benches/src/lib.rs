@@ -1,1 +1,869 @@
-//! Shared helpers for the criterion benches.
+//! Benchmark cases shared by the criterion benches (`cargo bench -p qdq-benches`),
+//! `cargo xtask bench` and `cargo xtask vs-ort`.
+//!
+//! * [`Case`]: one operator call shape (op, input and output types, scale type, layout);
+//!   [`Case::prepare`] builds realistic inputs for `n` elements ([`Prepared`]).
+//! * [`Roofline`]: the cheapest kernel that moves the same bytes as a case (reads every
+//!   input byte once, writes every output byte once, no arithmetic), so a measured
+//!   throughput can be quoted as a fraction of what the memory system allows.
+//! * [`Mode`]: a forced ISA on the calling thread, or the default configuration (best ISA,
+//!   rayon above 64 Ki elements).
+//!
+//! The data: x uniform in [-4, 4); scales chosen per type so the quantized values spread
+//! over the output range (0.0314 for 8-bit integers and float8); zero points for every
+//! integer type (the middle of the range for unsigned types, 0 for signed ones); per-axis
+//! and blocked scales are up to 44 % larger. Dequantize inputs are the quantized
+//! data. `xtask/python/ort_bench.py` builds the same data for onnxruntime.
+
+use qdq::{bf16, f16, Config, DataType, Isa, Layout, Packed, QuantizeOptions, Values, ValuesMut};
+use rayon::prelude::*;
+
+/// The four benchmark sizes: L1 (4 Ki), L2 (64 Ki), L3 (1 Mi) and DRAM (16 Mi) elements.
+pub const SIZES: [usize; 4] = [4 << 10, 64 << 10, 1 << 20, 16 << 20];
+
+/// The axis length of the `blocked-last` layout (`x` is `[n / 1024, 1024]`).
+pub const BLOCKED_LAST_AXIS: usize = 1024;
+/// The axis length of the `blocked-middle` layout (`x` is `[n / 4096, 128, 32]`, blocked
+/// along the 128-long middle axis).
+pub const BLOCKED_MIDDLE_AXIS: usize = 128;
+/// The inner size of the `blocked-middle` layout.
+pub const BLOCKED_MIDDLE_INNER: usize = 32;
+
+/// `4Ki`, `64Ki`, `1Mi`, `16Mi`, or the plain number.
+pub fn size_name(n: usize) -> String {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+        format!("{}Mi", n >> 20)
+    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
+        format!("{}Ki", n >> 10)
+    } else {
+        n.to_string()
+    }
+}
+
+/// The operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// QuantizeLinear.
+    Quantize,
+    /// DequantizeLinear.
+    Dequantize,
+    /// DynamicQuantizeLinear (f32 to u8, per-tensor).
+    DynamicQuantize,
+}
+
+impl Op {
+    /// `quantize`, `dequantize` or `dynamic_quantize`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Quantize => "quantize",
+            Op::Dequantize => "dequantize",
+            Op::DynamicQuantize => "dynamic_quantize",
+        }
+    }
+}
+
+/// How the scales map onto x.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Shape {
+    /// One scale.
+    PerTensor,
+    /// `x` is `[n / channels, channels]`, one scale per channel (the last axis).
+    PerAxisLast {
+        /// Number of channels (scales).
+        channels: usize,
+    },
+    /// `x` is `[channels, n / channels]`, one scale per channel (the first axis).
+    PerAxisFirst {
+        /// Number of channels (scales).
+        channels: usize,
+    },
+    /// `x` is `[n / 1024, 1024]`, blocks of `block` along the last axis.
+    BlockedLast {
+        /// Block size.
+        block: usize,
+    },
+    /// `x` is `[n / 4096, 128, 32]`, blocks of `block` along the middle axis.
+    BlockedMiddle {
+        /// Block size.
+        block: usize,
+    },
+}
+
+impl Shape {
+    /// The five layouts of the full matrix: per-tensor, per-axis last and first (64
+    /// channels), blocked last and middle (block 32).
+    pub const ALL: [Shape; 5] = [
+        Shape::PerTensor,
+        Shape::PerAxisLast { channels: 64 },
+        Shape::PerAxisFirst { channels: 64 },
+        Shape::BlockedLast { block: 32 },
+        Shape::BlockedMiddle { block: 32 },
+    ];
+
+    /// `per-tensor`, `per-axis-last`, `per-axis-first`, `blocked-last`, `blocked-middle`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Shape::PerTensor => "per-tensor",
+            Shape::PerAxisLast { .. } => "per-axis-last",
+            Shape::PerAxisFirst { .. } => "per-axis-first",
+            Shape::BlockedLast { .. } => "blocked-last",
+            Shape::BlockedMiddle { .. } => "blocked-middle",
+        }
+    }
+
+    /// The name with its parameter: `per-tensor`, `per-axis-last64`, `blocked-last32`, ...
+    pub fn label(self) -> String {
+        match self {
+            Shape::PerTensor => self.name().to_string(),
+            Shape::PerAxisLast { channels } | Shape::PerAxisFirst { channels } => format!("{}{channels}", self.name()),
+            Shape::BlockedLast { block } | Shape::BlockedMiddle { block } => format!("{}{block}", self.name()),
+        }
+    }
+
+    /// The slice-API layout for `n` elements (`n` a multiple of 4096).
+    pub fn layout(self, n: usize) -> Layout {
+        match self {
+            Shape::PerTensor => Layout::PerTensor,
+            Shape::PerAxisLast { channels } => Layout::PerAxis { outer: n / channels, axis_len: channels, inner: 1 },
+            Shape::PerAxisFirst { channels } => Layout::PerAxis { outer: 1, axis_len: channels, inner: n / channels },
+            Shape::BlockedLast { block } => {
+                Layout::Blocked { outer: n / BLOCKED_LAST_AXIS, axis_len: BLOCKED_LAST_AXIS, inner: 1, block }
+            }
+            Shape::BlockedMiddle { block } => Layout::Blocked {
+                outer: n / (BLOCKED_MIDDLE_AXIS * BLOCKED_MIDDLE_INNER),
+                axis_len: BLOCKED_MIDDLE_AXIS,
+                inner: BLOCKED_MIDDLE_INNER,
+                block,
+            },
+        }
+    }
+
+    /// Number of scales for `n` elements.
+    pub fn scale_count(self, n: usize) -> usize {
+        match self {
+            Shape::PerTensor => 1,
+            Shape::PerAxisLast { channels } | Shape::PerAxisFirst { channels } => channels,
+            Shape::BlockedLast { block } | Shape::BlockedMiddle { block } => n / block,
+        }
+    }
+}
+
+/// The scale for a quantized type: about 4 / (the largest output magnitude), so x in
+/// [-4, 4) spreads over the whole range.
+pub fn base_scale(t: DataType) -> f32 {
+    match t {
+        DataType::U8 | DataType::I8 => 0.0315,
+        DataType::U16 | DataType::I16 => 1.23e-4,
+        DataType::U4 | DataType::I4 => 0.53,
+        DataType::U2 | DataType::I2 => 1.9,
+        DataType::E2M1 => 0.7,
+        DataType::E2M3 => 0.55,
+        DataType::E3M2 => 0.15,
+        // float8: 4 / 0.0314 = 127, well inside every float8 range.
+        _ => 0.0314,
+    }
+}
+
+/// Scale `k` of a layout: `base * (1 + (k % 8) / 16)` (per-tensor: `base`).
+pub fn scale_value(t: DataType, k: usize) -> f32 {
+    base_scale(t) * (1.0 + (k % 8) as f32 / 16.0)
+}
+
+/// The e8m0 code of block `k` of an MX (e8m0-scaled) layout: about `base_scale(t)`.
+pub fn e8m0_code(t: DataType, k: usize) -> u8 {
+    let e = base_scale(t).log2().round() as i32;
+    (127 + e + (k % 2) as i32) as u8
+}
+
+/// The zero-point code of an integer type (middle of the range for unsigned types, 0 for
+/// signed ones), or `None` for float types.
+pub fn zero_point_code(t: DataType) -> Option<u32> {
+    match t {
+        DataType::U8 => Some(128),
+        DataType::U16 => Some(32768),
+        DataType::U4 => Some(8),
+        DataType::U2 => Some(2),
+        DataType::I8 | DataType::I16 | DataType::I4 | DataType::I2 => Some(0),
+        _ => None,
+    }
+}
+
+/// Deterministic uniform f32 data in [-4, 4) (xorshift64).
+pub fn uniform(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = 0x2545_f491_4f6c_dd1d_u64 ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ((s >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 8.0
+        })
+        .collect()
+}
+
+/// One benchmark case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Case {
+    /// The operator.
+    pub op: Op,
+    /// x's type.
+    pub from: DataType,
+    /// y's type.
+    pub to: DataType,
+    /// The scale's type.
+    pub scale: DataType,
+    /// The layout.
+    pub shape: Shape,
+}
+
+impl Case {
+    /// QuantizeLinear from `from` (f32, f16 or bf16; the scale has the same type) to `to`.
+    pub fn quantize(from: DataType, to: DataType, shape: Shape) -> Case {
+        Case { op: Op::Quantize, from, to, scale: from, shape }
+    }
+
+    /// DequantizeLinear from `from` to `to` (f32, f16 or bf16; the scale has the same type).
+    pub fn dequantize(from: DataType, to: DataType, shape: Shape) -> Case {
+        Case { op: Op::Dequantize, from, to, scale: to, shape }
+    }
+
+    /// DequantizeLinear from `from` to f32 with e8m0 scales (the MX layout when `shape` is
+    /// blocked with block 32).
+    pub fn dequantize_mx(from: DataType, shape: Shape) -> Case {
+        Case { op: Op::Dequantize, from, to: DataType::F32, scale: DataType::E8M0, shape }
+    }
+
+    /// DynamicQuantizeLinear (f32 to u8).
+    pub fn dynamic_quantize() -> Case {
+        Case {
+            op: Op::DynamicQuantize,
+            from: DataType::F32,
+            to: DataType::U8,
+            scale: DataType::F32,
+            shape: Shape::PerTensor,
+        }
+    }
+
+    /// The quantized type of the case (y for quantize, x for dequantize).
+    pub fn quantized(&self) -> DataType {
+        match self.op {
+            Op::Dequantize => self.from,
+            _ => self.to,
+        }
+    }
+
+    /// `f32-u8/per-tensor`, `u8-f32/blocked-last32/e8m0`, ... (unique within an op).
+    pub fn name(&self) -> String {
+        let mut s = format!("{}-{}/{}", self.from.name(), self.to.name(), self.shape.label());
+        if self.scale != self.default_scale_type() {
+            s.push('/');
+            s.push_str(self.scale.name());
+        }
+        s
+    }
+
+    /// `quantize/f32-u8/per-tensor`, ...
+    pub fn full_name(&self) -> String {
+        format!("{}/{}", self.op.name(), self.name())
+    }
+
+    fn default_scale_type(&self) -> DataType {
+        match self.op {
+            Op::Quantize => self.from,
+            Op::Dequantize => self.to,
+            Op::DynamicQuantize => DataType::F32,
+        }
+    }
+
+    /// The JSON fields that describe the case (no braces):
+    /// `"op":…,"from":…,"to":…,"scale":…,"layout":…` plus `"channels"` or `"block"`.
+    pub fn json_fields(&self) -> String {
+        let mut s = format!(
+            "\"op\":\"{}\",\"from\":\"{}\",\"to\":\"{}\",\"scale\":\"{}\",\"layout\":\"{}\"",
+            self.op.name(),
+            self.from.name(),
+            self.to.name(),
+            self.scale.name(),
+            self.shape.name()
+        );
+        match self.shape {
+            Shape::PerTensor => {}
+            Shape::PerAxisLast { channels } | Shape::PerAxisFirst { channels } => {
+                s.push_str(&format!(",\"channels\":{channels}"))
+            }
+            Shape::BlockedLast { block } | Shape::BlockedMiddle { block } => s.push_str(&format!(",\"block\":{block}")),
+        }
+        s
+    }
+
+    /// The case as one token for `ort_bench.py`: `op:from:to:layout[:param]`, e.g.
+    /// `quantize:f32:i8:per-axis-last:64`.
+    pub fn spec(&self) -> String {
+        let mut s = format!("{}:{}:{}:{}", self.op.name(), self.from.name(), self.to.name(), self.shape.name());
+        match self.shape {
+            Shape::PerTensor => {}
+            Shape::PerAxisLast { channels } | Shape::PerAxisFirst { channels } => s.push_str(&format!(":{channels}")),
+            Shape::BlockedLast { block } | Shape::BlockedMiddle { block } => s.push_str(&format!(":{block}")),
+        }
+        s
+    }
+
+    /// Bytes read (x, scales and zero points) and written (y) by one call on `n` elements:
+    /// what the [`Roofline`] kernel for this case moves.
+    pub fn io_bytes(&self, n: usize) -> (usize, usize) {
+        let k = self.shape.scale_count(n);
+        let x = self.from.byte_len(n).unwrap_or(0);
+        let scale = self.scale.byte_len(k).unwrap_or(0);
+        let zp = zero_point_code(self.quantized()).map_or(0, |_| self.quantized().byte_len(k).unwrap_or(0));
+        let y = self.to.byte_len(n).unwrap_or(0);
+        match self.op {
+            Op::DynamicQuantize => (x, y),
+            _ => (x + scale + zp, y),
+        }
+    }
+
+    /// Builds the inputs and the output buffer for `n` elements (a multiple of 4096).
+    pub fn prepare(&self, n: usize) -> Prepared {
+        assert!(n.is_multiple_of(4096), "benchmark sizes are multiples of 4096");
+        let q = self.quantized();
+        let k = self.shape.scale_count(n);
+        let layout = self.shape.layout(n);
+        let scale = match self.scale {
+            DataType::E8M0 => Scales::E8M0((0..k).map(|i| e8m0_code(q, i)).collect()),
+            DataType::F16 => Scales::F16((0..k).map(|i| f16::from_f32(scale_value(q, i))).collect()),
+            DataType::Bf16 => Scales::Bf16((0..k).map(|i| bf16::from_f32(scale_value(q, i))).collect()),
+            _ => Scales::F32((0..k).map(|i| scale_value(q, i)).collect()),
+        };
+        let zero_point = zero_point_code(q).map(|code| {
+            let mut zp = vec![0u8; q.byte_len(k).unwrap_or(0)];
+            for i in 0..k {
+                qdq::packing::set(q, &mut zp, i, code);
+            }
+            zp
+        });
+        let xf = uniform(n, (n as u64) ^ ((q as u64) << 32));
+        let (x, y) = match self.op {
+            Op::Quantize | Op::DynamicQuantize => {
+                let x = match self.from {
+                    DataType::F16 => Input::F16(xf.iter().map(|&v| f16::from_f32(v)).collect()),
+                    DataType::Bf16 => Input::Bf16(xf.iter().map(|&v| bf16::from_f32(v)).collect()),
+                    _ => Input::F32(xf),
+                };
+                (x, Output::Bytes(vec![0x5a; self.to.byte_len(n).unwrap_or(0)]))
+            }
+            Op::Dequantize => {
+                // Realistic codes: the quantized data, with the same scales and zero points.
+                let mut codes = vec![0u8; q.byte_len(n).unwrap_or(0)];
+                let zp = zero_point.as_ref().map(|d| Packed { dtype: q, len: k, data: d });
+                qdq::quantize(Values::F32(&xf), scale.values(), zp, layout, &QuantizeOptions::new(q), &mut codes)
+                    .expect("quantize the dequantize input");
+                let y = match self.to {
+                    DataType::F16 => Output::F16(vec![f16::from_f32(1.0); n]),
+                    DataType::Bf16 => Output::Bf16(vec![bf16::from_f32(1.0); n]),
+                    _ => Output::F32(vec![1.0; n]),
+                };
+                (Input::Codes(codes), y)
+            }
+        };
+        Prepared { case: *self, n, layout, x, scale, zero_point, y, opts: QuantizeOptions::new(self.to) }
+    }
+}
+
+/// The full criterion matrix: every quantized type from f32, f16 / bf16 to i8, every type
+/// back to f32, i8 / i4 to f16 / bf16 (all on the five layouts of [`Shape::ALL`]),
+/// e8m0-scaled (MX) dequantize, and DynamicQuantizeLinear.
+pub fn full_matrix() -> Vec<Case> {
+    let mut v = Vec::new();
+    for to in DataType::QUANTIZED {
+        for shape in Shape::ALL {
+            v.push(Case::quantize(DataType::F32, to, shape));
+        }
+    }
+    for from in [DataType::F16, DataType::Bf16] {
+        for shape in Shape::ALL {
+            v.push(Case::quantize(from, DataType::I8, shape));
+        }
+    }
+    for from in DataType::QUANTIZED {
+        for shape in Shape::ALL {
+            v.push(Case::dequantize(from, DataType::F32, shape));
+        }
+    }
+    for from in [DataType::I8, DataType::I4] {
+        for to in [DataType::F16, DataType::Bf16] {
+            for shape in Shape::ALL {
+                v.push(Case::dequantize(from, to, shape));
+            }
+        }
+    }
+    for from in [DataType::E4M3Fn, DataType::E5M2, DataType::E2M1, DataType::E2M3, DataType::E3M2, DataType::I8] {
+        for shape in [Shape::BlockedLast { block: 32 }, Shape::BlockedMiddle { block: 32 }] {
+            v.push(Case::dequantize_mx(from, shape));
+        }
+    }
+    v.push(Case::dynamic_quantize());
+    v
+}
+
+enum Input {
+    F32(Vec<f32>),
+    F16(Vec<f16>),
+    Bf16(Vec<bf16>),
+    Codes(Vec<u8>),
+}
+
+enum Scales {
+    F32(Vec<f32>),
+    F16(Vec<f16>),
+    Bf16(Vec<bf16>),
+    E8M0(Vec<u8>),
+}
+
+impl Scales {
+    fn values(&self) -> Values<'_> {
+        match self {
+            Scales::F32(v) => Values::F32(v),
+            Scales::F16(v) => Values::F16(v),
+            Scales::Bf16(v) => Values::Bf16(v),
+            Scales::E8M0(v) => Values::E8M0(v),
+        }
+    }
+}
+
+enum Output {
+    Bytes(Vec<u8>),
+    F32(Vec<f32>),
+    F16(Vec<f16>),
+    Bf16(Vec<bf16>),
+}
+
+/// A case with its inputs and output buffer for one size.
+pub struct Prepared {
+    case: Case,
+    n: usize,
+    layout: Layout,
+    x: Input,
+    scale: Scales,
+    zero_point: Option<Vec<u8>>,
+    y: Output,
+    opts: QuantizeOptions,
+}
+
+impl Prepared {
+    /// The case.
+    pub fn case(&self) -> Case {
+        self.case
+    }
+
+    /// Number of elements.
+    pub fn elements(&self) -> usize {
+        self.n
+    }
+
+    /// One operator call with `cfg`.
+    pub fn run(&mut self, cfg: &Config) -> qdq::Result<()> {
+        let q = self.case.quantized();
+        let k = self.case.shape.scale_count(self.n);
+        let zp = self.zero_point.as_deref().map(|d| Packed { dtype: q, len: k, data: d });
+        match (&self.case.op, &self.x, &mut self.y) {
+            (Op::DynamicQuantize, Input::F32(x), Output::Bytes(y)) => qdq::dynamic_quantize_with(cfg, x, y).map(|_| ()),
+            (Op::Quantize, x, Output::Bytes(y)) => {
+                let x = match x {
+                    Input::F32(v) => Values::F32(v),
+                    Input::F16(v) => Values::F16(v),
+                    Input::Bf16(v) => Values::Bf16(v),
+                    Input::Codes(_) => unreachable!("quantize takes float input"),
+                };
+                qdq::quantize_with(cfg, x, self.scale.values(), zp, self.layout, &self.opts, y)
+            }
+            (Op::Dequantize, Input::Codes(x), y) => {
+                let xp = Packed { dtype: q, len: self.n, data: x };
+                let y = match y {
+                    Output::F32(v) => ValuesMut::F32(v),
+                    Output::F16(v) => ValuesMut::F16(v),
+                    Output::Bf16(v) => ValuesMut::Bf16(v),
+                    Output::Bytes(_) => unreachable!("dequantize writes floats"),
+                };
+                qdq::dequantize_with(cfg, xp, self.scale.values(), zp, self.layout, y)
+            }
+            _ => unreachable!("prepare builds matching buffers"),
+        }
+    }
+
+    /// A checksum of the output (keeps the work observable in tests).
+    pub fn output_checksum(&self) -> u64 {
+        fn fold(b: &[u8]) -> u64 {
+            b.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &x| (h ^ x as u64).wrapping_mul(0x100_0000_01b3))
+        }
+        match &self.y {
+            Output::Bytes(v) => fold(v),
+            Output::F32(v) => fold(&v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<_>>()),
+            Output::F16(v) => fold(&v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<_>>()),
+            Output::Bf16(v) => fold(&v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<_>>()),
+        }
+    }
+}
+
+/// How a case runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// The ISA forced, on the calling thread.
+    Single(Isa),
+    /// `Config::default()`: the best ISA, rayon (all pool threads) above 64 Ki elements.
+    Default,
+}
+
+impl Mode {
+    /// Every ISA this CPU can run (single-threaded, best first), then the default mode.
+    pub fn all() -> Vec<Mode> {
+        let mut v: Vec<Mode> = Isa::available().into_iter().map(Mode::Single).collect();
+        v.push(Mode::Default);
+        v
+    }
+
+    /// The configuration for the call.
+    pub fn config(self) -> Config {
+        match self {
+            Mode::Single(isa) => Config::sequential().with_isa(isa),
+            Mode::Default => Config::default(),
+        }
+    }
+
+    /// The ISA that runs.
+    pub fn isa(self) -> Isa {
+        match self {
+            Mode::Single(isa) => isa,
+            Mode::Default => Isa::detect(),
+        }
+    }
+
+    /// Threads a call on `n` elements uses (the rayon pool size in the default mode at or
+    /// above its parallel threshold, else 1).
+    pub fn threads(self, n: usize) -> usize {
+        match self {
+            Mode::Single(_) => 1,
+            Mode::Default if n >= Config::default().parallel_threshold => rayon::current_num_threads(),
+            Mode::Default => 1,
+        }
+    }
+
+    /// `avx512-1t`, `scalar-1t`, `default-avx512-2t`, ...
+    pub fn label(self) -> String {
+        match self {
+            Mode::Single(isa) => format!("{}-1t", isa.name()),
+            Mode::Default => format!("default-{}-{}t", Isa::detect().name(), rayon::current_num_threads()),
+        }
+    }
+}
+
+/// The roofline kernel: reads `in_bytes` and writes `out_bytes` in interleaved steps of
+/// about 16 KiB, with nothing but copies and an xor fold (vectorised with the widest ISA
+/// the CPU has). Where the output is smaller than the input, each step copies the first
+/// part of its input slice into its output slice and xor-folds the rest; where it is
+/// larger, each step's input slice is copied repeatedly (from L1) into its output slice.
+pub struct Roofline {
+    input: Vec<u8>,
+    output: Vec<u8>,
+}
+
+const STEP: usize = 16 << 10;
+
+impl Roofline {
+    /// Buffers for a kernel reading `in_bytes` and writing `out_bytes`, both touched.
+    pub fn new(in_bytes: usize, out_bytes: usize) -> Roofline {
+        let input = (0..in_bytes.max(1)).map(|i| (i as u8).wrapping_mul(31) ^ 0x5a).collect();
+        Roofline { input, output: vec![0xa5; out_bytes.max(1)] }
+    }
+
+    /// The roofline for `case` at `n` elements.
+    pub fn for_case(case: &Case, n: usize) -> Roofline {
+        let (i, o) = case.io_bytes(n);
+        Roofline::new(i, o)
+    }
+
+    /// One pass over the buffers, split over `threads` rayon tasks (1: the calling
+    /// thread). Returns a value that depends on every byte read.
+    pub fn run(&mut self, threads: usize) -> u64 {
+        let (il, ol) = (self.input.len(), self.output.len());
+        // Every step gets at least one byte of each buffer.
+        let steps = il.max(ol).div_ceil(STEP).min(il.min(ol)).max(1);
+        let threads = threads.clamp(1, steps);
+        if threads == 1 {
+            return stream(&self.input, &mut self.output, steps);
+        }
+        // Split both buffers at the same step boundaries.
+        let mut parts = Vec::with_capacity(threads);
+        let mut rest_out: &mut [u8] = &mut self.output;
+        let (mut i0, mut o0) = (0, 0);
+        for t in 0..threads {
+            let (s0, s1) = (t * steps / threads, (t + 1) * steps / threads);
+            let (i1, o1) = (s1 * il / steps, s1 * ol / steps);
+            let (head, tail) = std::mem::take(&mut rest_out).split_at_mut(o1 - o0);
+            parts.push((&self.input[i0..i1], head, s1 - s0));
+            rest_out = tail;
+            (i0, o0) = (i1, o1);
+        }
+        parts.into_par_iter().map(|(i, o, s)| stream(i, o, s)).reduce(|| 0, |a, b| a ^ b)
+    }
+}
+
+fn stream(input: &[u8], output: &mut [u8], steps: usize) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has the feature the function is compiled for.
+            return unsafe { stream_avx512(input, output, steps) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: as above.
+            return unsafe { stream_avx2(input, output, steps) };
+        }
+    }
+    stream_generic(input, output, steps)
+}
+
+/// Steps over the two buffers: calls `copy(from, to)` for the bytes that are both read and
+/// written, `fold(from)` for the bytes that are only read.
+#[inline(always)]
+fn for_steps(
+    input: &[u8],
+    output: &mut [u8],
+    steps: usize,
+    mut copy: impl FnMut(&[u8], &mut [u8]),
+    mut fold: impl FnMut(&[u8]),
+) {
+    let (il, ol) = (input.len(), output.len());
+    for s in 0..steps {
+        let inp = &input[s * il / steps..(s + 1) * il / steps];
+        let out = &mut output[s * ol / steps..(s + 1) * ol / steps];
+        if inp.len() >= out.len() {
+            let (head, rest) = inp.split_at(out.len());
+            copy(head, out);
+            fold(rest);
+        } else if !inp.is_empty() {
+            for o in out.chunks_mut(inp.len()) {
+                copy(&inp[..o.len()], o);
+            }
+        }
+    }
+}
+
+/// AVX-512: 64-byte loads and stores, four independent xor accumulators.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn stream_avx512(input: &[u8], output: &mut [u8], steps: usize) -> u64 {
+    use std::arch::x86_64::*;
+    let mut acc = [_mm512_setzero_si512(); 4];
+    let mut tail = 0u64;
+    for_steps(
+        input,
+        output,
+        steps,
+        |from, to| {
+            let n = from.len().min(to.len());
+            let (f, t) = (from.as_ptr(), to.as_mut_ptr());
+            let mut k = 0;
+            // SAFETY: every access is within the first n bytes of both slices.
+            unsafe {
+                while k + 256 <= n {
+                    let v = [0, 64, 128, 192].map(|o| _mm512_loadu_si512(f.add(k + o).cast()));
+                    for (o, v) in [0, 64, 128, 192].into_iter().zip(v) {
+                        _mm512_storeu_si512(t.add(k + o).cast(), v);
+                    }
+                    k += 256;
+                }
+                while k + 64 <= n {
+                    _mm512_storeu_si512(t.add(k).cast(), _mm512_loadu_si512(f.add(k).cast()));
+                    k += 64;
+                }
+            }
+            to[k..n].copy_from_slice(&from[k..n]);
+        },
+        |from| {
+            let n = from.len();
+            let f = from.as_ptr();
+            let mut k = 0;
+            // SAFETY: every access is within the slice.
+            unsafe {
+                while k + 256 <= n {
+                    for (j, a) in acc.iter_mut().enumerate() {
+                        *a = _mm512_xor_si512(*a, _mm512_loadu_si512(f.add(k + 64 * j).cast()));
+                    }
+                    k += 256;
+                }
+            }
+            tail ^= from[k..].iter().fold(0u64, |h, &b| h.rotate_left(8) ^ b as u64);
+        },
+    );
+    let mut lanes = [0u64; 8];
+    let all = _mm512_xor_si512(_mm512_xor_si512(acc[0], acc[1]), _mm512_xor_si512(acc[2], acc[3]));
+    // SAFETY: lanes is 64 bytes.
+    unsafe { _mm512_storeu_si512(lanes.as_mut_ptr().cast(), all) };
+    lanes.iter().fold(tail, |a, b| a ^ b)
+}
+
+/// AVX2: 32-byte loads and stores, four independent xor accumulators.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn stream_avx2(input: &[u8], output: &mut [u8], steps: usize) -> u64 {
+    use std::arch::x86_64::*;
+    let mut acc = [_mm256_setzero_si256(); 4];
+    let mut tail = 0u64;
+    for_steps(
+        input,
+        output,
+        steps,
+        |from, to| {
+            let n = from.len().min(to.len());
+            let (f, t) = (from.as_ptr(), to.as_mut_ptr());
+            let mut k = 0;
+            // SAFETY: every access is within the first n bytes of both slices.
+            unsafe {
+                while k + 128 <= n {
+                    let v = [0, 32, 64, 96].map(|o| _mm256_loadu_si256(f.add(k + o).cast()));
+                    for (o, v) in [0, 32, 64, 96].into_iter().zip(v) {
+                        _mm256_storeu_si256(t.add(k + o).cast(), v);
+                    }
+                    k += 128;
+                }
+            }
+            to[k..n].copy_from_slice(&from[k..n]);
+        },
+        |from| {
+            let n = from.len();
+            let f = from.as_ptr();
+            let mut k = 0;
+            // SAFETY: every access is within the slice.
+            unsafe {
+                while k + 128 <= n {
+                    for (j, a) in acc.iter_mut().enumerate() {
+                        *a = _mm256_xor_si256(*a, _mm256_loadu_si256(f.add(k + 32 * j).cast()));
+                    }
+                    k += 128;
+                }
+            }
+            tail ^= from[k..].iter().fold(0u64, |h, &b| h.rotate_left(8) ^ b as u64);
+        },
+    );
+    let mut lanes = [0u64; 4];
+    let all = _mm256_xor_si256(_mm256_xor_si256(acc[0], acc[1]), _mm256_xor_si256(acc[2], acc[3]));
+    // SAFETY: lanes is 32 bytes.
+    unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), all) };
+    lanes.iter().fold(tail, |a, b| a ^ b)
+}
+
+fn stream_generic(input: &[u8], output: &mut [u8], steps: usize) -> u64 {
+    let mut acc = [0u64; 8];
+    for_steps(input, output, steps, copy, |from| fold(from, &mut acc));
+    acc.iter().fold(0, |a, b| a ^ b)
+}
+
+#[inline(always)]
+fn copy(from: &[u8], to: &mut [u8]) {
+    let mut f = from.chunks_exact(64);
+    let mut t = to.chunks_exact_mut(64);
+    for (a, b) in (&mut f).zip(&mut t) {
+        b.copy_from_slice(a);
+    }
+    t.into_remainder().copy_from_slice(f.remainder());
+}
+
+#[inline(always)]
+fn fold(b: &[u8], acc: &mut [u64; 8]) {
+    let mut it = b.chunks_exact(64);
+    for c in &mut it {
+        for (k, a) in acc.iter_mut().enumerate() {
+            *a ^= u64::from_le_bytes(c[8 * k..8 * k + 8].try_into().unwrap_or([0; 8]));
+        }
+    }
+    for (k, x) in it.remainder().iter().enumerate() {
+        acc[k % 8] ^= *x as u64;
+    }
+}
+
+/// Times `f` like `cargo xtask bench` does: one warm-up call, then `reps` batches of as
+/// many calls as fill about `batch_s` seconds; returns the per-call seconds of each batch.
+pub fn time_batches(mut f: impl FnMut(), reps: usize, batch_s: f64) -> Vec<f64> {
+    use std::time::Instant;
+    f();
+    let t = Instant::now();
+    f();
+    let one = t.elapsed().as_secs_f64().max(1e-9);
+    let iters = ((batch_s / one).ceil() as usize).clamp(1, 1 << 20);
+    (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..iters {
+                f();
+            }
+            t.elapsed().as_secs_f64() / iters as f64
+        })
+        .collect()
+}
+
+/// The median of `v` (the mean of the middle two for an even length); 0 when empty.
+pub fn median(v: &[f64]) -> f64 {
+    let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    if s.is_empty() {
+        return 0.0;
+    }
+    s.sort_by(|a, b| a.total_cmp(b));
+    let m = s.len() / 2;
+    if s.len() % 2 == 1 {
+        s[m]
+    } else {
+        0.5 * (s[m - 1] + s[m])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_case_runs_in_every_mode() {
+        for case in full_matrix() {
+            let mut p = case.prepare(4096);
+            for mode in Mode::all() {
+                p.run(&mode.config()).unwrap_or_else(|e| panic!("{}: {e}", case.full_name()));
+            }
+            let (i, o) = case.io_bytes(4096);
+            assert!(i > 0 && o > 0, "{}", case.full_name());
+        }
+    }
+
+    #[test]
+    fn names_are_unique() {
+        let m = full_matrix();
+        let mut names: Vec<String> = m.iter().map(Case::full_name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), m.len());
+    }
+
+    #[test]
+    fn roofline_writes_every_output_byte() {
+        for (i, o) in [(4096, 1024), (1024, 4096), (100_000, 3), (3, 100_000), (1 << 20, 1 << 18), (5, 7)] {
+            for threads in [1, 2, 3] {
+                let mut r = Roofline::new(i, o);
+                r.input.fill(1);
+                r.run(threads);
+                assert!(r.output.iter().all(|&b| b == 1), "{i} {o} {threads}");
+            }
+        }
+    }
+
+    #[test]
+    fn sizes_and_labels() {
+        assert_eq!(SIZES.map(size_name), ["4Ki", "64Ki", "1Mi", "16Mi"]);
+        assert_eq!(
+            Case::quantize(DataType::F32, DataType::U8, Shape::PerTensor).full_name(),
+            "quantize/f32-u8/per-tensor"
+        );
+        assert_eq!(
+            Case::dequantize_mx(DataType::E4M3Fn, Shape::BlockedLast { block: 32 }).name(),
+            "e4m3fn-f32/blocked-last32/e8m0"
+        );
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+    }
+}
