@@ -1,14 +1,17 @@
-//! Workspace automation: the ONNX node-test conformance runner and the test-data generator.
+//! Workspace automation: the ONNX node-test conformance runner, the test-data generator and
+//! the benchmark commands.
 //!
 //! * [`proto`]: a minimal protobuf wire-format reader and the ONNX messages the runner needs.
 //! * [`graph`]: a tiny interpreter for the graphs of the quantization node tests.
 //! * [`conformance`]: test discovery, execution and bit-exact comparison.
 //! * [`gen_data`]: regenerates the committed test data with the Python generators.
+//! * [`bench`]: the quick throughput summary (`cargo xtask bench`).
 //!
 //! `main.rs` only parses the command line.
 
 #![forbid(unsafe_code)]
 
+pub mod bench;
 pub mod conformance;
 pub mod gen_data;
 pub mod graph;

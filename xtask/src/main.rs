@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use xtask::bench;
 use xtask::conformance;
 use xtask::gen_data::{self, Outputs};
 use xtask::Backend;
@@ -16,7 +17,12 @@ fn usage() -> &'static str {
       selects the qdq kernels.
   cargo xtask gen-data [--node-dir DIR] [--tables-dir DIR]
       Regenerate xtask/data/node and crates/qdq-ref/tests/data with the Python generators
-      (venv in target/venv)."
+      (venv in target/venv).
+  cargo xtask bench [--json] [--quick] [--filter SUBSTR]
+      Quick throughput summary of qdq on this machine: every ISA single-threaded and the
+      default parallel mode, each next to a roofline kernel moving the same bytes. --json
+      prints one JSON object per row; --filter keeps rows whose description (e.g.
+      `quantize/f32-u8/per-tensor 1Mi avx512-1t`) contains SUBSTR."
 }
 
 fn bad_usage(msg: &str) -> ExitCode {
@@ -93,11 +99,46 @@ fn gen_data_cmd(args: &[String]) -> ExitCode {
     }
 }
 
+fn bench_cmd(args: &[String]) -> ExitCode {
+    let mut opts = bench::Options::default();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--json" => opts.json = true,
+            "--quick" => opts.quick = true,
+            "--filter" => match it.next() {
+                Some(f) => opts.filter = Some(f.clone()),
+                None => return bad_usage("--filter takes a substring"),
+            },
+            s if s.starts_with("--filter=") => opts.filter = Some(s["--filter=".len()..].to_string()),
+            "-h" | "--help" => {
+                println!("{}", usage());
+                return ExitCode::SUCCESS;
+            }
+            s => return bad_usage(&format!("unknown argument {s}")),
+        }
+    }
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match bench::run(&opts, &mut out) {
+        Ok(rows) if rows.is_empty() => {
+            eprintln!("no row matches the filter");
+            ExitCode::FAILURE
+        }
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("conformance") => conformance_cmd(&args[1..]),
         Some("gen-data") => gen_data_cmd(&args[1..]),
+        Some("bench") => bench_cmd(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{}", usage());
             ExitCode::SUCCESS
