@@ -6,6 +6,7 @@
 //! * [`conformance`]: test discovery, execution and bit-exact comparison.
 //! * [`gen_data`]: regenerates the committed test data with the Python generators.
 //! * [`bench`]: the quick throughput summary (`cargo xtask bench`).
+//! * [`vs_ort`]: qdq against onnxruntime on the same shapes (`cargo xtask vs-ort`).
 //!
 //! `main.rs` only parses the command line.
 
@@ -16,6 +17,7 @@ pub mod conformance;
 pub mod gen_data;
 pub mod graph;
 pub mod proto;
+pub mod vs_ort;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

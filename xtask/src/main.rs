@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use xtask::bench;
 use xtask::conformance;
 use xtask::gen_data::{self, Outputs};
+use xtask::vs_ort;
 use xtask::Backend;
 
 fn usage() -> &'static str {
@@ -22,7 +23,11 @@ fn usage() -> &'static str {
       Quick throughput summary of qdq on this machine: every ISA single-threaded and the
       default parallel mode, each next to a roofline kernel moving the same bytes. --json
       prints one JSON object per row; --filter keeps rows whose description (e.g.
-      `quantize/f32-u8/per-tensor 1Mi avx512-1t`) contains SUBSTR."
+      `quantize/f32-u8/per-tensor 1Mi avx512-1t`) contains SUBSTR.
+  cargo xtask vs-ort [--quick] [--rounds N] [--filter SUBSTR] [--python PATH] [--sizes N,M]
+      qdq against onnxruntime (CPU, 1 and 2 intra-op threads) on the same shapes at 1 Mi
+      and 16 Mi elements, alternating rounds; prints qdq/onnxruntime throughput ratios.
+      Creates target/venv-ort (onnxruntime, numpy, ml_dtypes) unless --python is given."
 }
 
 fn bad_usage(msg: &str) -> ExitCode {
@@ -133,12 +138,64 @@ fn bench_cmd(args: &[String]) -> ExitCode {
     }
 }
 
+fn vs_ort_cmd(args: &[String]) -> ExitCode {
+    let mut opts = vs_ort::Options::default();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--quick" => opts.quick = true,
+            "--rounds" => match it.next().and_then(|v| v.parse().ok()) {
+                Some(r) if r > 0 => opts.rounds = r,
+                _ => return bad_usage("--rounds takes a positive number"),
+            },
+            "--filter" => match it.next() {
+                Some(f) => opts.filter = Some(f.clone()),
+                None => return bad_usage("--filter takes a substring"),
+            },
+            "--python" => match it.next() {
+                Some(p) => opts.python = Some(PathBuf::from(p)),
+                None => return bad_usage("--python takes a path"),
+            },
+            "--sizes" => {
+                let sizes: Option<Vec<usize>> = it
+                    .next()
+                    .map(|v| {
+                        v.split(',')
+                            .map(|s| s.trim().parse().ok().filter(|n: &usize| n.is_multiple_of(4096) && *n > 0))
+                            .collect()
+                    })
+                    .unwrap_or(None);
+                match sizes {
+                    Some(s) if !s.is_empty() => opts.sizes = s,
+                    _ => return bad_usage("--sizes takes comma-separated element counts (multiples of 4096)"),
+                }
+            }
+            "-h" | "--help" => {
+                println!("{}", usage());
+                return ExitCode::SUCCESS;
+            }
+            s => return bad_usage(&format!("unknown argument {s}")),
+        }
+    }
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match vs_ort::run(&opts, &mut out) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let _ = out.flush();
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("conformance") => conformance_cmd(&args[1..]),
         Some("gen-data") => gen_data_cmd(&args[1..]),
         Some("bench") => bench_cmd(&args[1..]),
+        Some("vs-ort") => vs_ort_cmd(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{}", usage());
             ExitCode::SUCCESS
