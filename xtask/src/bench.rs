@@ -187,7 +187,7 @@ pub fn table_header() -> String {
 /// One table line.
 pub fn table_line(r: &Row) -> String {
     format!(
-        "{:<42} {:>5} {:>7} {:>7} {:>8.3} {:>9.3} {:>7.0}%",
+        "{:<42} {:>5} {:>7} {:>7} {:>8.3} {:>9.3} {:>7.1}%",
         r.case.full_name(),
         size_name(r.elements),
         r.isa,
