@@ -73,12 +73,16 @@ impl Row {
     }
 }
 
-/// A finite float with 4 significant decimals, or 0 (JSON has no NaN or infinity).
+/// A finite float with 5 significant digits, or 0 (JSON has no NaN or infinity).
 pub fn json_number(v: f64) -> String {
     if !v.is_finite() {
         return "0".to_string();
     }
-    let s = format!("{v:.4}");
+    if v == 0.0 {
+        return "0".to_string();
+    }
+    let decimals = (4 - v.abs().log10().floor() as i32).clamp(0, 12) as usize;
+    let s = format!("{v:.decimals$}");
     if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
@@ -210,6 +214,9 @@ pub fn run(opts: &Options, out: &mut dyn Write) -> io::Result<Vec<Row>> {
             }
         }
     }
+    if work.is_empty() {
+        return Ok(Vec::new());
+    }
     if !opts.json {
         writeln!(
             out,
@@ -250,7 +257,10 @@ mod tests {
     fn json_numbers() {
         assert_eq!(json_number(1.5), "1.5");
         assert_eq!(json_number(2.0), "2");
-        assert_eq!(json_number(0.123456), "0.1235");
+        assert_eq!(json_number(0.123456), "0.12346");
+        assert_eq!(json_number(0.0069123456), "0.0069123");
+        assert_eq!(json_number(11.26814), "11.268");
+        assert_eq!(json_number(0.0), "0");
         assert_eq!(json_number(f64::NAN), "0");
     }
 
