@@ -180,6 +180,14 @@ pub fn cpu_name() -> String {
         .unwrap_or_else(|| "unknown".to_string())
 }
 
+/// The 1-minute load average from `/proc/loadavg` (or `?`): how busy the machine was.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".to_string())
+}
+
 /// The header line of the table.
 pub fn table_header() -> String {
     format!(
@@ -230,7 +238,9 @@ pub fn run(opts: &Options, out: &mut dyn Write) -> io::Result<Vec<Row>> {
         )?;
         writeln!(
             out,
-            "roof = a copy/xor kernel moving the same bytes (x + scales + zero points in, y out), timed alongside"
+            "roof = a copy/xor kernel moving the same bytes (x + scales + zero points in, y out), timed alongside; \
+             load average {} at the start",
+            load_average()
         )?;
         writeln!(out)?;
         writeln!(out, "{}", table_header())?;
@@ -245,6 +255,9 @@ pub fn run(opts: &Options, out: &mut dyn Write) -> io::Result<Vec<Row>> {
         }
         out.flush()?;
         rows.push(r);
+    }
+    if !opts.json {
+        writeln!(out, "load average {} at the end", load_average())?;
     }
     Ok(rows)
 }

@@ -290,6 +290,7 @@ pub fn run(opts: &Options, out: &mut dyn Write) -> Result<(), String> {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().map_err(|e| e.to_string())?;
     let specs: Vec<String> = selected.iter().map(Case::spec).collect();
 
+    let load_start = crate::bench::load_average();
     let mut ort: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
     let mut qdq: BTreeMap<Key, Vec<f64>> = BTreeMap::new();
     let mut unsupported: BTreeMap<usize, String> = BTreeMap::new();
@@ -333,9 +334,11 @@ pub fn run(opts: &Options, out: &mut dyn Write) -> Result<(), String> {
     writeln!(out).map_err(w)?;
     writeln!(
         out,
-        "qdq vs onnxruntime {version} on {} ({} threads available); median of {rounds} alternating round(s)",
+        "qdq vs onnxruntime {version} on {} ({} threads available); median of {rounds} alternating round(s); \
+         load average {load_start} at the start, {} at the end",
         crate::bench::cpu_name(),
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        crate::bench::load_average()
     )
     .map_err(w)?;
     writeln!(out, "onnxruntime: CPU provider, graph optimizations off, intra-op threads 1 / 2; qdq: Config::sequential / Config::default in a 2-thread pool").map_err(w)?;
