@@ -274,6 +274,16 @@ const TARGETS: [Target; 9] = [
     Target { name: "DynamicQuantizeLinear", want: 1.5, cases: &["dynamic_quantize/f32-u8/per-tensor"] },
 ];
 
+/// A ratio with two decimals, or three significant digits below 0.1.
+pub fn ratio(r: f64) -> String {
+    if r.abs() < 0.1 && r != 0.0 {
+        let decimals = (2 - r.abs().log10().floor() as i32).clamp(2, 8) as usize;
+        format!("{r:.decimals$}")
+    } else {
+        format!("{r:.2}")
+    }
+}
+
 /// Runs the comparison, printing progress and the tables to `out`.
 pub fn run(opts: &Options, out: &mut dyn Write) -> Result<(), String> {
     let w = |e: std::io::Error| e.to_string();
@@ -360,7 +370,7 @@ pub fn run(opts: &Options, out: &mut dyn Write) -> Result<(), String> {
                         worst_share = worst_share.max(overhead / s);
                         let o = gelem(n, s);
                         ratios.insert((i, n, threads), q / o);
-                        (format!("{o:.3}"), format!("{:.2}x", q / o))
+                        (format!("{o:.3}"), format!("{}x", ratio(q / o)))
                     }
                     None => ("-".to_string(), "ORT n/a".to_string()),
                 };
@@ -417,7 +427,7 @@ pub fn run(opts: &Options, out: &mut dyn Write) -> Result<(), String> {
             }
             let worst = got.iter().copied().fold(f64::INFINITY, f64::min);
             let verdict = if worst >= t.want { "met" } else { "MISSED" };
-            writeln!(out, "{:<40} {:>7.1}x {:>13.2}x {:>7}", t.name, t.want, worst, verdict).map_err(w)?;
+            writeln!(out, "{:<40} {:>7.1}x {:>13}x {:>7}", t.name, t.want, ratio(worst), verdict).map_err(w)?;
         }
         // 2 threads vs 1 on qdq's own numbers, at 1 Mi (in L3).
         for (i, case) in selected.iter().enumerate() {
@@ -429,8 +439,15 @@ pub fn run(opts: &Options, out: &mut dyn Write) -> Result<(), String> {
             if one > 0.0 && two > 0.0 {
                 let s = one / two;
                 let verdict = if s >= 1.7 { "met" } else { "MISSED" };
-                writeln!(out, "{:<40} {:>7.1}x {:>13.2}x {:>7}", "2 threads vs 1, Q f32->u8, 1 Mi", 1.7, s, verdict)
-                    .map_err(w)?;
+                writeln!(
+                    out,
+                    "{:<40} {:>7.1}x {:>13}x {:>7}",
+                    "2 threads vs 1, Q f32->u8, 1 Mi",
+                    1.7,
+                    ratio(s),
+                    verdict
+                )
+                .map_err(w)?;
             }
         }
     }
@@ -468,6 +485,14 @@ mod tests {
             })
         );
         assert_eq!(parse_line("Traceback (most recent call last):"), None);
+    }
+
+    #[test]
+    fn ratios() {
+        assert_eq!(ratio(1.804), "1.80");
+        assert_eq!(ratio(0.0123), "0.0123");
+        assert_eq!(ratio(0.001234), "0.00123");
+        assert_eq!(ratio(0.0), "0.00");
     }
 
     #[test]
