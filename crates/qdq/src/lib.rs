@@ -87,8 +87,12 @@ impl Config {
     /// Elements per parallel chunk for `n` elements (a multiple of 64, so chunks start on a
     /// byte boundary for every packed type), or `None` to run on the calling thread.
     fn chunk(&self, n: usize) -> Option<usize> {
+        // Check the cheap conditions first: a sequential call must not even start rayon's pool.
+        if !self.parallel || n < self.parallel_threshold {
+            return None;
+        }
         let threads = rayon::current_num_threads();
-        if !self.parallel || n < self.parallel_threshold || threads < 2 {
+        if threads < 2 {
             return None;
         }
         let per = n.div_ceil(threads * 4).max(16 * 1024);

@@ -1,0 +1,402 @@
+//! Shared check functions (see the test files that call them).
+#![allow(dead_code)]
+
+use qdq::{DataType, Layout, Opset, QuantizeAttributes, TensorRef};
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn unit(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+const SPECIALS: [f32; 18] = [
+    0.0,
+    -0.0,
+    f32::INFINITY,
+    f32::NEG_INFINITY,
+    f32::NAN,
+    -f32::NAN,
+    1e-40,
+    -1e-45,
+    f32::MAX,
+    f32::MIN,
+    f32::MIN_POSITIVE,
+    3e9,
+    -3e9,
+    65504.0,
+    65520.0,
+    448.0,
+    464.0,
+    57344.0,
+];
+
+fn scale_value(rng: &mut Rng) -> f32 {
+    match rng.below(12) {
+        0 => 2f32.powi(rng.below(20) as i32 - 10),
+        1 => -(rng.unit() + 0.01),
+        2 => 1e-30,
+        3 => 1e-39, // subnormal
+        4 if rng.below(4) == 0 => 0.0,
+        5 => 3e30,
+        6 => 5.0 / 255.0,
+        _ => rng.unit() * 2.0 + 1e-3,
+    }
+}
+
+fn x_value(rng: &mut Rng, s: f32) -> f32 {
+    match rng.below(10) {
+        0 | 1 => SPECIALS[rng.below(SPECIALS.len())],
+        2..=4 => ((rng.below(600) as f32 - 300.0) + 0.5) * s, // ties (exact or nearly)
+        5 => (rng.unit() - 0.5) * 1e5,
+        6 => f32::from_bits(rng.next() as u32),
+        _ => (rng.unit() - 0.5) * 600.0 * s.abs().max(1e-3),
+    }
+}
+
+/// Encodes f32 values as a tensor of type `t` (f32, f16, bf16, i32, e8m0).
+fn wide_bytes(t: DataType, v: &[f32]) -> Vec<u8> {
+    match t {
+        DataType::F32 => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        DataType::F16 => v.iter().flat_map(|x| qdq::f16::from_f32(*x).to_le_bytes()).collect(),
+        DataType::Bf16 => v.iter().flat_map(|x| qdq::bf16::from_f32(*x).to_le_bytes()).collect(),
+        DataType::I32 => v.iter().flat_map(|x| (*x as i32).to_le_bytes()).collect(),
+        DataType::E8M0 => {
+            v.iter().map(|x| qdq::float::encode_e8m0(x.abs(), qdq::float::E8m0Rounding::Nearest)).collect()
+        }
+        other => panic!("{other}"),
+    }
+}
+
+fn random_codes(rng: &mut Rng, t: DataType, n: usize) -> Vec<u8> {
+    let mut b = vec![0u8; t.byte_len(n).unwrap()];
+    for i in 0..n {
+        qdq::packing::set(t, &mut b, i, rng.next() as u32);
+    }
+    b
+}
+
+use super::configs;
+
+/// Shapes `(x_shape, layout kind)` covering per-tensor, per-axis first/middle/last and
+/// blocked last/middle with remainder blocks.
+fn shapes(rng: &mut Rng) -> Vec<(Vec<usize>, i64, i64, Vec<usize>)> {
+    // (x shape, axis, block, scale shape)
+    let mut v = vec![
+        (vec![7, 64], 1, 0, vec![64]),
+        (vec![5, 3], 1, 0, vec![3]),
+        (vec![3, 5, 2], 1, 0, vec![5]),
+        (vec![17, 9], 0, 0, vec![17]),
+        (vec![4, 70], 1, 32, vec![4, 3]),
+        (vec![3, 10], 1, 3, vec![3, 4]),
+        (vec![2, 7, 6], 1, 4, vec![2, 2, 6]),
+        (vec![5, 33, 3], 1, 32, vec![5, 2, 3]),
+        (vec![2, 3, 40], 2, 16, vec![2, 3, 3]),
+        (vec![9], 0, 2, vec![5]),
+        (vec![0, 4], 1, 0, vec![4]),
+        (vec![3, 0], 1, 2, vec![3, 0]),
+    ];
+    let d = 1 + rng.below(40);
+    let o = 1 + rng.below(5);
+    v.push((vec![o, d], 1, 0, vec![d]));
+    v
+}
+
+fn quantize_case(rng: &mut Rng, x_type: DataType, s_type: DataType, out: DataType, sat: bool, prec: i64) {
+    let opset = Opset::onnx(28);
+    for (x_shape, axis, block, s_shape) in shapes(rng).into_iter().chain((0..=70).map(|n| (vec![n], 0, 0, vec![]))) {
+        let n: usize = x_shape.iter().product();
+        let ns: usize = s_shape.iter().product();
+        let scales: Vec<f32> = (0..ns.max(1)).map(|_| scale_value(rng)).collect();
+        let scales = if s_shape.is_empty() { scales[..1].to_vec() } else { scales[..ns].to_vec() };
+        let sb = wide_bytes(s_type, &scales);
+        let xs: Vec<f32> = (0..n).map(|i| x_value(rng, scales[i % scales.len()])).collect();
+        let xb = wide_bytes(x_type, &xs);
+        let zp =
+            if out.is_minifloat() || rng.below(4) == 0 { None } else { Some(random_codes(rng, out, scales.len())) };
+        // misaligned starting offsets
+        let off = rng.below(4);
+        let mut xbuf = vec![0u8; off];
+        xbuf.extend_from_slice(&xb);
+        let x = TensorRef { dtype: x_type, shape: &x_shape, data: &xbuf[off..] };
+        let s = TensorRef { dtype: s_type, shape: &s_shape, data: &sb };
+        let z = zp.as_ref().map(|d| TensorRef { dtype: out, shape: &s_shape, data: d });
+        let attrs = QuantizeAttributes {
+            axis: Some(axis),
+            block_size: Some(block),
+            saturate: Some(sat as i64),
+            output_dtype: Some(out.onnx() as i64),
+            precision: if prec != 0 { Some(prec) } else { None },
+        };
+        let want = qdq_ref::quantize_linear(opset, x, s, z, &attrs);
+        for (name, cfg) in configs() {
+            let got = qdq_ref::tensor::quantize_linear_with(&qdq::Fast(cfg), opset, x, s, z, &attrs);
+            match (&want, &got) {
+                (Ok(w), Ok(g)) => {
+                    if w.data != g.data {
+                        let i =
+                            (0..n).find(|&i| qdq::packing::get(out, &w.data, i) != qdq::packing::get(out, &g.data, i));
+                        let detail = i.map(|i| {
+                            format!(
+                                "element {i}: x={:e} ({:#010x}) scale={:e} want {:#x} got {:#x}",
+                                xs[i],
+                                xs[i].to_bits(),
+                                scales[qdq::Layout::PerTensor.scale_index(0).min(scales.len() - 1)],
+                                qdq::packing::get(out, &w.data, i),
+                                qdq::packing::get(out, &g.data, i)
+                            )
+                        });
+                        panic!(
+                            "{name}: Q {x_type}->{out} scale {s_type} sat={sat} prec={prec} shape {x_shape:?} axis {axis} block {block}: {}",
+                            detail.unwrap_or_else(|| "padding differs".into())
+                        );
+                    }
+                }
+                (Err(w), Err(g)) => assert_eq!(w, g),
+                _ => panic!("{name}: ref {want:?} vs qdq {got:?}"),
+            }
+        }
+    }
+}
+
+pub fn quantize_every_output_type_from_f32() {
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    for out in DataType::QUANTIZED {
+        for sat in [true, false] {
+            quantize_case(&mut rng, DataType::F32, DataType::F32, out, sat, 0);
+        }
+    }
+}
+
+pub fn quantize_from_f16_bf16_i32_and_other_scale_types() {
+    let mut rng = Rng(0xfeed_beef_0bad_cafe);
+    for out in [
+        DataType::U8,
+        DataType::I8,
+        DataType::I16,
+        DataType::U4,
+        DataType::I2,
+        DataType::E4M3Fn,
+        DataType::E5M2,
+        DataType::E2M1,
+        DataType::E3M2,
+    ] {
+        for (x, s) in [
+            (DataType::F16, DataType::F16),
+            (DataType::Bf16, DataType::Bf16),
+            (DataType::I32, DataType::F32),
+            (DataType::F32, DataType::F16),
+            (DataType::F32, DataType::Bf16),
+            (DataType::F16, DataType::F32),
+            (DataType::F32, DataType::E8M0),
+            (DataType::I32, DataType::I32),
+            (DataType::Bf16, DataType::E8M0),
+        ] {
+            quantize_case(&mut rng, x, s, out, true, 0);
+        }
+    }
+}
+
+pub fn quantize_with_precision_attribute() {
+    let mut rng = Rng(0x0123_4567_89ab_cdef);
+    for out in [DataType::U8, DataType::I16, DataType::U16, DataType::E4M3FnUz, DataType::E5M2FnUz, DataType::E2M3] {
+        for prec in [1, 10, 16] {
+            quantize_case(&mut rng, DataType::F32, DataType::F32, out, false, prec);
+            quantize_case(&mut rng, DataType::I32, DataType::F32, out, true, prec);
+        }
+    }
+}
+
+pub fn quantize_lengths_0_to_512_all_isas() {
+    let mut rng = Rng(42);
+    for out in DataType::QUANTIZED {
+        for n in 0..=512usize {
+            let s = [scale_value(&mut rng)];
+            let xs: Vec<f32> = (0..n).map(|_| x_value(&mut rng, s[0])).collect();
+            let zp = if out.is_minifloat() { None } else { Some(random_codes(&mut rng, out, 1)) };
+            let zpp = zp.as_ref().map(|d| qdq::Packed { dtype: out, len: 1, data: d });
+            let opts = qdq::QuantizeOptions { output: out, saturate: n % 2 == 0, precision: None };
+            let bytes = out.byte_len(n).unwrap();
+            let mut want = vec![0u8; bytes];
+            qdq_ref::quantize(qdq::Values::F32(&xs), qdq::Values::F32(&s), zpp, Layout::PerTensor, &opts, &mut want)
+                .unwrap();
+            for (name, cfg) in configs() {
+                let mut got = vec![0xa5u8; bytes]; // garbage: padding must be zeroed
+                qdq::quantize_with(
+                    &cfg,
+                    qdq::Values::F32(&xs),
+                    qdq::Values::F32(&s),
+                    zpp,
+                    Layout::PerTensor,
+                    &opts,
+                    &mut got,
+                )
+                .unwrap();
+                if got != want {
+                    let i = (0..n).find(|&i| qdq::packing::get(out, &want, i) != qdq::packing::get(out, &got, i));
+                    panic!(
+                        "{name} {out} n={n} s={:e}: element {i:?} x={:?}: want {:?} got {:?}",
+                        s[0],
+                        i.map(|i| xs[i]),
+                        i.map(|i| qdq::packing::get(out, &want, i)),
+                        i.map(|i| qdq::packing::get(out, &got, i))
+                    );
+                }
+            }
+        }
+    }
+}
+
+pub fn dequantize_every_input_type() {
+    let mut rng = Rng(7);
+    let opset = Opset::onnx(28);
+    let inputs = [
+        DataType::U8,
+        DataType::I8,
+        DataType::U16,
+        DataType::I16,
+        DataType::I32,
+        DataType::U4,
+        DataType::I4,
+        DataType::U2,
+        DataType::I2,
+        DataType::E4M3Fn,
+        DataType::E4M3FnUz,
+        DataType::E5M2,
+        DataType::E5M2FnUz,
+        DataType::E2M1,
+        DataType::E2M3,
+        DataType::E3M2,
+    ];
+    for xt in inputs {
+        for (st, out) in [
+            (DataType::F32, 0),
+            (DataType::F16, 0),
+            (DataType::Bf16, 0),
+            (DataType::F32, 10),
+            (DataType::F32, 16),
+            (DataType::E8M0, 1),
+            (DataType::E8M0, 10),
+        ] {
+            for (x_shape, axis, block, s_shape) in
+                shapes(&mut rng).into_iter().chain((0..=70).map(|n| (vec![n], 0, 0, vec![])))
+            {
+                let n: usize = x_shape.iter().product();
+                let ns: usize = s_shape.iter().product::<usize>().max(if s_shape.is_empty() { 1 } else { 0 });
+                let scales: Vec<f32> = (0..ns).map(|_| scale_value(&mut rng)).collect();
+                let sb = wide_bytes(st, &scales);
+                let off = rng.below(4);
+                let mut xb = vec![0u8; off];
+                xb.extend(random_codes(&mut rng, xt, n));
+                let zp = if xt.is_minifloat() || rng.below(3) == 0 {
+                    None
+                } else if xt == DataType::I32 && rng.below(2) == 0 {
+                    Some(random_codes(&mut rng, xt, ns))
+                } else if xt == DataType::I32 {
+                    None
+                } else {
+                    Some(random_codes(&mut rng, xt, ns))
+                };
+                let x = TensorRef { dtype: xt, shape: &x_shape, data: &xb[off..] };
+                let s = TensorRef { dtype: st, shape: &s_shape, data: &sb };
+                let z = zp.as_ref().map(|d| TensorRef { dtype: xt, shape: &s_shape, data: d });
+                let attrs = qdq::DequantizeAttributes {
+                    axis: Some(axis),
+                    block_size: Some(block),
+                    output_dtype: if out != 0 { Some(out) } else { None },
+                };
+                let want = qdq_ref::dequantize_linear(opset, x, s, z, &attrs);
+                for (name, cfg) in configs() {
+                    let got = qdq_ref::tensor::dequantize_linear_with(&qdq::Fast(cfg), opset, x, s, z, &attrs);
+                    match (&want, &got) {
+                        (Ok(w), Ok(g)) => {
+                            let es = w.dtype.bits() as usize / 8;
+                            for i in 0..n {
+                                let (a, b) = (&w.data[i * es..(i + 1) * es], &g.data[i * es..(i + 1) * es]);
+                                let fmt = qdq::float::FloatFormat::of(w.dtype);
+                                let val = |b: &[u8]| -> f64 {
+                                    match fmt {
+                                        Some(f) => f.decode(u16::from_le_bytes([b[0], b[1]]) as u32),
+                                        None => f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64,
+                                    }
+                                };
+                                assert!(
+                                    a == b || (val(a).is_nan() && val(b).is_nan()),
+                                    "{name}: DQ {xt} scale {st} -> {} shape {x_shape:?} axis {axis} block {block} element {i}: want {:e} got {:e}",
+                                    w.dtype,
+                                    val(a),
+                                    val(b)
+                                );
+                            }
+                        }
+                        (Err(w), Err(g)) => assert_eq!(w, g),
+                        _ => panic!("{name}: ref {want:?} vs qdq {got:?}"),
+                    }
+                }
+            }
+        }
+    }
+}
+
+pub fn dynamic_quantize_matches_reference() {
+    let mut rng = Rng(99);
+    for n in (0..=300).chain([4096, 70_000, 200_003]) {
+        let mut xs: Vec<f32> = (0..n).map(|_| (rng.unit() - 0.3) * 10.0).collect();
+        if n > 5 && rng.below(3) == 0 {
+            xs[rng.below(n)] = SPECIALS[rng.below(SPECIALS.len())];
+        }
+        let mut want = vec![0u8; n];
+        let w = qdq_ref::dynamic_quantize(&xs, &mut want).unwrap();
+        for (name, cfg) in configs() {
+            let mut got = vec![0u8; n];
+            let g = qdq::dynamic_quantize_with(&cfg, &xs, &mut got).unwrap();
+            assert_eq!((w.0.to_bits(), w.1), (g.0.to_bits(), g.1), "{name} n={n}");
+            assert_eq!(want, got, "{name} n={n}");
+        }
+    }
+}
+
+pub fn large_parallel_per_axis_and_blocked() {
+    let mut rng = Rng(5);
+    let n = 1 << 18;
+    let xs: Vec<f32> = (0..n).map(|_| x_value(&mut rng, 0.1)).collect();
+    let s64: Vec<f32> = (0..64).map(|_| scale_value(&mut rng)).collect();
+    let sblk: Vec<f32> = (0..n / 32).map(|_| scale_value(&mut rng)).collect();
+    for (layout, scales) in [
+        (Layout::PerAxis { outer: n / 64, axis_len: 64, inner: 1 }, &s64),
+        (Layout::PerAxis { outer: 1, axis_len: 64, inner: n / 64 }, &s64),
+        (Layout::Blocked { outer: n / 64, axis_len: 64, inner: 1, block: 32 }, &sblk),
+        (Layout::Blocked { outer: 4, axis_len: 64, inner: n / 256, block: 32 }, &sblk),
+    ] {
+        for out in [DataType::I8, DataType::U4, DataType::E4M3Fn, DataType::E2M3] {
+            let opts = qdq::QuantizeOptions::new(out);
+            let bytes = out.byte_len(n).unwrap();
+            let mut want = vec![0u8; bytes];
+            qdq_ref::quantize(qdq::Values::F32(&xs), qdq::Values::F32(scales), None, layout, &opts, &mut want).unwrap();
+            for (name, cfg) in configs() {
+                let mut got = vec![0u8; bytes];
+                qdq::quantize_with(
+                    &cfg,
+                    qdq::Values::F32(&xs),
+                    qdq::Values::F32(scales),
+                    None,
+                    layout,
+                    &opts,
+                    &mut got,
+                )
+                .unwrap();
+                assert!(got == want, "{name} {layout:?} {out}");
+            }
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! Shared check functions (see the test files that call them).
+#![allow(dead_code)]
+
+use qdq::{Config, DataType, Isa, Layout, Packed, QuantizeOptions, Values, ValuesMut};
+use rayon::prelude::*;
+
+fn isas() -> Vec<Isa> {
+    Isa::available()
+}
+
+fn compare_codes(what: &str, out: DataType, want: &[u8], got: &[u8], input: impl Fn(usize) -> String) {
+    if want != got {
+        let n = want.len() * 8 / out.bits() as usize;
+        let i = (0..n).find(|&i| qdq::packing::get(out, want, i) != qdq::packing::get(out, got, i)).unwrap_or(0);
+        panic!(
+            "{what} -> {out}: element {i} ({}): want {:#x}, got {:#x}",
+            input(i),
+            qdq::packing::get(out, want, i),
+            qdq::packing::get(out, got, i)
+        );
+    }
+}
+
+pub fn every_f16_and_bf16_pattern_through_quantize() {
+    let patterns: Vec<u16> = (0..=u16::MAX).collect();
+    let h: Vec<qdq::f16> = patterns.iter().map(|b| qdq::f16::from_bits(*b)).collect();
+    let b: Vec<qdq::bf16> = patterns.iter().map(|b| qdq::bf16::from_bits(*b)).collect();
+    for out in DataType::QUANTIZED {
+        for (sat, scale) in [(true, 1.0f32), (false, 0.375), (true, 3.0e-3), (true, -7.5), (false, 1.0 / 3.0)] {
+            let opts = QuantizeOptions { output: out, saturate: sat, precision: None };
+            let bytes = out.byte_len(patterns.len()).unwrap();
+            for (name, x, s) in [
+                ("f16", Values::F16(&h), Values::F16(&[qdq::f16::from_f32(scale)])),
+                ("bf16", Values::Bf16(&b), Values::Bf16(&[qdq::bf16::from_f32(scale)])),
+                ("f16/f32 scale", Values::F16(&h), Values::F32(&[scale])),
+            ] {
+                let mut want = vec![0u8; bytes];
+                qdq_ref::quantize(x, s, None, Layout::PerTensor, &opts, &mut want).unwrap();
+                for isa in isas() {
+                    let mut got = vec![0u8; bytes];
+                    qdq::quantize_with(
+                        &Config::sequential().with_isa(isa),
+                        x,
+                        s,
+                        None,
+                        Layout::PerTensor,
+                        &opts,
+                        &mut got,
+                    )
+                    .unwrap();
+                    compare_codes(&format!("{isa} {name} s={scale} sat={sat}"), out, &want, &got, |i| {
+                        format!("pattern {:#06x}", patterns[i])
+                    });
+                }
+            }
+        }
+    }
+}
+
+pub fn every_code_of_every_type_through_dequantize() {
+    let types = [
+        DataType::U8,
+        DataType::I8,
+        DataType::U16,
+        DataType::I16,
+        DataType::U4,
+        DataType::I4,
+        DataType::U2,
+        DataType::I2,
+        DataType::E4M3Fn,
+        DataType::E4M3FnUz,
+        DataType::E5M2,
+        DataType::E5M2FnUz,
+        DataType::E2M1,
+        DataType::E2M3,
+        DataType::E3M2,
+    ];
+    for t in types {
+        let n = 1usize << t.bits();
+        let mut x = vec![0u8; t.byte_len(n).unwrap()];
+        for i in 0..n {
+            qdq::packing::set(t, &mut x, i, i as u32);
+        }
+        let xp = Packed { dtype: t, len: n, data: &x };
+        let zp_bytes = {
+            let mut z = vec![0u8; t.byte_len(1).unwrap()];
+            if t.int_range().is_some() {
+                qdq::packing::set(t, &mut z, 0, 3);
+            }
+            z
+        };
+        let zp = t.int_range().map(|_| Packed { dtype: t, len: 1, data: &zp_bytes });
+        for scale in [1.0f32, 0.1, -3.5, 1e-30, f32::INFINITY] {
+            let mut want = vec![0f32; n];
+            qdq_ref::dequantize(xp, Values::F32(&[scale]), zp, Layout::PerTensor, ValuesMut::F32(&mut want)).unwrap();
+            let mut want16 = vec![qdq::f16::ZERO; n];
+            qdq_ref::dequantize(xp, Values::F32(&[scale]), zp, Layout::PerTensor, ValuesMut::F16(&mut want16)).unwrap();
+            let mut wantb = vec![qdq::bf16::ZERO; n];
+            qdq_ref::dequantize(xp, Values::F32(&[scale]), zp, Layout::PerTensor, ValuesMut::Bf16(&mut wantb)).unwrap();
+            for isa in isas() {
+                let cfg = Config::sequential().with_isa(isa);
+                let mut got = vec![0f32; n];
+                qdq::dequantize_with(&cfg, xp, Values::F32(&[scale]), zp, Layout::PerTensor, ValuesMut::F32(&mut got))
+                    .unwrap();
+                let mut got16 = vec![qdq::f16::ZERO; n];
+                qdq::dequantize_with(
+                    &cfg,
+                    xp,
+                    Values::F32(&[scale]),
+                    zp,
+                    Layout::PerTensor,
+                    ValuesMut::F16(&mut got16),
+                )
+                .unwrap();
+                let mut gotb = vec![qdq::bf16::ZERO; n];
+                qdq::dequantize_with(
+                    &cfg,
+                    xp,
+                    Values::F32(&[scale]),
+                    zp,
+                    Layout::PerTensor,
+                    ValuesMut::Bf16(&mut gotb),
+                )
+                .unwrap();
+                for i in 0..n {
+                    let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+                    assert!(
+                        same(want[i], got[i]),
+                        "{isa} {t} code {i:#x} s={scale}: f32 want {} got {}",
+                        want[i],
+                        got[i]
+                    );
+                    assert!(same(want16[i].to_f32(), got16[i].to_f32()), "{isa} {t} code {i:#x} s={scale}: f16");
+                    assert!(same(wantb[i].to_f32(), gotb[i].to_f32()), "{isa} {t} code {i:#x} s={scale}: bf16");
+                }
+            }
+        }
+    }
+}
+
+/// All 2^32 f32 bit patterns through every float8 / float6 / float4 encoder (scale 1, so the
+/// quotient is the input), both saturate modes, every ISA, against the reference encoder.
+pub fn all_f32_inputs_through_every_minifloat_encoder() {
+    let targets: Vec<(DataType, bool)> = DataType::QUANTIZED
+        .iter()
+        .filter(|t| t.is_minifloat())
+        .flat_map(|t| if t.is_float8() { vec![(*t, true), (*t, false)] } else { vec![(*t, true)] })
+        .collect();
+    const CHUNK: u64 = 1 << 20;
+    let chunks = (1u64 << 32) / CHUNK;
+    let start = std::time::Instant::now();
+    (0..chunks).into_par_iter().for_each(|c| {
+        let x: Vec<f32> = (c * CHUNK..(c + 1) * CHUNK).map(|b| f32::from_bits(b as u32)).collect();
+        for &(out, sat) in &targets {
+            let fmt = qdq::float::FloatFormat::of(out).unwrap();
+            let bytes = out.byte_len(x.len()).unwrap();
+            let mut want = vec![0u8; bytes];
+            for (i, v) in x.iter().enumerate() {
+                qdq::packing::set(out, &mut want, i, fmt.encode(*v as f64, sat));
+            }
+            let opts = QuantizeOptions { output: out, saturate: sat, precision: None };
+            for isa in isas() {
+                let mut got = vec![0u8; bytes];
+                qdq::quantize_with(
+                    &Config::sequential().with_isa(isa),
+                    Values::F32(&x),
+                    Values::F32(&[1.0]),
+                    None,
+                    Layout::PerTensor,
+                    &opts,
+                    &mut got,
+                )
+                .unwrap();
+                compare_codes(&format!("{isa} sat={sat}"), out, &want, &got, |i| {
+                    format!("f32 bits {:#010x}", x[i].to_bits())
+                });
+            }
+        }
+        if c % 512 == 511 {
+            eprintln!("{}/{} chunks, {:.0} s", c + 1, chunks, start.elapsed().as_secs_f64());
+        }
+    });
+    eprintln!(
+        "all 2^32 f32 inputs x {} encoders x {:?}: identical to qdq-ref ({:.0} s)",
+        targets.len(),
+        isas(),
+        start.elapsed().as_secs_f64()
+    );
+}

@@ -1,0 +1,47 @@
+//! The differential and small exhaustive checks without any thread: qemu user-mode
+//! emulation in this sandbox hangs on `clone`, and libtest runs every test on a thread, so
+//! the aarch64 / NEON run (`.ci/run`) uses this `harness = false` binary instead. It ends
+//! with the line `N passed, M failed`.
+
+mod common;
+
+fn main() {
+    common::NO_THREADS.store(true, std::sync::atomic::Ordering::Relaxed);
+    println!("ISAs: {:?}", qdq::Isa::available());
+    let checks: [(&str, fn()); 9] = [
+        ("quantize_every_output_type_from_f32", common::differential::quantize_every_output_type_from_f32),
+        (
+            "quantize_from_f16_bf16_i32_and_other_scale_types",
+            common::differential::quantize_from_f16_bf16_i32_and_other_scale_types,
+        ),
+        ("quantize_with_precision_attribute", common::differential::quantize_with_precision_attribute),
+        ("quantize_lengths_0_to_512_all_isas", common::differential::quantize_lengths_0_to_512_all_isas),
+        ("dequantize_every_input_type", common::differential::dequantize_every_input_type),
+        ("dynamic_quantize_matches_reference", common::differential::dynamic_quantize_matches_reference),
+        ("large_parallel_per_axis_and_blocked", common::differential::large_parallel_per_axis_and_blocked),
+        (
+            "every_f16_and_bf16_pattern_through_quantize",
+            common::exhaustive::every_f16_and_bf16_pattern_through_quantize,
+        ),
+        (
+            "every_code_of_every_type_through_dequantize",
+            common::exhaustive::every_code_of_every_type_through_dequantize,
+        ),
+    ];
+    let (mut passed, mut failed) = (0, 0);
+    for (name, check) in checks {
+        let t = std::time::Instant::now();
+        match std::panic::catch_unwind(check) {
+            Ok(()) => {
+                passed += 1;
+                println!("ok {name} ({:.1} s)", t.elapsed().as_secs_f64());
+            }
+            Err(_) => {
+                failed += 1;
+                println!("FAILED {name}");
+            }
+        }
+    }
+    println!("{passed} passed, {failed} failed");
+    std::process::exit(if failed == 0 { 0 } else { 1 });
+}
