@@ -93,7 +93,9 @@ fn store<S: Simd>(s: S, out: Out, v: S::F, y: &mut [u8]) {
     }
 }
 
-/// Dequantizes elements `[begin, end)` into `y`, the output bytes of that range.
+/// Dequantizes elements `[begin, end)` into `y`, the output bytes of that range. Inlined
+/// into the ISA's `vectorize` context (see `quantize::run`).
+#[inline(always)]
 pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mut [u8]) {
     let os = job.out.size();
     let n_scales = job.scale.len()
@@ -127,7 +129,11 @@ pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mu
                         }
                         s.load_f32(&tmp)
                     };
-                    let z = job.zero_point.as_ref().map_or(s.splat_i(0), |zp| load_codes(s, zp, k, take, true));
+                    // A `match`, not `map_or`: closures do not inherit the ISA's target features.
+                    let z = match job.zero_point.as_ref() {
+                        Some(zp) => load_codes(s, zp, k, take, true),
+                        None => s.splat_i(0),
+                    };
                     (sc, z)
                 }
                 (None, Scales::Splat(_)) => unreachable!(),

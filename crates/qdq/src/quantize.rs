@@ -253,40 +253,100 @@ struct Lanes<S: Simd> {
     zf: S::F,
 }
 
-/// Exact `x / s` (see the module docs).
+/// Exact `x / s` for any x (see the module docs): signed zeros, infinities and NaN are
+/// those of IEEE division. Used for float outputs, where they matter.
 #[inline(always)]
 fn divide<S: Simd>(s: S, x: S::F, sc: S::F, r: S::F, fast: bool) -> S::F {
-    if !fast {
+    if !fast || !S::HAS_FMA {
         return s.div(x, sc);
     }
-    let zero = s.splat(0.0);
     let q0 = s.mul(x, r);
-    let e = s.fma(s.sub(zero, q0), sc, x);
+    let e = s.fnma(q0, sc, x);
     let q1 = s.fma(e, r, q0);
-    let q = s.select(s.or_m(s.eq(e, zero), s.is_nan(q1)), q0, q1);
-    let ax = s.f32_of(s.and_i(s.bits(x), s.splat_i(i32::MAX)));
-    let tiny = s.and_m(s.lt(ax, s.splat(pow2f(-96))), s.not_m(s.eq(x, zero)));
-    if s.any(tiny) {
-        s.div(x, sc)
-    } else {
-        q
+    // e == 0: q0 is exact (and carries the right sign of zero); NaN: x was infinite or the
+    // quotient overflowed, where q0 is the IEEE result.
+    s.select(s.or_m(s.eq(e, s.splat(0.0)), s.is_nan(q1)), q0, q1)
+}
+
+/// Clamp bound for x on the fast integer path: with `|s| <= 2^30`, `|x| >= 2^90` gives a
+/// quotient beyond every integer range, exactly like ±inf, and `2^90 * |1/s| <= 2^120`
+/// cannot overflow.
+const BIG: f32 = 1.2379400392853803e27; // 2^90
+
+/// The per-call switches of the vector loop, resolved once. The hot combinations are
+/// instantiated with compile-time values (see [`run`]), so the per-vector `match`es fold
+/// away; the rest read them at run time (still one predictable branch per vector).
+#[derive(Clone, Copy)]
+struct Spec {
+    src: Src,
+    prec: Prec,
+    src_exact: bool,
+    enc: Encode,
+    bits: u32,
+}
+
+const ANY: u8 = u8::MAX;
+
+impl Spec {
+    #[inline(always)]
+    fn resolve<const SRC: u8, const PREC: u8, const BITS: u8>(job: &Job<'_>) -> Spec {
+        let src = match SRC {
+            0 => Src::F32,
+            1 => Src::F16,
+            2 => Src::Bf16,
+            3 => Src::I32,
+            _ => job.src,
+        };
+        let prec = match PREC {
+            0 => Prec::F32,
+            1 => Prec::F16,
+            2 => Prec::Bf16,
+            _ => job.prec,
+        };
+        let bits = if BITS == ANY { job.out.bits() } else { BITS as u32 };
+        let src_exact = if PREC == 0 { true } else { job.src_exact };
+        Spec { src, prec, src_exact, enc: job.enc, bits }
     }
 }
 
 /// One vector: x bytes in, codes out.
 #[inline(always)]
-fn quantize_vec<S: Simd>(s: S, job: &Job<'_>, xb: &[u8], p: &Lanes<S>) -> S::I {
-    let mut x = job.src.load(s, xb);
-    if !job.src_exact {
-        x = job.prec.round(s, x);
+fn quantize_vec<S: Simd, const MINI: u8>(s: S, sp: &Spec, xb: &[u8], p: &Lanes<S>) -> S::I {
+    let mut x = sp.src.load(s, xb);
+    if !sp.src_exact {
+        x = sp.prec.round(s, x);
     }
-    let q = job.prec.round(s, divide(s, x, p.s, p.r, p.fast));
-    match job.enc {
-        Encode::Int { .. } => {
+    if MINI == 0 {
+        // Integer outputs: ±0 are the same and NaN goes to qmin, so the divide needs no
+        // special-value fix-ups. On the fast path x is clamped first (NaN becomes -BIG, hence
+        // qmin); on the slow path a NaN quotient falls to `lo` in the clamp below.
+        let q = if p.fast && S::HAS_FMA {
+            let xc = s.min(s.max(x, s.splat(-BIG)), s.splat(BIG));
+            let q0 = s.mul(xc, p.r);
+            let e = s.fnma(q0, p.s, xc);
+            s.fma(e, p.r, q0)
+        } else {
+            s.div(x, p.s)
+        };
+        let q = sp.prec.round(s, q);
+        // max(NaN, lo) = lo: NaN -> qmin - z, so the result is qmin.
+        let c = s.min(s.max(q, p.lo), p.hi);
+        return s.add_i(s.cvt_rne(c), p.z);
+    }
+    let q = sp.prec.round(s, divide(s, x, p.s, p.r, p.fast));
+    let mini = match MINI {
+        0 => None,
+        _ => match sp.enc {
+            Encode::Mini { fmt, add_zero } => Some((fmt, add_zero)),
+            Encode::Int { .. } => None,
+        },
+    };
+    match mini {
+        None => {
             let c = s.select(s.is_nan(q), p.lo, s.min(s.max(q, p.lo), p.hi));
             s.add_i(s.cvt_rne(c), p.z)
         }
-        Encode::Mini { fmt, add_zero } => {
+        Some((fmt, add_zero)) => {
             let q = if add_zero { s.add(q, p.zf) } else { q };
             encode_minifloat(s, q, &fmt)
         }
@@ -299,7 +359,10 @@ fn splat_lanes<S: Simd>(s: S, job: &Job<'_>, k: usize) -> Lanes<S> {
     let sp = job.prec.round_scalar(job.scale_kind.get(job.scale, k));
     let r = 1.0 / sp;
     let a = sp.abs();
-    let fast = (pow2f(-125)..=pow2f(125)).contains(&a);
+    // Markstein's correction is exact when s, 1/s, x and the residual are normal. Keeping
+    // |s| in [2^-30, 2^30] makes every x that could fail (|x| < 2^-96) give |q| < 2^-66,
+    // which every output type rounds to ±0 whatever its last bits: no per-vector check.
+    let fast = (pow2f(-30)..=pow2f(30)).contains(&a);
     let z = job.zp(k);
     let (lo, hi) = match job.enc {
         Encode::Int { qmin, qmax } => ((qmin - z) as f32, (qmax - z) as f32),
@@ -397,8 +460,8 @@ pub(crate) fn load_codes<S: Simd>(s: S, p: &Packed<'_>, k: usize, valid: usize, 
 /// Stores codes of `LANES` elements at element `e` of `y` (relative to the chunk), which
 /// must be aligned for the output width.
 #[inline(always)]
-pub(crate) fn store_codes<S: Simd>(s: S, out: DataType, c: S::I, y: &mut [u8], e: usize) {
-    let bits = out.bits() as usize;
+pub(crate) fn store_codes<S: Simd>(s: S, bits: u32, c: S::I, y: &mut [u8], e: usize) {
+    let bits = bits as usize;
     let b = &mut y[e * bits / 8..];
     match bits {
         8 => s.store_u8(c, b),
@@ -419,44 +482,128 @@ pub(crate) fn group(t: DataType) -> usize {
     }
 }
 
+/// A partial vector (a head up to a packing boundary, or a tail): pads x, runs the very
+/// same vector code, then places the `take` valid codes one by one.
+#[inline(always)]
+fn partial<S: Simd, const MINI: u8>(
+    s: S,
+    job: &Job<'_>,
+    sp: &Spec,
+    i: usize,
+    take: usize,
+    p: &Lanes<S>,
+    begin: usize,
+    y: &mut [u8],
+) {
+    let xs = job.src.size();
+    let mut xt = [0u8; 64];
+    xt[..take * xs].copy_from_slice(&job.x[i * xs..(i + take) * xs]);
+    let c = quantize_vec::<S, MINI>(s, sp, &xt, p);
+    let mut ct = [0u8; 64];
+    s.store_i32(c, &mut ct);
+    for t in 0..take {
+        let code = i32::from_le_bytes([ct[4 * t], ct[4 * t + 1], ct[4 * t + 2], ct[4 * t + 3]]);
+        packing::set(job.out, y, i - begin + t, code as u32);
+    }
+}
+
 /// Quantizes elements `[begin, end)` into `y`, which holds the output bytes of exactly that
 /// range (`begin` is a multiple of 4, so it starts on a byte boundary for every type).
+///
+/// Picks a compile-time specialisation for the common combinations (f32 / f16 / bf16
+/// input, f32 division, every output width) and the run-time one for the rest.
+#[inline(always)]
 pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mut [u8]) {
-    let xs = job.src.size();
-    let g = group(job.out);
+    let mini = matches!(job.enc, Encode::Mini { .. });
+    match (job.src, job.prec, mini, job.out.bits()) {
+        (Src::F32, Prec::F32, false, 8) => run_with::<S, 0, 0, 0, 8>(s, job, begin, end, y),
+        (Src::F32, Prec::F32, false, 16) => run_with::<S, 0, 0, 0, 16>(s, job, begin, end, y),
+        (Src::F32, Prec::F32, false, 4) => run_with::<S, 0, 0, 0, 4>(s, job, begin, end, y),
+        (Src::F32, Prec::F32, false, 2) => run_with::<S, 0, 0, 0, 2>(s, job, begin, end, y),
+        (Src::F32, Prec::F32, true, 8) => run_with::<S, 0, 0, 1, 8>(s, job, begin, end, y),
+        (Src::F32, Prec::F32, true, 4) => run_with::<S, 0, 0, 1, 4>(s, job, begin, end, y),
+        (Src::F32, Prec::F32, true, 6) => run_with::<S, 0, 0, 1, 6>(s, job, begin, end, y),
+        (Src::F16, Prec::F32, false, 8) => run_with::<S, 1, 0, 0, 8>(s, job, begin, end, y),
+        (Src::Bf16, Prec::F32, false, 8) => run_with::<S, 2, 0, 0, 8>(s, job, begin, end, y),
+        (_, _, false, _) => run_with::<S, ANY, ANY, 0, ANY>(s, job, begin, end, y),
+        (_, _, true, _) => run_with::<S, ANY, ANY, 1, ANY>(s, job, begin, end, y),
+    }
+}
+
+/// The segment walk: per segment a head of partial vectors up to the packing boundary, a
+/// tight loop of full vectors, and a partial tail. Inlined into the ISA's `vectorize`
+/// context, so every primitive compiles with that ISA's target features.
+#[inline(always)]
+fn run_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8>(
+    s: S,
+    job: &Job<'_>,
+    begin: usize,
+    end: usize,
+    y: &mut [u8],
+) {
+    let sp = Spec::resolve::<SRC, PREC, BITS>(job);
+    let xs = sp.src.size();
+    let gmask = group(job.out) - 1;
+    let lanes = S::LANES;
     for seg in Segments::new(job.layout, begin, end) {
-        let splat = match seg.scales {
-            Scales::Splat(k) => Some(splat_lanes(s, job, k)),
-            Scales::Seq(_) => None,
-        };
-        let mut i = seg.start;
         let stop = seg.start + seg.len;
-        while i < stop {
-            let left = stop - i;
-            let misaligned = (i - begin) % g;
-            let take = if misaligned != 0 { (g - misaligned).min(left) } else { left.min(S::LANES) };
-            let params = match (&splat, seg.scales) {
-                (Some(p), _) => *p,
-                (None, Scales::Seq(k0)) => seq_lanes(s, job, k0 + (i - seg.start), take),
-                (None, Scales::Splat(_)) => unreachable!(),
-            };
-            if take == S::LANES {
-                let c = quantize_vec(s, job, &job.x[i * xs..(i + S::LANES) * xs], &params);
-                store_codes(s, job.out, c, y, i - begin);
-            } else {
-                // Partial vector (head to reach a packing boundary, or tail): pad x, run the
-                // very same vector code, then place the valid codes one by one.
-                let mut xt = [0u8; 64];
-                xt[..take * xs].copy_from_slice(&job.x[i * xs..(i + take) * xs]);
-                let c = quantize_vec(s, job, &xt, &params);
-                let mut ct = [0u8; 64];
-                s.store_i32(c, &mut ct);
-                for t in 0..take {
-                    let code = i32::from_le_bytes([ct[4 * t], ct[4 * t + 1], ct[4 * t + 2], ct[4 * t + 3]]);
-                    packing::set(job.out, y, i - begin + t, code as u32);
+        let mut i = seg.start;
+        let head = (gmask + 1 - ((i - begin) & gmask)) & gmask;
+        match seg.scales {
+            Scales::Splat(k) => {
+                let p = splat_lanes(s, job, k);
+                if head > 0 {
+                    let t = head.min(stop - i);
+                    partial::<S, MINI>(s, job, &sp, i, t, &p, begin, y);
+                    i += t;
+                }
+                // Four vectors per step: independent chains for the out-of-order core, and
+                // one wide store for 8-bit outputs.
+                while i + 4 * lanes <= stop {
+                    let xb = &job.x[i * xs..(i + 4 * lanes) * xs];
+                    // (No closures here: they would not inherit the ISA's target features.)
+                    let c = [
+                        quantize_vec::<S, MINI>(s, &sp, xb, &p),
+                        quantize_vec::<S, MINI>(s, &sp, &xb[lanes * xs..], &p),
+                        quantize_vec::<S, MINI>(s, &sp, &xb[2 * lanes * xs..], &p),
+                        quantize_vec::<S, MINI>(s, &sp, &xb[3 * lanes * xs..], &p),
+                    ];
+                    if sp.bits == 8 {
+                        s.store_u8x4(c, &mut y[i - begin..]);
+                    } else {
+                        for (k, ck) in c.into_iter().enumerate() {
+                            store_codes(s, sp.bits, ck, y, i - begin + k * lanes);
+                        }
+                    }
+                    i += 4 * lanes;
+                }
+                while i + lanes <= stop {
+                    let c = quantize_vec::<S, MINI>(s, &sp, &job.x[i * xs..(i + lanes) * xs], &p);
+                    store_codes(s, sp.bits, c, y, i - begin);
+                    i += lanes;
+                }
+                if i < stop {
+                    partial::<S, MINI>(s, job, &sp, i, stop - i, &p, begin, y);
                 }
             }
-            i += take;
+            Scales::Seq(k0) => {
+                if head > 0 {
+                    let t = head.min(stop - i);
+                    let p = seq_lanes(s, job, k0, t);
+                    partial::<S, MINI>(s, job, &sp, i, t, &p, begin, y);
+                    i += t;
+                }
+                while i + lanes <= stop {
+                    let p = seq_lanes(s, job, k0 + (i - seg.start), lanes);
+                    let c = quantize_vec::<S, MINI>(s, &sp, &job.x[i * xs..(i + lanes) * xs], &p);
+                    store_codes(s, sp.bits, c, y, i - begin);
+                    i += lanes;
+                }
+                if i < stop {
+                    let p = seq_lanes(s, job, k0 + (i - seg.start), stop - i);
+                    partial::<S, MINI>(s, job, &sp, i, stop - i, &p, begin, y);
+                }
+            }
         }
     }
 }

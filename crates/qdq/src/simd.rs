@@ -12,6 +12,9 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// Lanes per vector (a multiple of 4, so packed 2-, 4- and 6-bit groups never straddle
     /// two vectors).
     const LANES: usize;
+    /// Whether [`Simd::fma`] is a hardware fused multiply-add. Without one (the portable
+    /// path) the exact division uses a true division instead of the FMA correction.
+    const HAS_FMA: bool = true;
     /// `LANES` f32.
     type F: Copy;
     /// `LANES` i32.
@@ -26,19 +29,18 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     fn div(self, a: Self::F, b: Self::F) -> Self::F;
     /// `a * b + c` with a single rounding.
     fn fma(self, a: Self::F, b: Self::F, c: Self::F) -> Self::F;
-    /// Minimum; operands are never NaN where it is used.
+    /// `c - a * b` with a single rounding.
+    fn fnma(self, a: Self::F, b: Self::F, c: Self::F) -> Self::F;
+    /// Minimum of non-NaN lanes; **a NaN in `a` gives `b`** (x86 `minps` semantics, which
+    /// the kernels use to send NaN to the clamp bound).
     fn min(self, a: Self::F, b: Self::F) -> Self::F;
-    /// Maximum; operands are never NaN where it is used.
+    /// Maximum of non-NaN lanes; **a NaN in `a` gives `b`**.
     fn max(self, a: Self::F, b: Self::F) -> Self::F;
     fn eq(self, a: Self::F, b: Self::F) -> Self::M;
-    fn lt(self, a: Self::F, b: Self::F) -> Self::M;
     fn is_nan(self, a: Self::F) -> Self::M;
     /// `m ? a : b` per lane.
     fn select(self, m: Self::M, a: Self::F, b: Self::F) -> Self::F;
     fn or_m(self, a: Self::M, b: Self::M) -> Self::M;
-    fn and_m(self, a: Self::M, b: Self::M) -> Self::M;
-    fn not_m(self, a: Self::M) -> Self::M;
-    fn any(self, m: Self::M) -> bool;
 
     fn splat_i(self, v: i32) -> Self::I;
     fn add_i(self, a: Self::I, b: Self::I) -> Self::I;
@@ -88,6 +90,14 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     fn store_u16(self, a: Self::I, out: &mut [u8]);
     /// Stores the low 8 bits of each lane (`LANES` bytes).
     fn store_u8(self, a: Self::I, out: &mut [u8]);
+    /// Stores the low 8 bits of each lane of four vectors (`4 * LANES` bytes). ISAs whose
+    /// single-vector narrowing store is slow override this with pack instructions.
+    fn store_u8x4(self, c: [Self::I; 4], out: &mut [u8]) {
+        let n = Self::LANES;
+        for (k, v) in c.into_iter().enumerate() {
+            self.store_u8(v, &mut out[k * n..(k + 1) * n]);
+        }
+    }
     /// Packs the low 4 bits of each lane (`LANES / 2` bytes).
     fn store_u4(self, a: Self::I, out: &mut [u8]);
     /// Packs the low 2 bits of each lane (`LANES / 4` bytes).

@@ -98,6 +98,10 @@ impl Simd for Avx2 {
         v!(_mm256_fmadd_ps(a, b, c))
     }
     #[inline(always)]
+    fn fnma(self, a: __m256, b: __m256, c: __m256) -> __m256 {
+        v!(_mm256_fnmadd_ps(a, b, c))
+    }
+    #[inline(always)]
     fn min(self, a: __m256, b: __m256) -> __m256 {
         v!(_mm256_min_ps(a, b))
     }
@@ -110,10 +114,6 @@ impl Simd for Avx2 {
         v!(_mm256_castps_si256(_mm256_cmp_ps::<_CMP_EQ_OQ>(a, b)))
     }
     #[inline(always)]
-    fn lt(self, a: __m256, b: __m256) -> __m256i {
-        v!(_mm256_castps_si256(_mm256_cmp_ps::<_CMP_LT_OQ>(a, b)))
-    }
-    #[inline(always)]
     fn is_nan(self, a: __m256) -> __m256i {
         v!(_mm256_castps_si256(_mm256_cmp_ps::<_CMP_UNORD_Q>(a, a)))
     }
@@ -124,18 +124,6 @@ impl Simd for Avx2 {
     #[inline(always)]
     fn or_m(self, a: __m256i, b: __m256i) -> __m256i {
         v!(_mm256_or_si256(a, b))
-    }
-    #[inline(always)]
-    fn and_m(self, a: __m256i, b: __m256i) -> __m256i {
-        v!(_mm256_and_si256(a, b))
-    }
-    #[inline(always)]
-    fn not_m(self, a: __m256i) -> __m256i {
-        v!(_mm256_xor_si256(a, _mm256_set1_epi32(-1)))
-    }
-    #[inline(always)]
-    fn any(self, m: __m256i) -> bool {
-        v!(_mm256_movemask_ps(_mm256_castsi256_ps(m))) != 0
     }
     #[inline(always)]
     fn splat_i(self, x: i32) -> __m256i {
@@ -289,6 +277,19 @@ impl Simd for Avx2 {
         let out = &mut out[..8];
         // SAFETY: `out` is exactly the 8 bytes written (movq).
         unsafe { _mm_storel_epi64(out.as_mut_ptr().cast(), self.bytes(a)) }
+    }
+    #[inline(always)]
+    fn store_u8x4(self, c: [__m256i; 4], out: &mut [u8]) {
+        let v = v!({
+            let m = _mm256_set1_epi32(0xff);
+            let a = _mm256_packs_epi32(_mm256_and_si256(c[0], m), _mm256_and_si256(c[1], m));
+            let b = _mm256_packs_epi32(_mm256_and_si256(c[2], m), _mm256_and_si256(c[3], m));
+            let p = _mm256_packus_epi16(a, b);
+            _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+        });
+        let out = &mut out[..32];
+        // SAFETY: `out` is exactly the 32 bytes written.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
     }
     #[inline(always)]
     fn store_u4(self, a: __m256i, out: &mut [u8]) {

@@ -72,6 +72,10 @@ impl Simd for Avx512 {
         v!(_mm512_fmadd_ps(a, b, c))
     }
     #[inline(always)]
+    fn fnma(self, a: __m512, b: __m512, c: __m512) -> __m512 {
+        v!(_mm512_fnmadd_ps(a, b, c))
+    }
+    #[inline(always)]
     fn min(self, a: __m512, b: __m512) -> __m512 {
         v!(_mm512_min_ps(a, b))
     }
@@ -84,10 +88,6 @@ impl Simd for Avx512 {
         v!(_mm512_cmp_ps_mask::<_CMP_EQ_OQ>(a, b))
     }
     #[inline(always)]
-    fn lt(self, a: __m512, b: __m512) -> __mmask16 {
-        v!(_mm512_cmp_ps_mask::<_CMP_LT_OQ>(a, b))
-    }
-    #[inline(always)]
     fn is_nan(self, a: __m512) -> __mmask16 {
         v!(_mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, a))
     }
@@ -98,18 +98,6 @@ impl Simd for Avx512 {
     #[inline(always)]
     fn or_m(self, a: __mmask16, b: __mmask16) -> __mmask16 {
         a | b
-    }
-    #[inline(always)]
-    fn and_m(self, a: __mmask16, b: __mmask16) -> __mmask16 {
-        a & b
-    }
-    #[inline(always)]
-    fn not_m(self, a: __mmask16) -> __mmask16 {
-        !a
-    }
-    #[inline(always)]
-    fn any(self, m: __mmask16) -> bool {
-        m != 0
     }
     #[inline(always)]
     fn splat_i(self, v: i32) -> __m512i {
@@ -263,6 +251,21 @@ impl Simd for Avx512 {
         let out = &mut out[..16];
         // SAFETY: `out` is exactly the 16 bytes written.
         unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), self.bytes(a)) }
+    }
+    #[inline(always)]
+    fn store_u8x4(self, c: [__m512i; 4], out: &mut [u8]) {
+        let v = v!({
+            // Low bytes only (two's complement codes of i8 too), so the saturating packs
+            // never clip; then undo the packs' 128-bit lane interleave with one permute.
+            let m = _mm512_set1_epi32(0xff);
+            let a = _mm512_packs_epi32(_mm512_and_si512(c[0], m), _mm512_and_si512(c[1], m));
+            let b = _mm512_packs_epi32(_mm512_and_si512(c[2], m), _mm512_and_si512(c[3], m));
+            let p = _mm512_packus_epi16(a, b);
+            _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), p)
+        });
+        let out = &mut out[..64];
+        // SAFETY: `out` is exactly the 64 bytes written.
+        unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) }
     }
     #[inline(always)]
     fn store_u4(self, a: __m512i, out: &mut [u8]) {

@@ -98,6 +98,20 @@ pub(crate) trait Kernel {
     fn run<S: Simd>(self, s: S) -> Self::Output;
 }
 
+/// A kernel bound to its ISA token, callable by `vectorize`. A closure would do, but
+/// closures cannot be marked `#[inline(always)]` on stable Rust, and the whole kernel must
+/// inline into pulp's `#[target_feature]` function for the intrinsics to inline in turn.
+#[allow(dead_code)]
+struct Call<K, S>(K, S);
+
+impl<K: Kernel, S: Simd> pulp::NullaryFnOnce for Call<K, S> {
+    type Output = K::Output;
+    #[inline(always)]
+    fn call(self) -> K::Output {
+        self.0.run(self.1)
+    }
+}
+
 /// Runs `k` on `isa`, which the caller has checked is available (an unavailable one runs
 /// the scalar path instead, so this can never execute an unsupported instruction).
 #[inline]
@@ -106,19 +120,19 @@ pub(crate) fn dispatch<K: Kernel>(isa: Isa, k: K) -> K::Output {
         #[cfg(target_arch = "x86_64")]
         Isa::Avx512 => {
             if let Some(t) = pulp::x86::V4::try_new() {
-                return t.vectorize(move || k.run(avx512::Avx512(t)));
+                return t.vectorize(Call(k, avx512::Avx512(t)));
             }
         }
         #[cfg(target_arch = "x86_64")]
         Isa::Avx2 => {
             if let Some(t) = avx2::V3F16c::try_new() {
-                return t.vectorize(move || k.run(avx2::Avx2(t)));
+                return t.vectorize(Call(k, avx2::Avx2(t)));
             }
         }
         #[cfg(target_arch = "aarch64")]
         Isa::Neon => {
             if let Some(t) = neon::NeonToken::try_new() {
-                return t.vectorize(move || k.run(neon::Neon(t)));
+                return t.vectorize(Call(k, neon::Neon(t)));
             }
         }
         _ => {}

@@ -81,20 +81,22 @@ impl Simd for Neon {
         v!(vfmaq_f32(c, a, b))
     }
     #[inline(always)]
+    fn fnma(self, a: float32x4_t, b: float32x4_t, c: float32x4_t) -> float32x4_t {
+        v!(vfmsq_f32(c, a, b))
+    }
+    #[inline(always)]
     fn min(self, a: float32x4_t, b: float32x4_t) -> float32x4_t {
-        v!(vminq_f32(a, b))
+        // fmin propagates NaN (and fminnm turns a signalling NaN into NaN too): select the
+        // second operand for NaN in the first, like x86 `minps`.
+        v!(vbslq_f32(vceqq_f32(a, a), vminq_f32(a, b), b))
     }
     #[inline(always)]
     fn max(self, a: float32x4_t, b: float32x4_t) -> float32x4_t {
-        v!(vmaxq_f32(a, b))
+        v!(vbslq_f32(vceqq_f32(a, a), vmaxq_f32(a, b), b))
     }
     #[inline(always)]
     fn eq(self, a: float32x4_t, b: float32x4_t) -> uint32x4_t {
         v!(vceqq_f32(a, b))
-    }
-    #[inline(always)]
-    fn lt(self, a: float32x4_t, b: float32x4_t) -> uint32x4_t {
-        v!(vcltq_f32(a, b))
     }
     #[inline(always)]
     fn is_nan(self, a: float32x4_t) -> uint32x4_t {
@@ -107,18 +109,6 @@ impl Simd for Neon {
     #[inline(always)]
     fn or_m(self, a: uint32x4_t, b: uint32x4_t) -> uint32x4_t {
         v!(vorrq_u32(a, b))
-    }
-    #[inline(always)]
-    fn and_m(self, a: uint32x4_t, b: uint32x4_t) -> uint32x4_t {
-        v!(vandq_u32(a, b))
-    }
-    #[inline(always)]
-    fn not_m(self, a: uint32x4_t) -> uint32x4_t {
-        v!(vmvnq_u32(a))
-    }
-    #[inline(always)]
-    fn any(self, m: uint32x4_t) -> bool {
-        v!(vmaxvq_u32(m)) != 0
     }
     #[inline(always)]
     fn splat_i(self, x: i32) -> int32x4_t {

@@ -29,6 +29,8 @@ fn zip<T: Copy, U: Copy + Default>(a: [T; L], b: [T; L], f: impl Fn(T, T) -> U) 
 
 impl Simd for Scalar {
     const LANES: usize = L;
+    // `f32::mul_add` is a libm call without the FMA feature: divide instead.
+    const HAS_FMA: bool = false;
     type F = [f32; L];
     type I = [i32; L];
     type M = [bool; L];
@@ -62,6 +64,14 @@ impl Simd for Scalar {
         out
     }
     #[inline(always)]
+    fn fnma(self, a: Self::F, b: Self::F, c: Self::F) -> Self::F {
+        let mut out = [0.0; L];
+        for i in 0..L {
+            out[i] = (-a[i]).mul_add(b[i], c[i]);
+        }
+        out
+    }
+    #[inline(always)]
     fn min(self, a: Self::F, b: Self::F) -> Self::F {
         zip(a, b, |x, y| if x < y { x } else { y })
     }
@@ -72,10 +82,6 @@ impl Simd for Scalar {
     #[inline(always)]
     fn eq(self, a: Self::F, b: Self::F) -> Self::M {
         zip(a, b, |x, y| x == y)
-    }
-    #[inline(always)]
-    fn lt(self, a: Self::F, b: Self::F) -> Self::M {
-        zip(a, b, |x, y| x < y)
     }
     #[inline(always)]
     fn is_nan(self, a: Self::F) -> Self::M {
@@ -94,18 +100,6 @@ impl Simd for Scalar {
     #[inline(always)]
     fn or_m(self, a: Self::M, b: Self::M) -> Self::M {
         zip(a, b, |x, y| x | y)
-    }
-    #[inline(always)]
-    fn and_m(self, a: Self::M, b: Self::M) -> Self::M {
-        zip(a, b, |x, y| x & y)
-    }
-    #[inline(always)]
-    fn not_m(self, a: Self::M) -> Self::M {
-        map(a, |x| !x)
-    }
-    #[inline(always)]
-    fn any(self, m: Self::M) -> bool {
-        m.iter().any(|x| *x)
     }
     #[inline(always)]
     fn splat_i(self, v: i32) -> Self::I {
@@ -163,8 +157,14 @@ impl Simd for Scalar {
     }
     #[inline(always)]
     fn cvt_rne(self, a: Self::F) -> Self::I {
-        // In-range by contract; `as` saturates and maps NaN to 0 should a caller slip.
-        map(a, |x| x.round_ties_even() as i32)
+        // In-range by contract. Adding and removing 1.5 * 2^23 rounds |x| < 2^22 to an
+        // integer in the current (round-to-nearest-even) mode without a libm call; larger
+        // magnitudes are integers already. `as` saturates should a caller slip.
+        map(a, |x| {
+            let magic = 12_582_912.0f32;
+            let r = if x.abs() < 4_194_304.0 { (x + magic) - magic } else { x };
+            r as i32
+        })
     }
     #[inline(always)]
     fn cvt_f32(self, a: Self::I) -> Self::F {
