@@ -247,6 +247,8 @@ struct Lanes<S: Simd> {
     s: S::F,
     r: S::F,
     fast: bool,
+    /// The (broadcast) scale is negative.
+    neg: bool,
     z: S::I,
     lo: S::F,
     hi: S::F,
@@ -271,7 +273,7 @@ fn divide<S: Simd>(s: S, x: S::F, sc: S::F, r: S::F, fast: bool) -> S::F {
 /// Clamp bound for x on the fast integer path: with `|s| <= 2^30`, `|x| >= 2^90` gives a
 /// quotient beyond every integer range, exactly like ±inf, and `2^90 * |1/s| <= 2^120`
 /// cannot overflow.
-const BIG: f32 = 1.2379400392853803e27; // 2^90
+const BIG: f32 = (1u128 << 90) as f32;
 
 /// The per-call switches of the vector loop, resolved once. The hot combinations are
 /// instantiated with compile-time values (see [`run`]), so the per-vector `match`es fold
@@ -321,7 +323,10 @@ fn quantize_vec<S: Simd, const MINI: u8>(s: S, sp: &Spec, xb: &[u8], p: &Lanes<S
         // special-value fix-ups. On the fast path x is clamped first (NaN becomes -BIG, hence
         // qmin); on the slow path a NaN quotient falls to `lo` in the clamp below.
         let q = if p.fast && S::HAS_FMA {
-            let xc = s.min(s.max(x, s.splat(-BIG)), s.splat(BIG));
+            // The clamp order decides where NaN lands (min/max return their second operand
+            // for a NaN first operand): at the end whose quotient is qmin.
+            let (lo, hi) = (s.splat(-BIG), s.splat(BIG));
+            let xc = if p.neg { s.max(s.min(x, hi), lo) } else { s.min(s.max(x, lo), hi) };
             let q0 = s.mul(xc, p.r);
             let e = s.fnma(q0, p.s, xc);
             s.fma(e, p.r, q0)
@@ -372,6 +377,7 @@ fn splat_lanes<S: Simd>(s: S, job: &Job<'_>, k: usize) -> Lanes<S> {
         s: s.splat(sp),
         r: s.splat(r),
         fast,
+        neg: sp < 0.0,
         z: s.splat_i(z),
         lo: s.splat(lo),
         hi: s.splat(hi),
@@ -418,7 +424,7 @@ fn seq_lanes<S: Simd>(s: S, job: &Job<'_>, k: usize, valid: usize) -> Lanes<S> {
         _ => s.splat(0.0),
     };
     // Per-lane scales use a true division: the reciprocal would cost one anyway.
-    Lanes { s: sp, r: sp, fast: false, z, lo, hi, zf }
+    Lanes { s: sp, r: sp, fast: false, neg: false, z, lo, hi, zf }
 }
 
 /// Loads `LANES` element codes of a packed tensor from element `k` as i32 (sign-extended
@@ -485,6 +491,7 @@ pub(crate) fn group(t: DataType) -> usize {
 /// A partial vector (a head up to a packing boundary, or a tail): pads x, runs the very
 /// same vector code, then places the `take` valid codes one by one.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn partial<S: Simd, const MINI: u8>(
     s: S,
     job: &Job<'_>,
