@@ -27,7 +27,41 @@ fn usage() -> &'static str {
   cargo xtask vs-ort [--quick] [--rounds N] [--filter SUBSTR] [--python PATH] [--sizes N,M]
       qdq against onnxruntime (CPU, 1 and 2 intra-op threads) on the same shapes at 1 Mi
       and 16 Mi elements, alternating rounds; prints qdq/onnxruntime throughput ratios.
-      Creates target/venv-ort (onnxruntime, numpy, ml_dtypes) unless --python is given."
+      Creates target/venv-ort (onnxruntime, numpy, ml_dtypes) unless --python is given.
+  cargo xtask exhaustive
+      Release-mode exhaustive checks against qdq-ref on every ISA this CPU has: all 2^32
+      f32 inputs through every float8 encoder (saturate 0 and 1) and the float4 / float6
+      encoders, every f16 / bf16 pattern through quantize, every code through dequantize."
+}
+
+/// Runs the exhaustive test target of `crates/qdq` in release mode, ignored tests included.
+fn exhaustive_cmd(args: &[String]) -> ExitCode {
+    if let Some(a) = args.first() {
+        return bad_usage(&format!("exhaustive takes no arguments, got {a}"));
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let cmd = [
+        "test",
+        "--release",
+        "-p",
+        "qdq",
+        "--test",
+        "exhaustive",
+        "--",
+        "--include-ignored",
+        "--nocapture",
+        "--test-threads",
+        "1",
+    ];
+    println!("running: {cargo} {}", cmd.join(" "));
+    match std::process::Command::new(&cargo).args(cmd).status() {
+        Ok(st) if st.success() => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: cannot run {cargo}: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 fn bad_usage(msg: &str) -> ExitCode {
@@ -196,6 +230,7 @@ fn main() -> ExitCode {
         Some("gen-data") => gen_data_cmd(&args[1..]),
         Some("bench") => bench_cmd(&args[1..]),
         Some("vs-ort") => vs_ort_cmd(&args[1..]),
+        Some("exhaustive") => exhaustive_cmd(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{}", usage());
             ExitCode::SUCCESS
