@@ -74,6 +74,38 @@ impl<'a> Job<'a> {
     }
 }
 
+/// Codes of `LANES` elements from element `i` (full vector, `i` aligned to the packing
+/// group), zero-extended; `bits` folds to a constant in the specialised loops.
+#[inline(always)]
+fn load_full<S: Simd>(s: S, bits: u32, data: &[u8], i: usize) -> S::I {
+    let b = &data[i * bits as usize / 8..];
+    match bits {
+        8 => s.load_u8(b),
+        16 => s.load_u16(b),
+        32 => s.load_i32(b),
+        4 => s.load_u4(b),
+        2 => s.load_u2(b),
+        _ => s.load_u6(b),
+    }
+}
+
+/// The value `d` of the module docs for codes `c`.
+#[inline(always)]
+fn decode<S: Simd>(s: S, c: S::I, bits: u32, signed: bool, mini: Option<&MiniFormat>, z: S::I) -> S::F {
+    match mini {
+        Some(f) => decode_minifloat(s, c, f),
+        None => {
+            let c = if signed && bits < 32 {
+                // Two's complement sign extension: c - 2 * (c & sign).
+                s.sub_i(c, s.shl(s.and_i(c, s.splat_i(1 << (bits - 1))), 1))
+            } else {
+                c
+            };
+            s.cvt_f32(s.sub_i(c, z))
+        }
+    }
+}
+
 #[inline(always)]
 fn dequantize_vec<S: Simd>(s: S, job: &Job<'_>, i: usize, valid: usize, sc: S::F, z: S::I) -> S::F {
     let c = load_codes(s, &job.x, i, valid, true);
@@ -94,10 +126,47 @@ fn store<S: Simd>(s: S, out: Out, v: S::F, y: &mut [u8]) {
 }
 
 /// Dequantizes elements `[begin, end)` into `y`, the output bytes of that range. Inlined
-/// into the ISA's `vectorize` context (see `quantize::run`).
+/// into the ISA's `vectorize` context (see `quantize::run`); the common input widths and
+/// outputs get compile-time specialisations.
 #[inline(always)]
 pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mut [u8]) {
-    let os = job.out.size();
+    if !S::SPECIALIZE {
+        return run_with::<S, 0, 2, 3>(s, job, begin, end, y);
+    }
+    match (job.x.dtype.bits(), job.mini.is_some(), job.out) {
+        (8, false, Out::F32) => run_with::<S, 8, 0, 0>(s, job, begin, end, y),
+        (4, false, Out::F32) => run_with::<S, 4, 0, 0>(s, job, begin, end, y),
+        (16, false, Out::F32) => run_with::<S, 16, 0, 0>(s, job, begin, end, y),
+        (8, true, Out::F32) => run_with::<S, 8, 1, 0>(s, job, begin, end, y),
+        (4, true, Out::F32) => run_with::<S, 4, 1, 0>(s, job, begin, end, y),
+        (8, false, Out::F16) => run_with::<S, 8, 0, 1>(s, job, begin, end, y),
+        _ => run_with::<S, 0, 2, 3>(s, job, begin, end, y),
+    }
+}
+
+#[inline(always)]
+fn run_with<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8>(
+    s: S,
+    job: &Job<'_>,
+    begin: usize,
+    end: usize,
+    y: &mut [u8],
+) {
+    let bits = if BITS == 0 { job.x.dtype.bits() } else { BITS as u32 };
+    let out = match OUT {
+        0 => Out::F32,
+        1 => Out::F16,
+        _ => job.out,
+    };
+    let mini = match MINI {
+        0 => None,
+        1 => job.mini.as_ref(),
+        _ => job.mini.as_ref(),
+    };
+    let signed = matches!(job.x.dtype, DataType::I8 | DataType::I16 | DataType::I4 | DataType::I2);
+    let gmask = crate::quantize::group(job.x.dtype) - 1;
+    let os = out.size();
+    let lanes = S::LANES;
     let n_scales = job.scale.len()
         / match job.scale_kind {
             ScaleKind::F32 => 4,
@@ -105,49 +174,86 @@ pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mu
             ScaleKind::E8M0 => 1,
         };
     for seg in Segments::new(job.layout, begin, end) {
-        let splat = match seg.scales {
-            Scales::Splat(k) => {
-                let z = job.zero_point.map_or(0, |zp| packing::get_int(zp.dtype, zp.data, k) as i32);
-                Some((s.splat(job.scale_kind.get(job.scale, k)), s.splat_i(z)))
-            }
-            Scales::Seq(_) => None,
-        };
         let mut i = seg.start;
         let stop = seg.start + seg.len;
-        while i < stop {
-            let take = (stop - i).min(S::LANES);
-            let (sc, z) = match (splat, seg.scales) {
-                (Some(p), _) => p,
-                (None, Scales::Seq(k0)) => {
-                    let k = k0 + (i - seg.start);
-                    let sc = if take == S::LANES && k + S::LANES <= n_scales {
-                        job.scale_kind.load(s, job.scale, k)
-                    } else {
-                        let mut tmp = [0u8; 64];
-                        for t in 0..take {
-                            tmp[4 * t..4 * t + 4].copy_from_slice(&job.scale_kind.get(job.scale, k + t).to_le_bytes());
-                        }
-                        s.load_f32(&tmp)
-                    };
-                    // A `match`, not `map_or`: closures do not inherit the ISA's target features.
-                    let z = match job.zero_point.as_ref() {
-                        Some(zp) => load_codes(s, zp, k, take, true),
-                        None => s.splat_i(0),
-                    };
-                    (sc, z)
-                }
-                (None, Scales::Splat(_)) => unreachable!(),
+        if let Scales::Splat(k) = seg.scales {
+            let z = match job.zero_point {
+                Some(zp) => packing::get_int(zp.dtype, zp.data, k) as i32,
+                None => 0,
             };
-            let v = dequantize_vec(s, job, i, take, sc, z);
-            let at = (i - begin) * os;
-            if take == S::LANES {
-                store(s, job.out, v, &mut y[at..at + S::LANES * os]);
+            let (sc, z) = (s.splat(job.scale_kind.get(job.scale, k)), s.splat_i(z));
+            // Head up to the packing boundary, then whole vectors four at a time.
+            while i < stop && (i & gmask) != 0 {
+                let take = (gmask + 1 - (i & gmask)).min(stop - i);
+                partial(s, job, i, take, sc, z, begin, out, y);
+                i += take;
+            }
+            while i + 4 * lanes <= stop {
+                let v0 = s.mul(decode(s, load_full(s, bits, job.x.data, i), bits, signed, mini, z), sc);
+                let v1 = s.mul(decode(s, load_full(s, bits, job.x.data, i + lanes), bits, signed, mini, z), sc);
+                let v2 = s.mul(decode(s, load_full(s, bits, job.x.data, i + 2 * lanes), bits, signed, mini, z), sc);
+                let v3 = s.mul(decode(s, load_full(s, bits, job.x.data, i + 3 * lanes), bits, signed, mini, z), sc);
+                let at = (i - begin) * os;
+                store(s, out, v0, &mut y[at..]);
+                store(s, out, v1, &mut y[at + lanes * os..]);
+                store(s, out, v2, &mut y[at + 2 * lanes * os..]);
+                store(s, out, v3, &mut y[at + 3 * lanes * os..]);
+                i += 4 * lanes;
+            }
+            while i < stop {
+                let take = (stop - i).min(lanes);
+                partial(s, job, i, take, sc, z, begin, out, y);
+                i += take;
+            }
+            continue;
+        }
+        let Scales::Seq(k0) = seg.scales else { continue };
+        while i < stop {
+            let take = (stop - i).min(lanes);
+            let k = k0 + (i - seg.start);
+            let sc = if take == lanes && k + lanes <= n_scales {
+                job.scale_kind.load(s, job.scale, k)
             } else {
                 let mut tmp = [0u8; 64];
-                store(s, job.out, v, &mut tmp);
-                y[at..at + take * os].copy_from_slice(&tmp[..take * os]);
-            }
+                for t in 0..take {
+                    tmp[4 * t..4 * t + 4].copy_from_slice(&job.scale_kind.get(job.scale, k + t).to_le_bytes());
+                }
+                s.load_f32(&tmp)
+            };
+            // A `match`, not `map_or`: closures do not inherit the ISA's target features.
+            let z = match job.zero_point.as_ref() {
+                Some(zp) => load_codes(s, zp, k, take, true),
+                None => s.splat_i(0),
+            };
+            partial(s, job, i, take, sc, z, begin, out, y);
             i += take;
         }
+    }
+}
+
+/// Up to `LANES` elements at any position: codes gathered by `load_codes` (vector load
+/// when aligned and full), the same arithmetic, and a copy of the valid outputs.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn partial<S: Simd>(
+    s: S,
+    job: &Job<'_>,
+    i: usize,
+    take: usize,
+    sc: S::F,
+    z: S::I,
+    begin: usize,
+    out: Out,
+    y: &mut [u8],
+) {
+    let os = out.size();
+    let v = dequantize_vec(s, job, i, take, sc, z);
+    let at = (i - begin) * os;
+    if take == S::LANES {
+        store(s, out, v, &mut y[at..at + S::LANES * os]);
+    } else {
+        let mut tmp = [0u8; 64];
+        store(s, out, v, &mut tmp);
+        y[at..at + take * os].copy_from_slice(&tmp[..take * os]);
     }
 }

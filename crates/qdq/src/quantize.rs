@@ -522,6 +522,12 @@ fn partial<S: Simd, const MINI: u8>(
 #[inline(always)]
 pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mut [u8]) {
     let mini = matches!(job.enc, Encode::Mini { .. });
+    if !S::SPECIALIZE {
+        return match mini {
+            false => run_with::<S, ANY, ANY, 0, ANY>(s, job, begin, end, y),
+            true => run_with::<S, ANY, ANY, 1, ANY>(s, job, begin, end, y),
+        };
+    }
     match (job.src, job.prec, mini, job.out.bits()) {
         (Src::F32, Prec::F32, false, 8) => run_with::<S, 0, 0, 0, 8>(s, job, begin, end, y),
         (Src::F32, Prec::F32, false, 16) => run_with::<S, 0, 0, 0, 16>(s, job, begin, end, y),

@@ -15,6 +15,9 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// Whether [`Simd::fma`] is a hardware fused multiply-add. Without one (the portable
     /// path) the exact division uses a true division instead of the FMA correction.
     const HAS_FMA: bool = true;
+    /// Whether the kernels instantiate their compile-time specialisations for this ISA
+    /// (the portable fallback is not worth the compile time).
+    const SPECIALIZE: bool = true;
     /// `LANES` f32.
     type F: Copy;
     /// `LANES` i32.

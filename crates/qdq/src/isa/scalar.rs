@@ -31,6 +31,7 @@ impl Simd for Scalar {
     const LANES: usize = L;
     // `f32::mul_add` is a libm call without the FMA feature: divide instead.
     const HAS_FMA: bool = false;
+    const SPECIALIZE: bool = false;
     type F = [f32; L];
     type I = [i32; L];
     type M = [bool; L];
