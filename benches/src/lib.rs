@@ -345,11 +345,15 @@ impl Case {
         let (x, y) = match self.op {
             Op::Quantize | Op::DynamicQuantize => {
                 let x = match self.from {
-                    DataType::F16 => Input::F16(xf.iter().map(|&v| f16::from_f32(v)).collect()),
-                    DataType::Bf16 => Input::Bf16(xf.iter().map(|&v| bf16::from_f32(v)).collect()),
-                    _ => Input::F32(xf),
+                    DataType::F16 => {
+                        Input::F16(Aligned::from_slice(&xf.iter().map(|&v| f16::from_f32(v)).collect::<Vec<_>>()))
+                    }
+                    DataType::Bf16 => {
+                        Input::Bf16(Aligned::from_slice(&xf.iter().map(|&v| bf16::from_f32(v)).collect::<Vec<_>>()))
+                    }
+                    _ => Input::F32(Aligned::from_slice(&xf)),
                 };
-                (x, Output::Bytes(vec![0x5a; self.to.byte_len(n).unwrap_or(0)]))
+                (x, Output::Bytes(Aligned::filled(self.to.byte_len(n).unwrap_or(0), 0x5a)))
             }
             Op::Dequantize => {
                 // Realistic codes: the quantized data, with the same scales and zero points.
@@ -358,11 +362,11 @@ impl Case {
                 qdq::quantize(Values::F32(&xf), scale.values(), zp, layout, &QuantizeOptions::new(q), &mut codes)
                     .expect("quantize the dequantize input");
                 let y = match self.to {
-                    DataType::F16 => Output::F16(vec![f16::from_f32(1.0); n]),
-                    DataType::Bf16 => Output::Bf16(vec![bf16::from_f32(1.0); n]),
-                    _ => Output::F32(vec![1.0; n]),
+                    DataType::F16 => Output::F16(Aligned::filled(n, f16::from_f32(1.0))),
+                    DataType::Bf16 => Output::Bf16(Aligned::filled(n, bf16::from_f32(1.0))),
+                    _ => Output::F32(Aligned::filled(n, 1.0)),
                 };
-                (Input::Codes(codes), y)
+                (Input::Codes(Aligned::from_slice(&codes)), y)
             }
         };
         Prepared { case: *self, n, layout, x, scale, zero_point, y, opts: QuantizeOptions::new(self.to) }
@@ -406,10 +410,10 @@ pub fn full_matrix() -> Vec<Case> {
 }
 
 enum Input {
-    F32(Vec<f32>),
-    F16(Vec<f16>),
-    Bf16(Vec<bf16>),
-    Codes(Vec<u8>),
+    F32(Aligned<f32>),
+    F16(Aligned<f16>),
+    Bf16(Aligned<bf16>),
+    Codes(Aligned<u8>),
 }
 
 enum Scales {
@@ -431,10 +435,10 @@ impl Scales {
 }
 
 enum Output {
-    Bytes(Vec<u8>),
-    F32(Vec<f32>),
-    F16(Vec<f16>),
-    Bf16(Vec<bf16>),
+    Bytes(Aligned<u8>),
+    F32(Aligned<f32>),
+    F16(Aligned<f16>),
+    Bf16(Aligned<bf16>),
 }
 
 /// A case with its inputs and output buffer for one size.
@@ -466,22 +470,24 @@ impl Prepared {
         let k = self.case.shape.scale_count(self.n);
         let zp = self.zero_point.as_deref().map(|d| Packed { dtype: q, len: k, data: d });
         match (&self.case.op, &self.x, &mut self.y) {
-            (Op::DynamicQuantize, Input::F32(x), Output::Bytes(y)) => qdq::dynamic_quantize_with(cfg, x, y).map(|_| ()),
+            (Op::DynamicQuantize, Input::F32(x), Output::Bytes(y)) => {
+                qdq::dynamic_quantize_with(cfg, x.as_slice(), y.as_mut_slice()).map(|_| ())
+            }
             (Op::Quantize, x, Output::Bytes(y)) => {
                 let x = match x {
-                    Input::F32(v) => Values::F32(v),
-                    Input::F16(v) => Values::F16(v),
-                    Input::Bf16(v) => Values::Bf16(v),
+                    Input::F32(v) => Values::F32(v.as_slice()),
+                    Input::F16(v) => Values::F16(v.as_slice()),
+                    Input::Bf16(v) => Values::Bf16(v.as_slice()),
                     Input::Codes(_) => unreachable!("quantize takes float input"),
                 };
-                qdq::quantize_with(cfg, x, self.scale.values(), zp, self.layout, &self.opts, y)
+                qdq::quantize_with(cfg, x, self.scale.values(), zp, self.layout, &self.opts, y.as_mut_slice())
             }
             (Op::Dequantize, Input::Codes(x), y) => {
-                let xp = Packed { dtype: q, len: self.n, data: x };
+                let xp = Packed { dtype: q, len: self.n, data: x.as_slice() };
                 let y = match y {
-                    Output::F32(v) => ValuesMut::F32(v),
-                    Output::F16(v) => ValuesMut::F16(v),
-                    Output::Bf16(v) => ValuesMut::Bf16(v),
+                    Output::F32(v) => ValuesMut::F32(v.as_mut_slice()),
+                    Output::F16(v) => ValuesMut::F16(v.as_mut_slice()),
+                    Output::Bf16(v) => ValuesMut::Bf16(v.as_mut_slice()),
                     Output::Bytes(_) => unreachable!("dequantize writes floats"),
                 };
                 qdq::dequantize_with(cfg, xp, self.scale.values(), zp, self.layout, y)
@@ -496,10 +502,10 @@ impl Prepared {
             b.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &x| (h ^ x as u64).wrapping_mul(0x100_0000_01b3))
         }
         match &self.y {
-            Output::Bytes(v) => fold(v),
-            Output::F32(v) => fold(&v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<_>>()),
-            Output::F16(v) => fold(&v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<_>>()),
-            Output::Bf16(v) => fold(&v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<_>>()),
+            Output::Bytes(v) => fold(v.as_slice()),
+            Output::F32(v) => fold(&v.as_slice().iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<_>>()),
+            Output::F16(v) => fold(&v.as_slice().iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<_>>()),
+            Output::Bf16(v) => fold(&v.as_slice().iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<_>>()),
         }
     }
 }
@@ -556,23 +562,73 @@ impl Mode {
     }
 }
 
-/// The roofline kernel: reads `in_bytes` and writes `out_bytes` in interleaved steps of
-/// about 16 KiB, with nothing but copies and an xor fold (vectorised with the widest ISA
-/// the CPU has). Where the output is smaller than the input, each step copies the first
-/// part of its input slice into its output slice and xor-folds the rest; where it is
-/// larger, each step's input slice is copied repeatedly (from L1) into its output slice.
+/// A `len`-element buffer whose first element sits on a 64-byte boundary (a `Vec` with a
+/// little slack, sliced at the aligned offset), as inference engines allocate tensors.
+pub struct Aligned<T> {
+    v: Vec<T>,
+    off: usize,
+    len: usize,
+}
+
+impl<T: Copy + Default> Aligned<T> {
+    /// `len` copies of `value`.
+    pub fn filled(len: usize, value: T) -> Aligned<T> {
+        let pad = 64 / std::mem::size_of::<T>().max(1);
+        let v = vec![value; len + pad];
+        let off = v.as_ptr().align_offset(64).min(pad);
+        Aligned { v, off, len }
+    }
+
+    /// The elements of `src`, aligned.
+    pub fn from_slice(src: &[T]) -> Aligned<T> {
+        let mut a = Aligned::filled(src.len(), T::default());
+        a.as_mut_slice().copy_from_slice(src);
+        a
+    }
+
+    /// The elements.
+    pub fn as_slice(&self) -> &[T] {
+        &self.v[self.off..self.off + self.len]
+    }
+
+    /// The elements, mutable.
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        &mut self.v[self.off..self.off + self.len]
+    }
+}
+
+/// The roofline kernel: reads `in_bytes` and writes `out_bytes` with nothing but loads,
+/// stores and xors (64-byte vectors with AVX-512, 32-byte with AVX2), one sequential stream
+/// through each of two 64-byte aligned buffers, in steps of about 16 KiB. Where the output
+/// is smaller than the input, each 64-byte output block is the xor of the next `in / out`
+/// input blocks (a quantize kernel's loop minus the arithmetic) and the step's remaining
+/// input is xor-folded; where it is larger, each input block is stored `out / in` times and
+/// the remaining output copied from the step's input. Every input byte is read and every
+/// output byte written (under 64 bytes per step twice).
 pub struct Roofline {
-    input: Vec<u8>,
-    output: Vec<u8>,
+    input: Aligned<u8>,
+    output: Aligned<u8>,
 }
 
 const STEP: usize = 16 << 10;
 
+/// Start of step `s` of `steps` in a buffer of `len` bytes (64-byte aligned but the end).
+fn step_bound(s: usize, steps: usize, len: usize) -> usize {
+    if s >= steps {
+        len
+    } else {
+        (s * len / steps) & !63
+    }
+}
+
 impl Roofline {
     /// Buffers for a kernel reading `in_bytes` and writing `out_bytes`, both touched.
     pub fn new(in_bytes: usize, out_bytes: usize) -> Roofline {
-        let input = (0..in_bytes.max(1)).map(|i| (i as u8).wrapping_mul(31) ^ 0x5a).collect();
-        Roofline { input, output: vec![0xa5; out_bytes.max(1)] }
+        let mut input = Aligned::filled(in_bytes.max(1), 0u8);
+        for (i, b) in input.as_mut_slice().iter_mut().enumerate() {
+            *b = (i as u8).wrapping_mul(31) ^ 0x5a;
+        }
+        Roofline { input, output: Aligned::filled(out_bytes.max(1), 0xa5) }
     }
 
     /// The roofline for `case` at `n` elements.
@@ -584,201 +640,190 @@ impl Roofline {
     /// One pass over the buffers, split over `threads` rayon tasks (1: the calling
     /// thread). Returns a value that depends on every byte read.
     pub fn run(&mut self, threads: usize) -> u64 {
-        let (il, ol) = (self.input.len(), self.output.len());
-        // Every step gets at least one byte of each buffer.
-        let steps = il.max(ol).div_ceil(STEP).min(il.min(ol)).max(1);
+        let input = self.input.as_slice();
+        let output = self.output.as_mut_slice();
+        let (il, ol) = (input.len(), output.len());
+        // Every step gets at least 64 bytes of each buffer.
+        let steps = il.max(ol).div_ceil(STEP).min(il.min(ol) / 64).max(1);
         let threads = threads.clamp(1, steps);
-        if threads == 1 {
-            return stream(&self.input, &mut self.output, steps);
-        }
-        // Split both buffers at the same step boundaries.
+        // Split both buffers at the same step boundaries, one part per thread.
         let mut parts = Vec::with_capacity(threads);
-        let mut rest_out: &mut [u8] = &mut self.output;
+        let mut rest_out: &mut [u8] = output;
         let (mut i0, mut o0) = (0, 0);
         for t in 0..threads {
             let (s0, s1) = (t * steps / threads, (t + 1) * steps / threads);
-            let (i1, o1) = (s1 * il / steps, s1 * ol / steps);
+            let (i1, o1) = (step_bound(s1, steps, il), step_bound(s1, steps, ol));
             let (head, tail) = std::mem::take(&mut rest_out).split_at_mut(o1 - o0);
-            parts.push((&self.input[i0..i1], head, s1 - s0));
+            parts.push((&input[i0..i1], head, s1 - s0));
             rest_out = tail;
             (i0, o0) = (i1, o1);
+        }
+        if threads == 1 {
+            let (i, o, s) = parts.pop().expect("one part");
+            return stream(i, o, s);
         }
         parts.into_par_iter().map(|(i, o, s)| stream(i, o, s)).reduce(|| 0, |a, b| a ^ b)
     }
 }
 
-fn stream(input: &[u8], output: &mut [u8], steps: usize) -> u64 {
+/// Streams through one part in `n` steps.
+fn stream(input: &[u8], output: &mut [u8], n: usize) -> u64 {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has the feature the function is compiled for.
-            return unsafe { stream_avx512(input, output, steps) };
+            return unsafe { stream_avx512(input, output, n) };
         }
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: as above.
-            return unsafe { stream_avx2(input, output, steps) };
+            return unsafe { stream_avx2(input, output, n) };
         }
     }
-    stream_generic(input, output, steps)
+    stream_blocks(input, output, n)
 }
 
-/// Steps over the two buffers: calls `copy(from, to)` for the bytes that are both read and
-/// written, `fold(from)` for the bytes that are only read.
+/// Calls `f(input step, output step)` for each of `n` steps of a part (64-byte aligned
+/// bounds, as the part itself).
 #[inline(always)]
-fn for_steps(
-    input: &[u8],
-    output: &mut [u8],
-    steps: usize,
-    mut copy: impl FnMut(&[u8], &mut [u8]),
-    mut fold: impl FnMut(&[u8]),
-) {
+fn for_steps(input: &[u8], output: &mut [u8], n: usize, mut f: impl FnMut(&[u8], &mut [u8])) {
     let (il, ol) = (input.len(), output.len());
-    for s in 0..steps {
-        let inp = &input[s * il / steps..(s + 1) * il / steps];
-        let out = &mut output[s * ol / steps..(s + 1) * ol / steps];
-        if inp.len() >= out.len() {
-            let (head, rest) = inp.split_at(out.len());
-            copy(head, out);
-            fold(rest);
-        } else if !inp.is_empty() {
-            for o in out.chunks_mut(inp.len()) {
-                copy(&inp[..o.len()], o);
-            }
-        }
+    let (mut i, mut o) = (0, 0);
+    for k in 1..=n {
+        let (i1, o1) = (step_bound(k, n, il), step_bound(k, n, ol));
+        f(&input[i..i1], &mut output[o..o1]);
+        (i, o) = (i1, o1);
     }
 }
 
-/// AVX-512: 64-byte loads and stores, four independent xor accumulators.
+/// AVX-512 version of [`stream_blocks`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-fn stream_avx512(input: &[u8], output: &mut [u8], steps: usize) -> u64 {
+fn stream_avx512(input: &[u8], output: &mut [u8], n: usize) -> u64 {
     use std::arch::x86_64::*;
-    let mut acc = [_mm512_setzero_si512(); 4];
+    let mut acc = _mm512_setzero_si512();
     let mut tail = 0u64;
-    for_steps(
-        input,
-        output,
-        steps,
-        |from, to| {
-            let n = from.len().min(to.len());
-            let (f, t) = (from.as_ptr(), to.as_mut_ptr());
-            let mut k = 0;
-            // SAFETY: every access is within the first n bytes of both slices.
+    for_steps(input, output, n, |inp, out| {
+        let (il, ol) = (inp.len(), out.len());
+        let (f, t) = (inp.as_ptr(), out.as_mut_ptr());
+        if il >= ol {
+            // Output block k is the xor of input blocks q k .. q k + q - 1.
+            let (q, nb) = (il / ol, ol / 64);
+            // SAFETY: loads stay below 64 q nb <= il, stores below 64 nb <= ol.
             unsafe {
-                while k + 256 <= n {
-                    let v = [0, 64, 128, 192].map(|o| _mm512_loadu_si512(f.add(k + o).cast()));
-                    for (o, v) in [0, 64, 128, 192].into_iter().zip(v) {
-                        _mm512_storeu_si512(t.add(k + o).cast(), v);
+                for k in 0..nb {
+                    let p = f.add(64 * q * k);
+                    let mut v = _mm512_loadu_si512(p.cast());
+                    for m in 1..q {
+                        v = _mm512_xor_si512(v, _mm512_loadu_si512(p.add(64 * m).cast()));
                     }
-                    k += 256;
-                }
-                while k + 64 <= n {
-                    _mm512_storeu_si512(t.add(k).cast(), _mm512_loadu_si512(f.add(k).cast()));
-                    k += 64;
+                    _mm512_storeu_si512(t.add(64 * k).cast(), v);
                 }
             }
-            to[k..n].copy_from_slice(&from[k..n]);
-        },
-        |from| {
-            let n = from.len();
-            let f = from.as_ptr();
-            let mut k = 0;
-            // SAFETY: every access is within the slice.
+            let mut e = 64 * q * nb;
+            // SAFETY: e + 64 <= il.
             unsafe {
-                while k + 256 <= n {
-                    for (j, a) in acc.iter_mut().enumerate() {
-                        *a = _mm512_xor_si512(*a, _mm512_loadu_si512(f.add(k + 64 * j).cast()));
-                    }
-                    k += 256;
+                while e + 64 <= il {
+                    acc = _mm512_xor_si512(acc, _mm512_loadu_si512(f.add(e).cast()));
+                    e += 64;
                 }
             }
-            tail ^= from[k..].iter().fold(0u64, |h, &b| h.rotate_left(8) ^ b as u64);
-        },
-    );
+            tail ^= fold_bytes(&inp[e..]);
+            // The last partial output block (< 64 bytes) from bytes already read.
+            out[64 * nb..].copy_from_slice(&inp[..ol - 64 * nb]);
+        } else {
+            // Input block k is stored as output blocks q k .. q k + q - 1.
+            let (q, nb) = (ol / il, il / 64);
+            // SAFETY: loads below 64 nb <= il, stores below 64 q nb <= ol.
+            unsafe {
+                for k in 0..nb {
+                    let v = _mm512_loadu_si512(f.add(64 * k).cast());
+                    let p = t.add(64 * q * k);
+                    for m in 0..q {
+                        _mm512_storeu_si512(p.add(64 * m).cast(), v);
+                    }
+                }
+            }
+            for c in out[64 * q * nb..].chunks_mut(il) {
+                c.copy_from_slice(&inp[..c.len()]);
+            }
+            tail ^= fold_bytes(&inp[64 * nb..]);
+        }
+    });
     let mut lanes = [0u64; 8];
-    let all = _mm512_xor_si512(_mm512_xor_si512(acc[0], acc[1]), _mm512_xor_si512(acc[2], acc[3]));
     // SAFETY: lanes is 64 bytes.
-    unsafe { _mm512_storeu_si512(lanes.as_mut_ptr().cast(), all) };
+    unsafe { _mm512_storeu_si512(lanes.as_mut_ptr().cast(), acc) };
     lanes.iter().fold(tail, |a, b| a ^ b)
 }
 
-/// AVX2: 32-byte loads and stores, four independent xor accumulators.
+/// [`stream_blocks`] compiled for AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn stream_avx2(input: &[u8], output: &mut [u8], steps: usize) -> u64 {
-    use std::arch::x86_64::*;
-    let mut acc = [_mm256_setzero_si256(); 4];
-    let mut tail = 0u64;
-    for_steps(
-        input,
-        output,
-        steps,
-        |from, to| {
-            let n = from.len().min(to.len());
-            let (f, t) = (from.as_ptr(), to.as_mut_ptr());
-            let mut k = 0;
-            // SAFETY: every access is within the first n bytes of both slices.
-            unsafe {
-                while k + 128 <= n {
-                    let v = [0, 32, 64, 96].map(|o| _mm256_loadu_si256(f.add(k + o).cast()));
-                    for (o, v) in [0, 32, 64, 96].into_iter().zip(v) {
-                        _mm256_storeu_si256(t.add(k + o).cast(), v);
-                    }
-                    k += 128;
-                }
-            }
-            to[k..n].copy_from_slice(&from[k..n]);
-        },
-        |from| {
-            let n = from.len();
-            let f = from.as_ptr();
-            let mut k = 0;
-            // SAFETY: every access is within the slice.
-            unsafe {
-                while k + 128 <= n {
-                    for (j, a) in acc.iter_mut().enumerate() {
-                        *a = _mm256_xor_si256(*a, _mm256_loadu_si256(f.add(k + 32 * j).cast()));
-                    }
-                    k += 128;
-                }
-            }
-            tail ^= from[k..].iter().fold(0u64, |h, &b| h.rotate_left(8) ^ b as u64);
-        },
-    );
-    let mut lanes = [0u64; 4];
-    let all = _mm256_xor_si256(_mm256_xor_si256(acc[0], acc[1]), _mm256_xor_si256(acc[2], acc[3]));
-    // SAFETY: lanes is 32 bytes.
-    unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), all) };
-    lanes.iter().fold(tail, |a, b| a ^ b)
+fn stream_avx2(input: &[u8], output: &mut [u8], n: usize) -> u64 {
+    stream_blocks(input, output, n)
 }
 
-fn stream_generic(input: &[u8], output: &mut [u8], steps: usize) -> u64 {
+#[inline(always)]
+fn load_block(b: &[u8]) -> [u64; 8] {
+    std::array::from_fn(|k| u64::from_le_bytes(b[8 * k..8 * k + 8].try_into().unwrap_or([0; 8])))
+}
+
+#[inline(always)]
+fn store_block(v: [u64; 8], b: &mut [u8]) {
+    for (k, x) in v.iter().enumerate() {
+        b[8 * k..8 * k + 8].copy_from_slice(&x.to_le_bytes());
+    }
+}
+
+#[inline(always)]
+fn xor_block(a: [u64; 8], b: [u64; 8]) -> [u64; 8] {
+    std::array::from_fn(|k| a[k] ^ b[k])
+}
+
+/// The roofline loop on 64-byte blocks of `u64` lanes (vectorised by the compiler).
+#[inline(always)]
+fn stream_blocks(input: &[u8], output: &mut [u8], n: usize) -> u64 {
     let mut acc = [0u64; 8];
-    for_steps(input, output, steps, copy, |from| fold(from, &mut acc));
-    acc.iter().fold(0, |a, b| a ^ b)
-}
-
-#[inline(always)]
-fn copy(from: &[u8], to: &mut [u8]) {
-    let mut f = from.chunks_exact(64);
-    let mut t = to.chunks_exact_mut(64);
-    for (a, b) in (&mut f).zip(&mut t) {
-        b.copy_from_slice(a);
-    }
-    t.into_remainder().copy_from_slice(f.remainder());
-}
-
-#[inline(always)]
-fn fold(b: &[u8], acc: &mut [u64; 8]) {
-    let mut it = b.chunks_exact(64);
-    for c in &mut it {
-        for (k, a) in acc.iter_mut().enumerate() {
-            *a ^= u64::from_le_bytes(c[8 * k..8 * k + 8].try_into().unwrap_or([0; 8]));
+    let mut tail = 0u64;
+    for_steps(input, output, n, |inp, out| {
+        let (il, ol) = (inp.len(), out.len());
+        if il >= ol {
+            let (q, nb) = (il / ol, ol / 64);
+            for k in 0..nb {
+                let p = 64 * q * k;
+                let mut v = load_block(&inp[p..p + 64]);
+                for m in 1..q {
+                    v = xor_block(v, load_block(&inp[p + 64 * m..p + 64 * m + 64]));
+                }
+                store_block(v, &mut out[64 * k..64 * k + 64]);
+            }
+            let mut e = 64 * q * nb;
+            while e + 64 <= il {
+                acc = xor_block(acc, load_block(&inp[e..e + 64]));
+                e += 64;
+            }
+            tail ^= fold_bytes(&inp[e..]);
+            out[64 * nb..].copy_from_slice(&inp[..ol - 64 * nb]);
+        } else {
+            let (q, nb) = (ol / il, il / 64);
+            for k in 0..nb {
+                let v = load_block(&inp[64 * k..64 * k + 64]);
+                for m in 0..q {
+                    let p = 64 * (q * k + m);
+                    store_block(v, &mut out[p..p + 64]);
+                }
+            }
+            for c in out[64 * q * nb..].chunks_mut(il) {
+                c.copy_from_slice(&inp[..c.len()]);
+            }
+            tail ^= fold_bytes(&inp[64 * nb..]);
         }
-    }
-    for (k, x) in it.remainder().iter().enumerate() {
-        acc[k % 8] ^= *x as u64;
-    }
+    });
+    acc.iter().fold(tail, |a, b| a ^ b)
+}
+
+#[inline(always)]
+fn fold_bytes(b: &[u8]) -> u64 {
+    b.iter().fold(0u64, |h, &x| h.rotate_left(8) ^ x as u64)
 }
 
 /// Times `f` like `cargo xtask bench` does: one warm-up call, then `reps` batches of as
@@ -846,10 +891,50 @@ mod tests {
         for (i, o) in [(4096, 1024), (1024, 4096), (100_000, 3), (3, 100_000), (1 << 20, 1 << 18), (5, 7)] {
             for threads in [1, 2, 3] {
                 let mut r = Roofline::new(i, o);
-                r.input.fill(1);
+                r.input.as_mut_slice().fill(1);
                 r.run(threads);
-                assert!(r.output.iter().all(|&b| b == 1), "{i} {o} {threads}");
+                // Copies give 1, xors of an odd or even number of blocks 1 or 0.
+                assert!(r.output.as_slice().iter().all(|&b| b <= 1), "{i} {o} {threads}");
             }
+        }
+    }
+
+    #[test]
+    fn every_roofline_path_writes_every_output_byte() {
+        for (i, o) in [(4096, 1024), (1024, 4096), (100_000, 3), (3, 100_000), (5000, 1250), (1250, 5000), (5, 7)] {
+            for n in [1, 3] {
+                let n = n.min((i.min(o) / 64).max(1));
+                let input = vec![1u8; i];
+                let mut out = vec![0xa5u8; o];
+                stream_blocks(&input, &mut out, n);
+                assert!(out.iter().all(|&b| b <= 1), "generic {i} {o} {n}");
+                #[cfg(target_arch = "x86_64")]
+                for (avx512, avx2) in [(true, false), (false, true)] {
+                    let mut out = vec![0xa5u8; o];
+                    if avx512 && std::arch::is_x86_feature_detected!("avx512f") {
+                        // SAFETY: the CPU has the feature.
+                        unsafe { stream_avx512(&input, &mut out, n) };
+                    } else if avx2 && std::arch::is_x86_feature_detected!("avx2") {
+                        // SAFETY: as above.
+                        unsafe { stream_avx2(&input, &mut out, n) };
+                    } else {
+                        continue;
+                    }
+                    assert!(out.iter().all(|&b| b <= 1), "{avx512} {avx2} {i} {o} {n}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn aligned_buffers() {
+        for len in [0, 1, 5, 1000] {
+            let a = Aligned::filled(len, 7u32);
+            assert_eq!(a.as_slice().len(), len);
+            assert_eq!(a.as_slice().as_ptr() as usize % 64, 0);
+            let b = Aligned::from_slice(&[1.5f32, 2.5]);
+            assert_eq!(b.as_slice(), &[1.5, 2.5]);
+            assert_eq!(b.as_slice().as_ptr() as usize % 64, 0);
         }
     }
 
