@@ -20,12 +20,13 @@ Prints JSON lines on stdout:
     {"kind": "unsupported", "spec": ..., "reason": "..."}
 
 Sessions: CPU execution provider, graph optimizations off (ORT_DISABLE_ALL), intra-op
-threads T, sequential execution. x is a graph input bound once as an OrtValue (float8 and
-int4 data through `OrtValue.ortvalue_from_numpy_with_onnx_type`); scales and zero points
-are initializers, as in a QDQ model; outputs are preallocated OrtValues bound through an
-IOBinding, so a timed call is `run_with_iobinding` only. Each figure is the median of
-`--reps` batches of about `--batch-ms` milliseconds. The per-call Python overhead is
-measured on a 16-element QuantizeLinear and reported in the info line.
+threads T, sequential execution. x is a graph input bound once as an OrtValue over a
+64-byte aligned buffer, as qdq's (float8 and int4 data through
+`OrtValue.ortvalue_from_numpy_with_onnx_type`); scales and zero points are initializers,
+as in a QDQ model; outputs are preallocated OrtValues bound through an IOBinding, so a
+timed call is `run_with_iobinding` only. Each figure is the median of `--reps` batches of
+about `--batch-ms` milliseconds. The per-call Python overhead is measured on a 16-element
+QuantizeLinear and reported in the info line.
 
 The data match qdq_benches (benches/src/lib.rs): x uniform in [-4, 4); the scale of a
 quantized type is `base_scale(t) * (1 + (k % 8) / 16)` for scale k (per-tensor: k = 0);
@@ -203,18 +204,30 @@ def layout_shapes(layout, param, n):
     raise ValueError(f"unknown layout {layout}")
 
 
+def aligned(nbytes, dtype, dims):
+    """An uninitialised array of `dims` over a 64-byte aligned buffer (as qdq_benches)."""
+    raw = np.empty(nbytes + 64, np.uint8)
+    off = (-raw.ctypes.data) % 64
+    return raw[off:off + nbytes].view(dtype).reshape(dims)
+
+
 def ortvalue(dtype, data, n, dims):
-    """An OrtValue of n elements of dtype over `data` (packed codes for the byte types)."""
+    """(OrtValue, its numpy buffer) of n elements of dtype over a 64-byte aligned copy of
+    `data` (packed codes for the quantized types)."""
     if dtype == "f32":
-        return ort.OrtValue.ortvalue_from_numpy(data)
+        buf = aligned(4 * n, np.float32, dims)
+        buf[...] = data.reshape(dims)
+        return ort.OrtValue.ortvalue_from_numpy(buf), buf
     # ortvalue_from_numpy_with_onnx_type reinterprets a same-element-count buffer; for the
     # sub-byte types onnxruntime reads only the packed prefix of it.
     if BITS[dtype] == 16:
-        buf = np.ascontiguousarray(data).view(np.uint16).reshape(dims)
+        buf = aligned(2 * n, np.uint16, dims)
+        buf[...] = np.ascontiguousarray(data).view(np.uint16).reshape(dims)
         return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(buf, ONNX_TYPE[dtype]), buf
-    buf = np.zeros(n, np.uint8)
-    buf[: len(data)] = data
-    buf = buf.reshape(dims)
+    flat = aligned(n, np.uint8, [n])
+    flat[:] = 0
+    flat[: len(data)] = data
+    buf = flat.reshape(dims)
     return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(buf, ONNX_TYPE[dtype]), buf
 
 
@@ -246,10 +259,11 @@ def build(spec, n, seed):
         model = model_proto(node, [value_info("x", "f32", [n])],
                             [value_info("y", "u8", [n]), value_info("y_scale", "f32", []),
                              value_info("y_zero_point", "u8", [])], [], 21)
-        feeds = {"x": ortvalue("f32", x, n, [n])}
+        v, buf = ortvalue("f32", x, n, [n])
+        feeds = {"x": v}
         outs = {"y": output_value("u8", [n]), "y_scale": output_value("f32", []),
                 "y_zero_point": output_value("u8", [])}
-        return model, feeds, outs, [x]
+        return model, feeds, outs, [buf]
     s = scales(qt, count)
     s_raw = s.tobytes()
     inits = [tensor_proto("scale", "f32", sdims, s_raw)]
@@ -265,10 +279,10 @@ def build(spec, n, seed):
             attrs.append(attribute_int("output_dtype", ONNX_TYPE[qt]))
         node = node_proto("QuantizeLinear", inputs, ["y"], attrs)
         model = model_proto(node, [value_info("x", "f32", xdims)], [value_info("y", qt, xdims)], inits, opset)
-        xr = x.reshape(xdims)
-        feeds = {"x": ortvalue("f32", xr, n, xdims)}
+        v, buf = ortvalue("f32", x, n, xdims)
+        feeds = {"x": v}
         outs = {"y": output_value(qt, xdims)}
-        keep.append(xr)
+        keep.append(buf)
     elif op == "dequantize":
         if dst != "f32":
             raise ValueError("ort_bench dequantizes to f32 only")
