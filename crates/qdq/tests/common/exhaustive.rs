@@ -58,24 +58,7 @@ pub fn every_f16_and_bf16_pattern_through_quantize() {
 }
 
 pub fn every_code_of_every_type_through_dequantize() {
-    let types = [
-        DataType::U8,
-        DataType::I8,
-        DataType::U16,
-        DataType::I16,
-        DataType::U4,
-        DataType::I4,
-        DataType::U2,
-        DataType::I2,
-        DataType::E4M3Fn,
-        DataType::E4M3FnUz,
-        DataType::E5M2,
-        DataType::E5M2FnUz,
-        DataType::E2M1,
-        DataType::E2M3,
-        DataType::E3M2,
-    ];
-    for t in types {
+    for t in DataType::QUANTIZED {
         let n = 1usize << t.bits();
         let mut x = vec![0u8; t.byte_len(n).unwrap()];
         for i in 0..n {
