@@ -598,22 +598,21 @@ impl<T: Copy + Default> Aligned<T> {
 }
 
 /// The roofline kernel: reads `in_bytes` and writes `out_bytes` with nothing but loads,
-/// stores and xors (64-byte vectors with AVX-512, 32-byte with AVX2), one sequential stream
-/// through each of two 64-byte aligned buffers, in steps of about 16 KiB. Where the output
-/// is smaller than the input, each 64-byte output block is the xor of the next `in / out`
-/// input blocks (a quantize kernel's loop minus the arithmetic) and the step's remaining
-/// input is xor-folded; where it is larger, each input block is stored `out / in` times and
-/// the remaining output copied from the step's input. Every input byte is read and every
-/// output byte written (under 64 bytes per step twice).
+/// stores and xors (64-byte vectors with AVX-512, 32-byte with AVX2), one sequential pass
+/// through each of two 64-byte aligned buffers (split into one contiguous part per thread).
+/// Where the output is smaller than the input, each 64-byte output block is the xor of the
+/// next `in / out` input blocks (a quantize kernel's loop minus the arithmetic) and the
+/// input left over (scales, fractional ratios) is xor-folded at the end; where it is
+/// larger, each input block is stored `out / in` times and the output left over is copied
+/// from the input. Every input byte is read and every output byte written (fewer than 64
+/// bytes per part twice). Stores are ordinary (write-allocate) stores, as in the kernels.
 pub struct Roofline {
     input: Aligned<u8>,
     output: Aligned<u8>,
 }
 
-const STEP: usize = 16 << 10;
-
-/// Start of step `s` of `steps` in a buffer of `len` bytes (64-byte aligned but the end).
-fn step_bound(s: usize, steps: usize, len: usize) -> usize {
+/// Start of part `s` of `steps` in a buffer of `len` bytes (64-byte aligned but the end).
+fn part_bound(s: usize, steps: usize, len: usize) -> usize {
     if s >= steps {
         len
     } else {
@@ -643,71 +642,56 @@ impl Roofline {
         let input = self.input.as_slice();
         let output = self.output.as_mut_slice();
         let (il, ol) = (input.len(), output.len());
-        // Every step gets at least 64 bytes of each buffer.
-        let steps = il.max(ol).div_ceil(STEP).min(il.min(ol) / 64).max(1);
-        let threads = threads.clamp(1, steps);
-        // Split both buffers at the same step boundaries, one part per thread.
-        let mut parts = Vec::with_capacity(threads);
+        // Every part gets at least 64 bytes of each buffer.
+        let parts_n = threads.clamp(1, (il.min(ol) / 64).max(1));
+        if parts_n == 1 {
+            return stream(input, output);
+        }
+        let mut parts = Vec::with_capacity(parts_n);
         let mut rest_out: &mut [u8] = output;
         let (mut i0, mut o0) = (0, 0);
-        for t in 0..threads {
-            let (s0, s1) = (t * steps / threads, (t + 1) * steps / threads);
-            let (i1, o1) = (step_bound(s1, steps, il), step_bound(s1, steps, ol));
+        for t in 1..=parts_n {
+            let (i1, o1) = (part_bound(t, parts_n, il), part_bound(t, parts_n, ol));
             let (head, tail) = std::mem::take(&mut rest_out).split_at_mut(o1 - o0);
-            parts.push((&input[i0..i1], head, s1 - s0));
+            parts.push((&input[i0..i1], head));
             rest_out = tail;
             (i0, o0) = (i1, o1);
         }
-        if threads == 1 {
-            let (i, o, s) = parts.pop().expect("one part");
-            return stream(i, o, s);
-        }
-        parts.into_par_iter().map(|(i, o, s)| stream(i, o, s)).reduce(|| 0, |a, b| a ^ b)
+        parts.into_par_iter().map(|(i, o)| stream(i, o)).reduce(|| 0, |a, b| a ^ b)
     }
 }
 
-/// Streams through one part in `n` steps.
-fn stream(input: &[u8], output: &mut [u8], n: usize) -> u64 {
+/// One pass through a part.
+fn stream(input: &[u8], output: &mut [u8]) -> u64 {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has the feature the function is compiled for.
-            return unsafe { stream_avx512(input, output, n) };
+            return unsafe { stream_avx512(input, output) };
         }
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: as above.
-            return unsafe { stream_avx2(input, output, n) };
+            return unsafe { stream_avx2(input, output) };
         }
     }
-    stream_blocks(input, output, n)
-}
-
-/// Calls `f(input step, output step)` for each of `n` steps of a part (64-byte aligned
-/// bounds, as the part itself).
-#[inline(always)]
-fn for_steps(input: &[u8], output: &mut [u8], n: usize, mut f: impl FnMut(&[u8], &mut [u8])) {
-    let (il, ol) = (input.len(), output.len());
-    let (mut i, mut o) = (0, 0);
-    for k in 1..=n {
-        let (i1, o1) = (step_bound(k, n, il), step_bound(k, n, ol));
-        f(&input[i..i1], &mut output[o..o1]);
-        (i, o) = (i1, o1);
-    }
+    stream_blocks(input, output)
 }
 
 /// AVX-512 version of [`stream_blocks`].
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-fn stream_avx512(input: &[u8], output: &mut [u8], n: usize) -> u64 {
+fn stream_avx512(inp: &[u8], out: &mut [u8]) -> u64 {
     use std::arch::x86_64::*;
     let mut acc = _mm512_setzero_si512();
     let mut tail = 0u64;
-    for_steps(input, output, n, |inp, out| {
+    {
         let (il, ol) = (inp.len(), out.len());
         let (f, t) = (inp.as_ptr(), out.as_mut_ptr());
         if il >= ol {
-            // Output block k is the xor of input blocks q k .. q k + q - 1.
-            let (q, nb) = (il / ol, ol / 64);
+            // Output block k is the xor of input blocks q k .. q k + q - 1 (q: the ratio,
+            // rounded, so that a few bytes of scales do not change it).
+            let q = ((il + ol / 2) / ol).max(1);
+            let nb = (ol / 64).min(il / (64 * q));
             // SAFETY: loads stay below 64 q nb <= il, stores below 64 nb <= ol.
             unsafe {
                 for k in 0..nb {
@@ -719,7 +703,7 @@ fn stream_avx512(input: &[u8], output: &mut [u8], n: usize) -> u64 {
                     _mm512_storeu_si512(t.add(64 * k).cast(), v);
                 }
             }
-            let mut e = 64 * q * nb;
+            let mut e = leftover_output(inp, out, 64 * q * nb, 64 * nb);
             // SAFETY: e + 64 <= il.
             unsafe {
                 while e + 64 <= il {
@@ -728,11 +712,10 @@ fn stream_avx512(input: &[u8], output: &mut [u8], n: usize) -> u64 {
                 }
             }
             tail ^= fold_bytes(&inp[e..]);
-            // The last partial output block (< 64 bytes) from bytes already read.
-            out[64 * nb..].copy_from_slice(&inp[..ol - 64 * nb]);
         } else {
             // Input block k is stored as output blocks q k .. q k + q - 1.
-            let (q, nb) = (ol / il, il / 64);
+            let q = ((ol + il / 2) / il).max(1);
+            let nb = (il / 64).min(ol / (64 * q));
             // SAFETY: loads below 64 nb <= il, stores below 64 q nb <= ol.
             unsafe {
                 for k in 0..nb {
@@ -748,7 +731,7 @@ fn stream_avx512(input: &[u8], output: &mut [u8], n: usize) -> u64 {
             }
             tail ^= fold_bytes(&inp[64 * nb..]);
         }
-    });
+    }
     let mut lanes = [0u64; 8];
     // SAFETY: lanes is 64 bytes.
     unsafe { _mm512_storeu_si512(lanes.as_mut_ptr().cast(), acc) };
@@ -758,8 +741,8 @@ fn stream_avx512(input: &[u8], output: &mut [u8], n: usize) -> u64 {
 /// [`stream_blocks`] compiled for AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn stream_avx2(input: &[u8], output: &mut [u8], n: usize) -> u64 {
-    stream_blocks(input, output, n)
+fn stream_avx2(input: &[u8], output: &mut [u8]) -> u64 {
+    stream_blocks(input, output)
 }
 
 #[inline(always)]
@@ -781,13 +764,14 @@ fn xor_block(a: [u64; 8], b: [u64; 8]) -> [u64; 8] {
 
 /// The roofline loop on 64-byte blocks of `u64` lanes (vectorised by the compiler).
 #[inline(always)]
-fn stream_blocks(input: &[u8], output: &mut [u8], n: usize) -> u64 {
+fn stream_blocks(inp: &[u8], out: &mut [u8]) -> u64 {
     let mut acc = [0u64; 8];
     let mut tail = 0u64;
-    for_steps(input, output, n, |inp, out| {
+    {
         let (il, ol) = (inp.len(), out.len());
         if il >= ol {
-            let (q, nb) = (il / ol, ol / 64);
+            let q = ((il + ol / 2) / ol).max(1);
+            let nb = (ol / 64).min(il / (64 * q));
             for k in 0..nb {
                 let p = 64 * q * k;
                 let mut v = load_block(&inp[p..p + 64]);
@@ -796,15 +780,15 @@ fn stream_blocks(input: &[u8], output: &mut [u8], n: usize) -> u64 {
                 }
                 store_block(v, &mut out[64 * k..64 * k + 64]);
             }
-            let mut e = 64 * q * nb;
+            let mut e = leftover_output(inp, out, 64 * q * nb, 64 * nb);
             while e + 64 <= il {
                 acc = xor_block(acc, load_block(&inp[e..e + 64]));
                 e += 64;
             }
             tail ^= fold_bytes(&inp[e..]);
-            out[64 * nb..].copy_from_slice(&inp[..ol - 64 * nb]);
         } else {
-            let (q, nb) = (ol / il, il / 64);
+            let q = ((ol + il / 2) / il).max(1);
+            let nb = (il / 64).min(ol / (64 * q));
             for k in 0..nb {
                 let v = load_block(&inp[64 * k..64 * k + 64]);
                 for m in 0..q {
@@ -817,8 +801,23 @@ fn stream_blocks(input: &[u8], output: &mut [u8], n: usize) -> u64 {
             }
             tail ^= fold_bytes(&inp[64 * nb..]);
         }
-    });
+    }
     acc.iter().fold(tail, |a, b| a ^ b)
+}
+
+/// Writes the output bytes from `o` on (input at least as long as output): from the unread
+/// input at `e` when there is enough of it, else from the start. Returns where the unread
+/// input now begins.
+#[inline(always)]
+fn leftover_output(inp: &[u8], out: &mut [u8], e: usize, o: usize) -> usize {
+    let need = out.len() - o;
+    if inp.len() - e >= need {
+        out[o..].copy_from_slice(&inp[e..e + need]);
+        e + need
+    } else {
+        out[o..].copy_from_slice(&inp[..need]);
+        e
+    }
 }
 
 #[inline(always)]
@@ -901,27 +900,36 @@ mod tests {
 
     #[test]
     fn every_roofline_path_writes_every_output_byte() {
-        for (i, o) in [(4096, 1024), (1024, 4096), (100_000, 3), (3, 100_000), (5000, 1250), (1250, 5000), (5, 7)] {
-            for n in [1, 3] {
-                let n = n.min((i.min(o) / 64).max(1));
-                let input = vec![1u8; i];
+        for (i, o) in [
+            (4096, 1024),
+            (1024, 4096),
+            (100_000, 3),
+            (3, 100_000),
+            (5000, 1250),
+            (1250, 5000),
+            (5, 7),
+            (4 * 4096 + 5, 4096),
+            (4096 + 5, 4 * 4096),
+            (4600, 1000),
+            (1000, 4600),
+        ] {
+            let input = vec![1u8; i];
+            let mut out = vec![0xa5u8; o];
+            stream_blocks(&input, &mut out);
+            assert!(out.iter().all(|&b| b <= 1), "generic {i} {o}");
+            #[cfg(target_arch = "x86_64")]
+            for avx512 in [true, false] {
                 let mut out = vec![0xa5u8; o];
-                stream_blocks(&input, &mut out, n);
-                assert!(out.iter().all(|&b| b <= 1), "generic {i} {o} {n}");
-                #[cfg(target_arch = "x86_64")]
-                for (avx512, avx2) in [(true, false), (false, true)] {
-                    let mut out = vec![0xa5u8; o];
-                    if avx512 && std::arch::is_x86_feature_detected!("avx512f") {
-                        // SAFETY: the CPU has the feature.
-                        unsafe { stream_avx512(&input, &mut out, n) };
-                    } else if avx2 && std::arch::is_x86_feature_detected!("avx2") {
-                        // SAFETY: as above.
-                        unsafe { stream_avx2(&input, &mut out, n) };
-                    } else {
-                        continue;
-                    }
-                    assert!(out.iter().all(|&b| b <= 1), "{avx512} {avx2} {i} {o} {n}");
+                if avx512 && std::arch::is_x86_feature_detected!("avx512f") {
+                    // SAFETY: the CPU has the feature.
+                    unsafe { stream_avx512(&input, &mut out) };
+                } else if !avx512 && std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: as above.
+                    unsafe { stream_avx2(&input, &mut out) };
+                } else {
+                    continue;
                 }
+                assert!(out.iter().all(|&b| b <= 1), "avx512 {avx512}: {i} {o}");
             }
         }
     }
