@@ -4,7 +4,8 @@
 //! single-threaded, then the default configuration: best ISA, rayon over the whole pool)
 //! the command times the operator and, right next to it in the same run, the [`Roofline`]
 //! kernel that moves the same bytes. The two are timed in alternating batches of calls
-//! (each batch about 25 ms, 5 batches, 3 with `--quick`); each figure is the median batch.
+//! (slices of about 2 ms: 60 of each, 20 with `--quick`, so slow drifts of a shared machine
+//! hit both alike); each figure is the median slice.
 //! Output: one table (case, size, ISA, threads, Gelem/s, roofline Gelem/s, fraction of
 //! roofline), or with `--json` one JSON object per line:
 //!
@@ -120,9 +121,16 @@ pub fn describe(case: &Case, n: usize, mode: Mode) -> String {
     format!("{} {} {}", case.full_name(), size_name(n), mode.label())
 }
 
+/// Timed slices per side (case and roofline) and per row.
+pub const SLICES: usize = 60;
+/// Timed slices per side with `--quick`.
+pub const SLICES_QUICK: usize = 20;
+/// Seconds per slice (at least one call).
+pub const SLICE_S: f64 = 0.002;
+
 /// Times `case` at `n` elements in `mode`, alternating with its roofline kernel.
 pub fn measure(case: &Case, n: usize, mode: Mode, quick: bool) -> Row {
-    let (reps, batch_s) = if quick { (3, 0.012) } else { (5, 0.025) };
+    let (reps, batch_s) = if quick { (SLICES_QUICK, SLICE_S) } else { (SLICES, SLICE_S) };
     let cfg = mode.config();
     let threads = mode.threads(n);
     let mut prepared = case.prepare(n);
@@ -228,13 +236,13 @@ pub fn run(opts: &Options, out: &mut dyn Write) -> io::Result<Vec<Row>> {
     if !opts.json {
         writeln!(
             out,
-            "qdq {} on {} ({} rayon threads; ISAs: {}); x uniform in [-4, 4), median of {} batches of ~{} ms",
+            "qdq {} on {} ({} rayon threads; ISAs: {}); x uniform in [-4, 4); median of {} alternating slices of ~{} ms",
             env!("CARGO_PKG_VERSION"),
             cpu_name(),
             rayon::current_num_threads(),
             qdq::Isa::available().iter().map(|i| i.name()).collect::<Vec<_>>().join(", "),
-            if opts.quick { 3 } else { 5 },
-            if opts.quick { 12 } else { 25 },
+            if opts.quick { SLICES_QUICK } else { SLICES },
+            SLICE_S * 1e3,
         )?;
         writeln!(
             out,
