@@ -605,10 +605,13 @@ impl<T: Copy + Default> Aligned<T> {
 /// input left over (scales, fractional ratios) is xor-folded at the end; where it is
 /// larger, each input block is stored `out / in` times and the output left over is copied
 /// from the input. Every input byte is read and every output byte written (fewer than 64
-/// bytes per part twice). Stores are ordinary (write-allocate) stores, as in the kernels.
+/// bytes per part twice). Stores are ordinary (write-allocate) stores, as in the kernels,
+/// or non-temporal ones where [`Roofline::calibrate`] finds them faster (large outputs, as
+/// `memcpy` does).
 pub struct Roofline {
     input: Aligned<u8>,
     output: Aligned<u8>,
+    non_temporal: bool,
 }
 
 /// Start of part `s` of `steps` in a buffer of `len` bytes (64-byte aligned but the end).
@@ -627,13 +630,44 @@ impl Roofline {
         for (i, b) in input.as_mut_slice().iter_mut().enumerate() {
             *b = (i as u8).wrapping_mul(31) ^ 0x5a;
         }
-        Roofline { input, output: Aligned::filled(out_bytes.max(1), 0xa5) }
+        Roofline { input, output: Aligned::filled(out_bytes.max(1), 0xa5), non_temporal: false }
     }
 
-    /// The roofline for `case` at `n` elements.
+    /// The roofline for `case` at `n` elements, [calibrated](Roofline::calibrate) on one
+    /// thread.
     pub fn for_case(case: &Case, n: usize) -> Roofline {
         let (i, o) = case.io_bytes(n);
-        Roofline::new(i, o)
+        let mut r = Roofline::new(i, o);
+        r.calibrate(1);
+        r
+    }
+
+    /// Picks ordinary or non-temporal stores, whichever is faster here (as `memcpy` switches
+    /// to non-temporal stores for copies larger than the caches): the median of 3 timed
+    /// passes each. Non-temporal stores exist on the AVX-512 path only.
+    pub fn calibrate(&mut self, threads: usize) {
+        if !cfg!(target_arch = "x86_64") || !has_avx512() {
+            return;
+        }
+        let mut time = |nt: bool| {
+            self.non_temporal = nt;
+            std::hint::black_box(self.run(threads));
+            let v: Vec<f64> = (0..3)
+                .map(|_| {
+                    let t = std::time::Instant::now();
+                    std::hint::black_box(self.run(threads));
+                    t.elapsed().as_secs_f64()
+                })
+                .collect();
+            median(&v)
+        };
+        let (plain, nt) = (time(false), time(true));
+        self.non_temporal = nt < plain;
+    }
+
+    /// Whether the kernel uses non-temporal stores.
+    pub fn non_temporal(&self) -> bool {
+        self.non_temporal
     }
 
     /// One pass over the buffers, split over `threads` rayon tasks (1: the calling
@@ -644,8 +678,9 @@ impl Roofline {
         let (il, ol) = (input.len(), output.len());
         // Every part gets at least 64 bytes of each buffer.
         let parts_n = threads.clamp(1, (il.min(ol) / 64).max(1));
+        let nt = self.non_temporal;
         if parts_n == 1 {
-            return stream(input, output);
+            return stream(input, output, nt);
         }
         let mut parts = Vec::with_capacity(parts_n);
         let mut rest_out: &mut [u8] = output;
@@ -657,17 +692,34 @@ impl Roofline {
             rest_out = tail;
             (i0, o0) = (i1, o1);
         }
-        parts.into_par_iter().map(|(i, o)| stream(i, o)).reduce(|| 0, |a, b| a ^ b)
+        parts.into_par_iter().map(|(i, o)| stream(i, o, nt)).reduce(|| 0, |a, b| a ^ b)
     }
 }
 
-/// One pass through a part.
-fn stream(input: &[u8], output: &mut [u8]) -> u64 {
+fn has_avx512() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has the feature the function is compiled for.
-            return unsafe { stream_avx512(input, output) };
+        std::arch::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// One pass through a part (`nt`: non-temporal stores, AVX-512 only).
+fn stream(input: &[u8], output: &mut [u8], nt: bool) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if has_avx512() {
+            // SAFETY: the CPU has the feature the functions are compiled for.
+            return unsafe {
+                if nt {
+                    stream_avx512::<true>(input, output)
+                } else {
+                    stream_avx512::<false>(input, output)
+                }
+            };
         }
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: as above.
@@ -677,10 +729,11 @@ fn stream(input: &[u8], output: &mut [u8]) -> u64 {
     stream_blocks(input, output)
 }
 
-/// AVX-512 version of [`stream_blocks`].
+/// AVX-512 version of [`stream_blocks`]; `NT`: non-temporal stores for the whole blocks
+/// (the part's output starts 64-byte aligned).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-fn stream_avx512(inp: &[u8], out: &mut [u8]) -> u64 {
+fn stream_avx512<const NT: bool>(inp: &[u8], out: &mut [u8]) -> u64 {
     use std::arch::x86_64::*;
     let mut acc = _mm512_setzero_si512();
     let mut tail = 0u64;
@@ -700,7 +753,11 @@ fn stream_avx512(inp: &[u8], out: &mut [u8]) -> u64 {
                     for m in 1..q {
                         v = _mm512_xor_si512(v, _mm512_loadu_si512(p.add(64 * m).cast()));
                     }
-                    _mm512_storeu_si512(t.add(64 * k).cast(), v);
+                    if NT && t.add(64 * k).align_offset(64) == 0 {
+                        _mm512_stream_si512(t.add(64 * k).cast(), v);
+                    } else {
+                        _mm512_storeu_si512(t.add(64 * k).cast(), v);
+                    }
                 }
             }
             let mut e = leftover_output(inp, out, 64 * q * nb, 64 * nb);
@@ -722,7 +779,11 @@ fn stream_avx512(inp: &[u8], out: &mut [u8]) -> u64 {
                     let v = _mm512_loadu_si512(f.add(64 * k).cast());
                     let p = t.add(64 * q * k);
                     for m in 0..q {
-                        _mm512_storeu_si512(p.add(64 * m).cast(), v);
+                        if NT && p.add(64 * m).align_offset(64) == 0 {
+                            _mm512_stream_si512(p.add(64 * m).cast(), v);
+                        } else {
+                            _mm512_storeu_si512(p.add(64 * m).cast(), v);
+                        }
                     }
                 }
             }
@@ -731,6 +792,9 @@ fn stream_avx512(inp: &[u8], out: &mut [u8]) -> u64 {
             }
             tail ^= fold_bytes(&inp[64 * nb..]);
         }
+    }
+    if NT {
+        _mm_sfence();
     }
     let mut lanes = [0u64; 8];
     // SAFETY: lanes is 64 bytes.
@@ -922,7 +986,11 @@ mod tests {
                 let mut out = vec![0xa5u8; o];
                 if avx512 && std::arch::is_x86_feature_detected!("avx512f") {
                     // SAFETY: the CPU has the feature.
-                    unsafe { stream_avx512(&input, &mut out) };
+                    unsafe { stream_avx512::<false>(&input, &mut out) };
+                    assert!(out.iter().all(|&b| b <= 1), "avx512: {i} {o}");
+                    out.fill(0xa5);
+                    // SAFETY: as above.
+                    unsafe { stream_avx512::<true>(&input, &mut out) };
                 } else if !avx512 && std::arch::is_x86_feature_detected!("avx2") {
                     // SAFETY: as above.
                     unsafe { stream_avx2(&input, &mut out) };
