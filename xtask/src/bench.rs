@@ -47,6 +47,8 @@ pub struct Row {
     pub gelem_per_s: f64,
     /// Median throughput of the roofline kernel for the same bytes and threads.
     pub roofline_gelem_per_s: f64,
+    /// Whether the roofline kernel used non-temporal stores (faster here).
+    pub roofline_non_temporal: bool,
 }
 
 impl Row {
@@ -62,13 +64,14 @@ impl Row {
     /// The row as one JSON object (no trailing newline).
     pub fn json(&self) -> String {
         format!(
-            "{{{},\"elements\":{},\"isa\":\"{}\",\"threads\":{},\"gelem_per_s\":{},\"roofline_gelem_per_s\":{},\"roofline_fraction\":{}}}",
+            "{{{},\"elements\":{},\"isa\":\"{}\",\"threads\":{},\"gelem_per_s\":{},\"roofline_gelem_per_s\":{},\"roofline_stores\":\"{}\",\"roofline_fraction\":{}}}",
             self.case.json_fields(),
             self.elements,
             self.isa,
             self.threads,
             json_number(self.gelem_per_s),
             json_number(self.roofline_gelem_per_s),
+            if self.roofline_non_temporal { "non-temporal" } else { "plain" },
             json_number(self.roofline_fraction()),
         )
     }
@@ -134,7 +137,8 @@ pub fn measure(case: &Case, n: usize, mode: Mode, quick: bool) -> Row {
     let cfg = mode.config();
     let threads = mode.threads(n);
     let mut prepared = case.prepare(n);
-    let mut roof = Roofline::for_case(case, n);
+    let mut roof = Roofline::new(case.io_bytes(n).0, case.io_bytes(n).1);
+    roof.calibrate(threads);
     let mut call = || {
         if let Err(e) = prepared.run(&cfg) {
             panic!("{}: {e}", case.full_name());
@@ -172,6 +176,7 @@ pub fn measure(case: &Case, n: usize, mode: Mode, quick: bool) -> Row {
         threads,
         gelem_per_s: g(median(&ct)),
         roofline_gelem_per_s: g(median(&rt)),
+        roofline_non_temporal: roof.non_temporal(),
     }
 }
 
@@ -201,7 +206,7 @@ pub fn table_header() -> String {
     format!(
         "{:<42} {:>5} {:>7} {:>7} {:>8} {:>9} {:>8}",
         "case", "size", "ISA", "threads", "Gelem/s", "roof G/s", "of roof"
-    )
+    ) + "  stores"
 }
 
 /// One table line.
@@ -215,7 +220,7 @@ pub fn table_line(r: &Row) -> String {
         r.gelem_per_s,
         r.roofline_gelem_per_s,
         100.0 * r.roofline_fraction()
-    )
+    ) + if r.roofline_non_temporal { "  nt" } else { "  plain" }
 }
 
 /// Runs the summary, writing rows to `out` as they are measured. Returns the rows.
@@ -246,8 +251,8 @@ pub fn run(opts: &Options, out: &mut dyn Write) -> io::Result<Vec<Row>> {
         )?;
         writeln!(
             out,
-            "roof = a copy/xor kernel moving the same bytes (x + scales + zero points in, y out), timed alongside; \
-             load average {} at the start",
+            "roof = a load/xor/store kernel moving the same bytes (x + scales + zero points in, y out), timed \
+             alongside; stores: the roofline's, plain or non-temporal (nt), whichever was faster; load average {} at the start",
             load_average()
         )?;
         writeln!(out)?;
@@ -294,12 +299,13 @@ mod tests {
             threads: 1,
             gelem_per_s: 2.0,
             roofline_gelem_per_s: 8.0,
+            roofline_non_temporal: false,
         };
         assert_eq!(
             r.json(),
             "{\"op\":\"quantize\",\"from\":\"f32\",\"to\":\"i8\",\"scale\":\"f32\",\"layout\":\"per-axis-last\",\
              \"channels\":64,\"elements\":1048576,\"isa\":\"avx2\",\"threads\":1,\"gelem_per_s\":2,\
-             \"roofline_gelem_per_s\":8,\"roofline_fraction\":0.25}"
+             \"roofline_gelem_per_s\":8,\"roofline_stores\":\"plain\",\"roofline_fraction\":0.25}"
         );
     }
 
