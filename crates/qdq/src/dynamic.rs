@@ -62,7 +62,6 @@ pub(crate) fn run(cfg: &Config, x: &[u8], y: &mut [u8]) -> Result<(f32, u8)> {
     let sb = scale.to_le_bytes();
     let zb = [zp];
     let zpp = Packed { dtype: DataType::U8, len: 1, data: &zb };
-    let opts = qdq_ref::QuantizeOptions::new(DataType::U8);
     let job = Job::new(
         DataType::F32,
         x,
@@ -75,6 +74,6 @@ pub(crate) fn run(cfg: &Config, x: &[u8], y: &mut [u8]) -> Result<(f32, u8)> {
         Precision::F32,
     )
     .expect("f32 -> u8 always has a vector kernel");
-    crate::quantize_job(cfg, isa, &job, &opts, n, y);
+    crate::quantize_job(cfg, isa, &job, 0..n, y);
     Ok((scale, zp))
 }

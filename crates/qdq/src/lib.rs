@@ -142,7 +142,6 @@ fn drive(cfg: &Config, out: DataType, range: Range<usize>, y: &mut [u8], f: &(dy
     match cfg.chunk(n) {
         None => f(range.start, range.end, y),
         Some(per) => {
-            let base = byte_at(out, range.start);
             let starts: Vec<usize> = (range.start..range.end).step_by(per).collect();
             // Split y into the byte ranges of the chunks (disjoint, so threads never share a byte).
             let mut parts = Vec::with_capacity(starts.len());
@@ -154,7 +153,6 @@ fn drive(cfg: &Config, out: DataType, range: Range<usize>, y: &mut [u8], f: &(dy
                 parts.push((b, e, head));
                 rest = tail;
             }
-            let _ = base;
             parts.into_par_iter().for_each(|(b, e, part)| f(b, e, part));
         }
     }
@@ -188,12 +186,8 @@ fn quantize_core(
     let isa = cfg.resolve_isa()?;
     let out = opts.output;
     match quantize::Job::new(x.0, x.1, scale.0, scale.1, zero_point, layout, out, opts.saturate, precision) {
-        Some(job) => {
-            drive(cfg, out, range.clone(), y, &|b, e, part| {
-                isa::dispatch(isa, QuantizeKernel { job: &job, begin: b, end: e, y: part })
-            });
-        }
-        None => reference_quantize(x, n, scale, zero_point, layout, opts, precision, range.clone(), y),
+        Some(job) => quantize_job(cfg, isa, &job, range.clone(), y),
+        None => reference_quantize(x, scale, zero_point, layout, opts, precision, range.clone(), y),
     }
     if range.end == n {
         packing::zero_padding(out, y, range.len());
@@ -201,18 +195,15 @@ fn quantize_core(
     Ok(())
 }
 
-/// Runs a resolved quantize job over all `n` elements.
-fn quantize_job(cfg: &Config, isa: Isa, job: &quantize::Job<'_>, opts: &QuantizeOptions, n: usize, y: &mut [u8]) {
-    drive(cfg, opts.output, 0..n, y, &|b, e, part| {
-        isa::dispatch(isa, QuantizeKernel { job, begin: b, end: e, y: part })
-    });
+/// Runs a resolved quantize job over the elements `range` (`y` holds their bytes).
+fn quantize_job(cfg: &Config, isa: Isa, job: &quantize::Job<'_>, range: Range<usize>, y: &mut [u8]) {
+    drive(cfg, job.out, range, y, &|b, e, part| isa::dispatch(isa, QuantizeKernel { job, begin: b, end: e, y: part }));
 }
 
 /// The reference loop for the combinations without a vector kernel, over `range`.
 #[allow(clippy::too_many_arguments)]
 fn reference_quantize(
     x: (DataType, &[u8]),
-    n: usize,
     scale: (DataType, &[u8]),
     zero_point: Option<Packed<'_>>,
     layout: Layout,
@@ -231,7 +222,6 @@ fn reference_quantize(
         let code = qdq_ref::quantize::quantize_value(xv, sv, z, opts.output, precision, opts.saturate);
         packing::set(opts.output, y, i - range.start, code);
     }
-    let _ = n;
 }
 
 /// QuantizeLinear into a caller-provided buffer: the same contract and results as
