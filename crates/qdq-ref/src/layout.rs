@@ -97,7 +97,14 @@ fn check_elements(n: usize, outer: usize, axis_len: usize, inner: usize) -> Resu
 }
 
 /// Number of elements of a shape, with overflow reported as an error naming `input`.
+///
+/// A shape with a zero dimension has no elements whatever its other dimensions are, so
+/// `[usize::MAX, usize::MAX, 0]` is an empty tensor, exactly like `[0, usize::MAX, usize::MAX]`
+/// (the order of the dimensions does not decide whether the product "overflows").
 pub fn element_count(input: &str, shape: &[usize]) -> Result<usize> {
+    if shape.contains(&0) {
+        return Ok(0);
+    }
     let mut n: usize = 1;
     for d in shape {
         n = match n.checked_mul(*d) {
@@ -106,6 +113,17 @@ pub fn element_count(input: &str, shape: &[usize]) -> Result<usize> {
         };
     }
     Ok(n)
+}
+
+/// Product of `dims`, a run of x's dimensions. It can only overflow when another dimension
+/// of x is zero (x's own element count was checked); the layout then covers no element and
+/// 0 is as good a factor as any.
+fn partial_product(x_shape: &[usize], dims: &[usize]) -> Result<usize> {
+    match dims.iter().try_fold(1usize, |p, &d| p.checked_mul(d)) {
+        Some(p) => Ok(p),
+        None if x_shape.contains(&0) => Ok(0),
+        None => bail!(ShapeOverflow, "x: the element count of shape {x_shape:?} overflows usize"),
+    }
 }
 
 /// Normalises a possibly negative axis against `rank`.
@@ -174,9 +192,9 @@ pub fn resolve(
                     );
                 }
                 Ok(Layout::PerAxis {
-                    outer: x_shape[..a].iter().product(),
+                    outer: partial_product(x_shape, &x_shape[..a])?,
                     axis_len: x_shape[a],
-                    inner: x_shape[a + 1..].iter().product(),
+                    inner: partial_product(x_shape, &x_shape[a + 1..])?,
                 })
             }
             _ => bail!(
@@ -224,9 +242,9 @@ pub fn resolve(
         );
     }
     Ok(Layout::Blocked {
-        outer: x_shape[..a].iter().product(),
+        outer: partial_product(x_shape, &x_shape[..a])?,
         axis_len: d,
-        inner: x_shape[a + 1..].iter().product(),
+        inner: partial_product(x_shape, &x_shape[a + 1..])?,
         block: b,
     })
 }

@@ -42,9 +42,10 @@ impl Tensor {
         TensorRef { dtype: self.dtype, shape: &self.shape, data: &self.data }
     }
 
-    /// Number of elements.
+    /// Number of elements (`usize::MAX` if the shape's product overflows, which no
+    /// operator output can have: outputs take validated input shapes).
     pub fn len(&self) -> usize {
-        self.shape.iter().product()
+        layout::element_count("tensor", &self.shape).unwrap_or(usize::MAX)
     }
 
     /// Whether the tensor has no elements.
