@@ -67,6 +67,19 @@ pub(crate) enum ScaleRule {
     OneOf(&'static [DataType]),
 }
 
+/// The display name of a [`Schema`] (see [`Schema::name`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SchemaName(Schema);
+
+impl std::fmt::Display for SchemaName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.domain {
+            Domain::Onnx => write!(f, "{}-{}", self.0.op, self.0.since),
+            Domain::Microsoft => write!(f, "com.microsoft.{}-{}", self.0.op, self.0.since),
+        }
+    }
+}
+
 /// One operator version's constraints.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Schema {
@@ -82,11 +95,11 @@ pub(crate) struct Schema {
 }
 
 impl Schema {
-    pub fn name(&self) -> String {
-        match self.domain {
-            Domain::Onnx => format!("{}-{}", self.op, self.since),
-            Domain::Microsoft => format!("com.microsoft.{}-{}", self.op, self.since),
-        }
+    /// `QuantizeLinear-21`, `com.microsoft.QuantizeLinear-1`: a value that formats as
+    /// the name, so a successful call never builds a string (the tensor API allocates
+    /// only its outputs).
+    pub fn name(&self) -> SchemaName {
+        SchemaName(*self)
     }
 
     pub fn check_attribute(&self, name: &str) -> Result<()> {

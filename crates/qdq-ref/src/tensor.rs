@@ -121,7 +121,7 @@ pub struct DequantizeAttributes {
     pub output_dtype: Option<i64>,
 }
 
-fn check_type(what: &str, t: DataType, allowed: &[DataType], op: &str) -> Result<()> {
+fn check_type(what: &str, t: DataType, allowed: &[DataType], op: &dyn std::fmt::Display) -> Result<()> {
     if !allowed.contains(&t) {
         bail!(
             UnsupportedType,
@@ -587,7 +587,8 @@ pub fn run_node_with<B: Backend + ?Sized>(
             if num_outputs != 3 {
                 bail!(Arity, "DynamicQuantizeLinear has exactly 3 outputs, got {num_outputs}");
             }
-            Ok(dynamic_quantize_linear_with(backend, opset, required(0, "x")?)?.to_vec())
+            // Move (not clone) the three outputs into the Vec: the tensor API allocates only its outputs.
+            Ok(Vec::from(dynamic_quantize_linear_with(backend, opset, required(0, "x")?)?))
         }
         other => bail!(
             UnsupportedOpset,

@@ -41,7 +41,6 @@ pub use qdq_ref::{
     Result, Tensor, TensorRef, Values, ValuesMut,
 };
 
-use rayon::prelude::*;
 use std::ops::Range;
 
 fn invalid(msg: String) -> Error {
@@ -138,24 +137,25 @@ impl isa::Kernel for DequantizeKernel<'_, '_> {
 
 /// Runs `f(begin, end, y_part)` over `range`, split into parallel chunks when `cfg` allows.
 fn drive(cfg: &Config, out: DataType, range: Range<usize>, y: &mut [u8], f: &(dyn Fn(usize, usize, &mut [u8]) + Sync)) {
-    let n = range.len();
-    match cfg.chunk(n) {
+    match cfg.chunk(range.len()) {
         None => f(range.start, range.end, y),
-        Some(per) => {
-            let starts: Vec<usize> = (range.start..range.end).step_by(per).collect();
-            // Split y into the byte ranges of the chunks (disjoint, so threads never share a byte).
-            let mut parts = Vec::with_capacity(starts.len());
-            let mut rest = y;
-            for (i, &b) in starts.iter().enumerate() {
-                let e = starts.get(i + 1).copied().unwrap_or(range.end);
-                let len = if e == range.end { rest.len() } else { byte_at(out, e) - byte_at(out, b) };
-                let (head, tail) = rest.split_at_mut(len);
-                parts.push((b, e, head));
-                rest = tail;
-            }
-            parts.into_par_iter().for_each(|(b, e, part)| f(b, e, part));
-        }
+        Some(per) => split(out, per, range.start, range.end, y, f),
     }
+}
+
+/// Runs `f` over chunks of `per` elements of `b..e` (the last one shorter), halving at a
+/// chunk boundary and handing both halves to `rayon::join`. `y` holds the bytes of `b..e`;
+/// `per` is a multiple of 64, so every cut is on a byte boundary for every packed type and
+/// threads never share a byte. Recursion instead of a collected list of chunks: the
+/// parallel path allocates nothing (rayon's jobs live on the stack).
+fn split(out: DataType, per: usize, b: usize, e: usize, y: &mut [u8], f: &(dyn Fn(usize, usize, &mut [u8]) + Sync)) {
+    let chunks = (e - b).div_ceil(per);
+    if chunks <= 1 {
+        return f(b, e, y);
+    }
+    let mid = b + chunks / 2 * per;
+    let (lo, hi) = y.split_at_mut(byte_at(out, mid - b));
+    rayon::join(|| split(out, per, b, mid, lo, f), || split(out, per, mid, e, hi, f));
 }
 
 fn as_bytes<'a>(v: &Values<'a>) -> &'a [u8] {
