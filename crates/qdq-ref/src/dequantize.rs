@@ -27,17 +27,23 @@ use crate::packing;
 use crate::quantize::check_float_zero_point;
 use crate::values::{Packed, Read, Values, ValuesMut, Write};
 
-/// Dequantizes one element: returns the f32 product `f32(d * s)` of the module docs. The
-/// output type then rounds it once (a no-op for f32).
-pub fn dequantize_value(x: &Packed<'_>, i: usize, zero_point: Option<(&Packed<'_>, usize)>, scale: f32) -> f32 {
+/// The value `d` of the module docs for element `i`: `f32(x - z)` for integer x (exact
+/// subtraction, one rounding), the decoded value for float x (a float zero point is zero
+/// and not used).
+pub fn difference(x: &Packed<'_>, i: usize, zero_point: Option<(&Packed<'_>, usize)>) -> f32 {
     let t = x.dtype;
-    let d = if t.int_range().is_some() {
+    if t.int_range().is_some() {
         let z = zero_point.map_or(0, |(zp, k)| packing::get_int(t, zp.data, k));
         (packing::get_int(t, x.data, i) - z) as f32
     } else {
         FloatFormat::of(t).map_or(f32::NAN, |f| f.decode(x.code(i)) as f32)
-    };
-    d * scale
+    }
+}
+
+/// Dequantizes one element: returns the f32 product `f32(d * s)` of the module docs. The
+/// output type then rounds it once (a no-op for f32).
+pub fn dequantize_value(x: &Packed<'_>, i: usize, zero_point: Option<(&Packed<'_>, usize)>, scale: f32) -> f32 {
+    difference(x, i, zero_point) * scale
 }
 
 /// Validates a dequantize call (x, zero point, scale and output types; lengths). Every

@@ -226,20 +226,7 @@ impl FloatFormat {
         if a.is_infinite() {
             return overflow();
         }
-        let m = self.man_bits as i32;
-        let emin = self.emin();
-        // Anything at or above 2^(emax + 2) certainly overflows; the bound keeps the
-        // shifts below small.
-        let emax = (1i32 << self.exp_bits) + emin;
-        let code: u64 = if a < pow2(emin) {
-            (a * pow2(m - emin)).round_ties_even() as u64
-        } else if a >= pow2(emax + 1) {
-            u64::MAX
-        } else {
-            let k = floor_log2(a);
-            let mant = (a * pow2(m - k)).round_ties_even() as u64;
-            (((k - emin) as u64) << m) + mant
-        };
+        let code = self.magnitude_code(a);
         if code > self.max_code() as u64 {
             return overflow();
         }
@@ -248,6 +235,33 @@ impl FloatFormat {
             return 0; // no -0: negative underflow must not produce 0x80 (NaN)
         }
         sign | code
+    }
+
+    /// The RNE magnitude code of a finite `a >= 0`, before any overflow handling: codes
+    /// above [`FloatFormat::max_code`] mean the rounded magnitude overflows.
+    fn magnitude_code(&self, a: f64) -> u64 {
+        let m = self.man_bits as i32;
+        let emin = self.emin();
+        // Anything at or above 2^(emax + 2) certainly overflows; the bound keeps the
+        // shifts below small.
+        let emax = (1i32 << self.exp_bits) + emin;
+        if a < pow2(emin) {
+            (a * pow2(m - emin)).round_ties_even() as u64
+        } else if a >= pow2(emax + 1) {
+            u64::MAX
+        } else {
+            let k = floor_log2(a);
+            let mant = (a * pow2(m - k)).round_ties_even() as u64;
+            (((k - emin) as u64) << m) + mant
+        }
+    }
+
+    /// Whether `v` converts to a finite value of this format without saturating: it is not
+    /// NaN, not infinite, and its RNE rounding does not exceed the largest finite value
+    /// (a value that rounds to exactly ±max is in range). Independent of `saturate`.
+    pub fn rounds_in_range(&self, v: f64) -> bool {
+        let a = v.abs();
+        a.is_finite() && self.magnitude_code(a) <= self.max_code() as u64
     }
 
     /// Rounds `v` to the nearest value of this format (RNE, IEEE overflow to ±inf). Only

@@ -78,6 +78,7 @@ pub mod packing;
 pub mod quantize;
 pub mod schema;
 pub mod tensor;
+pub mod train;
 pub mod values;
 
 pub use dequantize::dequantize;
@@ -92,4 +93,5 @@ pub use tensor::{
     dequantize_linear, dynamic_quantize_linear, quantize_linear, run_node, Attribute, Backend, DequantizeAttributes,
     DequantizePlan, QuantizeAttributes, QuantizePlan, Reference, Tensor, TensorRef,
 };
+pub use train::{FakeQuantGrads, GradOptions, QuantParams};
 pub use values::{Packed, Values, ValuesMut};

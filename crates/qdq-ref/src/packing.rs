@@ -58,7 +58,11 @@ pub fn sign_extend(code: u32, bits: u32) -> i64 {
 
 /// Reads element `i` of an integer type (u8 ... i32) as its value.
 pub fn get_int(t: DataType, data: &[u8], i: usize) -> i64 {
-    let code = get(t, data, i);
+    int_value(t, get(t, data, i))
+}
+
+/// The value of a code of an integer type (u8 ... i32): sign-extended for signed types.
+pub fn int_value(t: DataType, code: u32) -> i64 {
     match t {
         DataType::I8 | DataType::I16 | DataType::I32 | DataType::I4 | DataType::I2 => sign_extend(code, t.bits()),
         _ => code as i64,

@@ -107,7 +107,7 @@ pub fn quantize_value(
     precision: Precision,
     saturate: bool,
 ) -> u32 {
-    let q = precision.round(precision.round(x) / precision.round(scale));
+    let q = quotient(x, scale, precision);
     if let Some((qmin, qmax)) = output.int_range() {
         let v = if q.is_nan() {
             qmin
@@ -125,6 +125,27 @@ pub fn quantize_value(
         // float4/float6: the reference adds the (necessarily zero) zero point as a float,
         // which turns -0 into +0; without a zero point nothing is added and -0 stays -0.
         fmt.encode(zero_point.map_or(q, |z| q + z), true)
+    }
+}
+
+/// The quotient `q = round_P(round_P(x) / round_P(s))` of the module docs (a value of `P`,
+/// held exactly in an `f64`).
+pub fn quotient(x: f64, scale: f64, precision: Precision) -> f64 {
+    precision.round(precision.round(x) / precision.round(scale))
+}
+
+/// Whether a quotient `q` (see [`quotient`]) is representable in `output` without
+/// saturating: not NaN, and for integer outputs `qmin <= roundTiesEven(q) + zp <= qmax`
+/// (the bounds themselves included), for float outputs no overflow (see
+/// [`FloatFormat::rounds_in_range`]). This is the training-mode mask bit.
+pub fn representable(q: f64, zero_point: Option<f64>, output: DataType) -> bool {
+    if let Some((qmin, qmax)) = output.int_range() {
+        // NaN fails both comparisons.
+        let r = q.round_ties_even() + zero_point.unwrap_or(0.0);
+        r >= qmin as f64 && r <= qmax as f64
+    } else {
+        // Adding a float zero point (which must be ±0) cannot change the range.
+        FloatFormat::of(output).is_some_and(|f| f.rounds_in_range(q))
     }
 }
 

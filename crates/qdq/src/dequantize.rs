@@ -33,7 +33,7 @@ impl Out {
         }
     }
 
-    fn size(self) -> usize {
+    pub(crate) fn size(self) -> usize {
         if self == Out::F32 {
             4
         } else {
@@ -117,7 +117,7 @@ fn dequantize_vec<S: Simd>(s: S, job: &Job<'_>, i: usize, valid: usize, sc: S::F
 }
 
 #[inline(always)]
-fn store<S: Simd>(s: S, out: Out, v: S::F, y: &mut [u8]) {
+pub(crate) fn store<S: Simd>(s: S, out: Out, v: S::F, y: &mut [u8]) {
     match out {
         Out::F32 => s.store_f32(v, y),
         Out::F16 => s.store_u16(s.f32_to_f16_bits(v), y),

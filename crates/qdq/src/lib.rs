@@ -33,6 +33,7 @@ mod isa;
 mod quantize;
 mod segments;
 mod simd;
+pub mod train;
 
 pub use isa::Isa;
 pub use qdq_ref::{

@@ -26,7 +26,7 @@
 //! scales included) are the proof.
 
 use crate::segments::{Scales, Segments};
-use crate::simd::{bf16_bits_to_f32, encode_minifloat, pow2f, round_bf16, round_f16, MiniFormat, Simd};
+use crate::simd::{bf16_bits_to_f32, encode_minifloat_checked, pow2f, round_bf16, round_f16, MiniFormat, Simd};
 use qdq_ref::float::{decode_e8m0, FloatFormat};
 use qdq_ref::{packing, DataType, Layout, Packed, Precision};
 
@@ -50,7 +50,7 @@ impl Src {
         })
     }
 
-    fn size(self) -> usize {
+    pub(crate) fn size(self) -> usize {
         match self {
             Src::F32 | Src::I32 => 4,
             Src::F16 | Src::Bf16 => 2,
@@ -58,7 +58,7 @@ impl Src {
     }
 
     #[inline(always)]
-    fn load<S: Simd>(self, s: S, b: &[u8]) -> S::F {
+    pub(crate) fn load<S: Simd>(self, s: S, b: &[u8]) -> S::F {
         match self {
             Src::F32 => s.load_f32(b),
             Src::F16 => s.load_f16(b),
@@ -144,7 +144,7 @@ impl Prec {
     }
 
     #[inline(always)]
-    fn round<S: Simd>(self, s: S, v: S::F) -> S::F {
+    pub(crate) fn round<S: Simd>(self, s: S, v: S::F) -> S::F {
         match self {
             Prec::F32 => v,
             Prec::F16 => round_f16(s, v),
@@ -243,16 +243,22 @@ impl<'a> Job<'a> {
 
 /// Per-vector scale parameters.
 #[derive(Clone, Copy)]
-struct Lanes<S: Simd> {
-    s: S::F,
-    r: S::F,
-    fast: bool,
+pub(crate) struct Lanes<S: Simd> {
+    /// The scale rounded to the division precision (the divisor).
+    pub s: S::F,
+    /// The scale's own value (what DequantizeLinear multiplies by).
+    pub raw: S::F,
+    pub r: S::F,
+    pub fast: bool,
     /// The (broadcast) scale is negative.
-    neg: bool,
-    z: S::I,
-    lo: S::F,
-    hi: S::F,
-    zf: S::F,
+    pub neg: bool,
+    /// Integer zero point.
+    pub z: S::I,
+    /// Integer outputs: `qmin - z` and `qmax - z`.
+    pub lo: S::F,
+    pub hi: S::F,
+    /// float4/float6: the (±0) float zero point.
+    pub zf: S::F,
 }
 
 /// Exact `x / s` for any x (see the module docs): signed zeros, infinities and NaN are
@@ -279,19 +285,19 @@ const BIG: f32 = (1u128 << 90) as f32;
 /// instantiated with compile-time values (see [`run`]), so the per-vector `match`es fold
 /// away; the rest read them at run time (still one predictable branch per vector).
 #[derive(Clone, Copy)]
-struct Spec {
-    src: Src,
-    prec: Prec,
-    src_exact: bool,
-    enc: Encode,
-    bits: u32,
+pub(crate) struct Spec {
+    pub src: Src,
+    pub prec: Prec,
+    pub src_exact: bool,
+    pub enc: Encode,
+    pub bits: u32,
 }
 
-const ANY: u8 = u8::MAX;
+pub(crate) const ANY: u8 = u8::MAX;
 
 impl Spec {
     #[inline(always)]
-    fn resolve<const SRC: u8, const PREC: u8, const BITS: u8>(job: &Job<'_>) -> Spec {
+    pub(crate) fn resolve<const SRC: u8, const PREC: u8, const BITS: u8>(job: &Job<'_>) -> Spec {
         let src = match SRC {
             0 => Src::F32,
             1 => Src::F16,
@@ -314,6 +320,22 @@ impl Spec {
 /// One vector: x bytes in, codes out.
 #[inline(always)]
 fn quantize_vec<S: Simd, const MINI: u8>(s: S, sp: &Spec, xb: &[u8], p: &Lanes<S>) -> S::I {
+    quantize_vec_m::<S, MINI, false>(s, sp, xb, p).0
+}
+
+/// [`quantize_vec`], and with `MASK` the training-mode mask: bit `l` set when lane `l` was
+/// representable (`qdq_ref::quantize::representable`). Integer outputs: the quotient is
+/// clamped once more to `[lo - 1, hi + 1]` (NaN lands on `lo - 1`, as in the main clamp)
+/// and rounded; the lane fits exactly when that equals the code before the zero point,
+/// which was rounded from the clamp to `[lo, hi]`. Float outputs: the encoder's own
+/// overflow / NaN lanes.
+#[inline(always)]
+pub(crate) fn quantize_vec_m<S: Simd, const MINI: u8, const MASK: bool>(
+    s: S,
+    sp: &Spec,
+    xb: &[u8],
+    p: &Lanes<S>,
+) -> (S::I, u32) {
     let mut x = sp.src.load(s, xb);
     if !sp.src_exact {
         x = sp.prec.round(s, x);
@@ -336,7 +358,8 @@ fn quantize_vec<S: Simd, const MINI: u8>(s: S, sp: &Spec, xb: &[u8], p: &Lanes<S
         let q = sp.prec.round(s, q);
         // max(NaN, lo) = lo: NaN -> qmin - z, so the result is qmin.
         let c = s.min(s.max(q, p.lo), p.hi);
-        return s.add_i(s.cvt_rne(c), p.z);
+        let r = s.cvt_rne(c);
+        return (s.add_i(r, p.z), if MASK { int_valid(s, q, r, p) } else { 0 });
     }
     let q = sp.prec.round(s, divide(s, x, p.s, p.r, p.fast));
     let mini = match MINI {
@@ -349,19 +372,33 @@ fn quantize_vec<S: Simd, const MINI: u8>(s: S, sp: &Spec, xb: &[u8], p: &Lanes<S
     match mini {
         None => {
             let c = s.select(s.is_nan(q), p.lo, s.min(s.max(q, p.lo), p.hi));
-            s.add_i(s.cvt_rne(c), p.z)
+            let r = s.cvt_rne(c);
+            (s.add_i(r, p.z), if MASK { int_valid(s, q, r, p) } else { 0 })
         }
         Some((fmt, add_zero)) => {
             let q = if add_zero { s.add(q, p.zf) } else { q };
-            encode_minifloat(s, q, &fmt)
+            let (code, bad) = encode_minifloat_checked(s, q, &fmt);
+            let bits = if MASK { !s.mask_bits(bad) & ((1u32 << S::LANES) - 1) } else { 0 };
+            (code, bits)
         }
     }
 }
 
+/// The mask bits of an integer output (see [`quantize_vec_m`]): `r` is the rounded quotient
+/// clamped to `[lo, hi]`. (A function, not a closure: closures do not inherit the ISA's
+/// target features.)
+#[inline(always)]
+fn int_valid<S: Simd>(s: S, q: S::F, r: S::I, p: &Lanes<S>) -> u32 {
+    let one = s.splat(1.0);
+    let wide = s.min(s.max(q, s.sub(p.lo, one)), s.add(p.hi, one));
+    s.mask_bits(s.eq_i(s.cvt_rne(wide), r))
+}
+
 /// Scale parameters of one scale index, broadcast.
 #[inline(always)]
-fn splat_lanes<S: Simd>(s: S, job: &Job<'_>, k: usize) -> Lanes<S> {
-    let sp = job.prec.round_scalar(job.scale_kind.get(job.scale, k));
+pub(crate) fn splat_lanes<S: Simd>(s: S, job: &Job<'_>, k: usize) -> Lanes<S> {
+    let raw = job.scale_kind.get(job.scale, k);
+    let sp = job.prec.round_scalar(raw);
     let r = 1.0 / sp;
     let a = sp.abs();
     // Markstein's correction is exact when s, 1/s, x and the residual are normal. Keeping
@@ -375,6 +412,7 @@ fn splat_lanes<S: Simd>(s: S, job: &Job<'_>, k: usize) -> Lanes<S> {
     };
     Lanes {
         s: s.splat(sp),
+        raw: s.splat(raw),
         r: s.splat(r),
         fast,
         neg: sp < 0.0,
@@ -388,7 +426,7 @@ fn splat_lanes<S: Simd>(s: S, job: &Job<'_>, k: usize) -> Lanes<S> {
 /// Scale parameters for `LANES` consecutive scale indices from `k` (`valid` of them real;
 /// the rest are padding that is computed and discarded).
 #[inline(always)]
-fn seq_lanes<S: Simd>(s: S, job: &Job<'_>, k: usize, valid: usize) -> Lanes<S> {
+pub(crate) fn seq_lanes<S: Simd>(s: S, job: &Job<'_>, k: usize, valid: usize) -> Lanes<S> {
     let n_scales = job.scale.len() / job.scale_kind.size();
     let sv = if valid == S::LANES && k + S::LANES <= n_scales {
         job.scale_kind.load(s, job.scale, k)
@@ -424,7 +462,7 @@ fn seq_lanes<S: Simd>(s: S, job: &Job<'_>, k: usize, valid: usize) -> Lanes<S> {
         _ => s.splat(0.0),
     };
     // Per-lane scales use a true division: the reciprocal would cost one anyway.
-    Lanes { s: sp, r: sp, fast: false, neg: false, z, lo, hi, zf }
+    Lanes { s: sp, raw: sv, r: sp, fast: false, neg: false, z, lo, hi, zf }
 }
 
 /// Loads `LANES` element codes of a packed tensor from element `k` as i32 (sign-extended

@@ -44,6 +44,10 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// `m ? a : b` per lane.
     fn select(self, m: Self::M, a: Self::F, b: Self::F) -> Self::F;
     fn or_m(self, a: Self::M, b: Self::M) -> Self::M;
+    /// Lane `l`'s mask bit as bit `l` of the result (the training-mode masks).
+    fn mask_bits(self, m: Self::M) -> u32;
+    /// The mask whose lane `l` is set when bit `l` of `bits` is.
+    fn mask_from_bits(self, bits: u32) -> Self::M;
 
     fn splat_i(self, v: i32) -> Self::I;
     fn add_i(self, a: Self::I, b: Self::I) -> Self::I;
@@ -223,6 +227,13 @@ pub(crate) fn pow2f(e: i32) -> f32 {
 /// are `RNE(|v| * 2^(M - emin))`, an exact scaling followed by one rounding conversion.
 #[inline(always)]
 pub(crate) fn encode_minifloat<S: Simd>(s: S, v: S::F, f: &MiniFormat) -> S::I {
+    encode_minifloat_checked(s, v, f).0
+}
+
+/// [`encode_minifloat`], plus the lanes that did not fit: NaN, ±inf, or a rounded magnitude
+/// beyond the largest finite value (whatever the saturation mode made of them).
+#[inline(always)]
+pub(crate) fn encode_minifloat_checked<S: Simd>(s: S, v: S::F, f: &MiniFormat) -> (S::I, S::M) {
     let u = s.bits(v);
     let sign = s.and_i(u, s.splat_i(i32::MIN));
     let neg = s.eq_i(sign, s.splat_i(i32::MIN));
@@ -251,7 +262,7 @@ pub(crate) fn encode_minifloat<S: Simd>(s: S, v: S::F, f: &MiniFormat) -> S::I {
     let ovf = s.select_i(neg, s.splat_i(f.ovf[1]), s.splat_i(f.ovf[0]));
     out = s.select_i(overflow, ovf, out);
     let nan = s.select_i(neg, s.splat_i(f.nan[1]), s.splat_i(f.nan[0]));
-    s.select_i(is_nan, nan, out)
+    (s.select_i(is_nan, nan, out), s.or_m(overflow, is_nan))
 }
 
 /// Decodes small-float codes (low `sign_pos + 1` bits of each lane) to exact f32 values.

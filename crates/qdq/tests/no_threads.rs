@@ -8,7 +8,7 @@ mod common;
 fn main() {
     common::NO_THREADS.store(true, std::sync::atomic::Ordering::Relaxed);
     println!("ISAs: {:?}", qdq::Isa::available());
-    let checks: [(&str, fn()); 9] = [
+    let checks: [(&str, fn()); 12] = [
         ("quantize_every_output_type_from_f32", common::differential::quantize_every_output_type_from_f32),
         (
             "quantize_from_f16_bf16_i32_and_other_scale_types",
@@ -27,6 +27,12 @@ fn main() {
             "every_code_of_every_type_through_dequantize",
             common::exhaustive::every_code_of_every_type_through_dequantize,
         ),
+        (
+            "training_matches_reference_every_type_and_layout",
+            common::training::training_matches_reference_every_type_and_layout,
+        ),
+        ("training_lengths_0_to_512", common::training::training_lengths_0_to_512),
+        ("training_large_parallel", common::training::training_large_parallel),
     ];
     let (mut passed, mut failed) = (0, 0);
     for (name, check) in checks {

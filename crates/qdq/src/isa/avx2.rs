@@ -126,6 +126,17 @@ impl Simd for Avx2 {
         v!(_mm256_or_si256(a, b))
     }
     #[inline(always)]
+    fn mask_bits(self, m: __m256i) -> u32 {
+        v!(_mm256_movemask_ps(_mm256_castsi256_ps(m)) as u32)
+    }
+    #[inline(always)]
+    fn mask_from_bits(self, bits: u32) -> __m256i {
+        v!({
+            let lane_bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+            _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(bits as i32), lane_bit), lane_bit)
+        })
+    }
+    #[inline(always)]
     fn splat_i(self, x: i32) -> __m256i {
         v!(_mm256_set1_epi32(x))
     }

@@ -100,6 +100,14 @@ impl Simd for Avx512 {
         a | b
     }
     #[inline(always)]
+    fn mask_bits(self, m: __mmask16) -> u32 {
+        m as u32
+    }
+    #[inline(always)]
+    fn mask_from_bits(self, bits: u32) -> __mmask16 {
+        bits as __mmask16
+    }
+    #[inline(always)]
     fn splat_i(self, v: i32) -> __m512i {
         v!(_mm512_set1_epi32(v))
     }

@@ -111,6 +111,20 @@ impl Simd for Neon {
         v!(vorrq_u32(a, b))
     }
     #[inline(always)]
+    fn mask_bits(self, m: uint32x4_t) -> u32 {
+        v!({
+            let lane_bit = vcombine_u32(vcreate_u32(1 | 2 << 32), vcreate_u32(4 | 8 << 32));
+            vaddvq_u32(vandq_u32(m, lane_bit))
+        })
+    }
+    #[inline(always)]
+    fn mask_from_bits(self, bits: u32) -> uint32x4_t {
+        v!({
+            let lane_bit = vcombine_u32(vcreate_u32(1 | 2 << 32), vcreate_u32(4 | 8 << 32));
+            vtstq_u32(vdupq_n_u32(bits), lane_bit)
+        })
+    }
+    #[inline(always)]
     fn splat_i(self, x: i32) -> int32x4_t {
         v!(vdupq_n_s32(x))
     }

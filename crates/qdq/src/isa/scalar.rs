@@ -103,6 +103,14 @@ impl Simd for Scalar {
         zip(a, b, |x, y| x | y)
     }
     #[inline(always)]
+    fn mask_bits(self, m: Self::M) -> u32 {
+        (0..L).fold(0, |b, l| b | (u32::from(m[l]) << l))
+    }
+    #[inline(always)]
+    fn mask_from_bits(self, bits: u32) -> Self::M {
+        std::array::from_fn(|l| bits >> l & 1 == 1)
+    }
+    #[inline(always)]
     fn splat_i(self, v: i32) -> Self::I {
         [v; L]
     }

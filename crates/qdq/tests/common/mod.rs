@@ -3,6 +3,7 @@
 
 pub mod differential;
 pub mod exhaustive;
+pub mod training;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

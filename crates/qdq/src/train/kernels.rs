@@ -1,0 +1,544 @@
+//! Training-mode kernels, written once over [`Simd`] (formulas in `qdq_ref::train`).
+//!
+//! * [`forward`]: QuantizeLinear's own per-vector code (`quantize::quantize_vec_m`, so `y`
+//!   is the inference result bit for bit) plus the mask bits, or for fake quantization the
+//!   codes dequantized in-register (`f32(c - z) * s`, or the decoded float code times `s`).
+//! * [`elementwise`]: the backward passes without reductions: `(lda * dy) / s_P` under the
+//!   mask, `lda * dy` under the mask, `(lda * dy) * s`. True division, so every quotient is
+//!   the IEEE one whatever `dy` is.
+//! * [`walk`]: the backward passes with reductions (fake quantization with LSQ gradients,
+//!   the DequantizeLinear scale gradient) in the canonical summation order of
+//!   `qdq_ref::train`: a run of up to 16384 terms goes into sixteen interleaved partial sums
+//!   (one AVX-512 vector, two AVX2 or four NEON / portable vectors), folded pairwise; longer
+//!   runs split at the same tile multiples as the reference; single-element runs (per-axis
+//!   along the last axis, blocked along another axis) add straight into the group's sum,
+//!   a vector of consecutive groups at a time.
+//!
+//! Padding lanes of partial vectors compute on zero input and are masked to `-0`, the
+//! neutral element of IEEE addition, before any sum.
+
+use crate::dequantize::{store, Out};
+use crate::quantize::{
+    group, load_codes, quantize_vec_m, seq_lanes, splat_lanes, store_codes, Encode, Job, Lanes, Prec, Spec, Src, ANY,
+};
+use crate::segments::{Scales, Segments};
+use crate::simd::{decode_minifloat, encode_minifloat_checked, MiniFormat, Simd};
+use qdq_ref::train::{SUM_LANES, SUM_TILE};
+use qdq_ref::{packing, Layout, Packed};
+
+/// ORs the low `count` (<= 16) bits of `bits` into `mask` at bit `e` (those bits are zero).
+#[inline(always)]
+pub(crate) fn put_bits(mask: &mut [u8], e: usize, bits: u32, count: usize) {
+    let v = (u64::from(bits) & ((1u64 << count) - 1)) << (e % 8);
+    let first = e / 8;
+    let bytes = (e % 8 + count).div_ceil(8);
+    for (j, b) in mask[first..first + bytes].iter_mut().enumerate() {
+        *b |= (v >> (8 * j)) as u8;
+    }
+}
+
+/// `count` (<= 16) bits of `mask` from bit `e`, in the low bits.
+#[inline(always)]
+pub(crate) fn get_bits(mask: &[u8], e: usize, count: usize) -> u32 {
+    let first = e / 8;
+    let bytes = (e % 8 + count).div_ceil(8);
+    let mut v = 0u64;
+    for (j, b) in mask[first..first + bytes].iter().enumerate() {
+        v |= u64::from(*b) << (8 * j);
+    }
+    ((v >> (e % 8)) & ((1u64 << count) - 1)) as u32
+}
+
+/// The bits of the first `n` lanes.
+#[inline(always)]
+fn lanes_mask(n: usize) -> u32 {
+    ((1u64 << n) - 1) as u32
+}
+
+/// `valid` elements of `t`-sized values from element `i` of `data` as a vector (a direct
+/// load when the vector is full, else through a zero-padded copy).
+#[inline(always)]
+fn load_src<S: Simd>(s: S, src: Src, data: &[u8], i: usize, valid: usize) -> S::F {
+    let w = src.size();
+    if valid == S::LANES {
+        src.load(s, &data[i * w..(i + S::LANES) * w])
+    } else {
+        let mut tmp = [0u8; 64];
+        tmp[..valid * w].copy_from_slice(&data[i * w..(i + valid) * w]);
+        src.load(s, &tmp)
+    }
+}
+
+/// Stores the first `valid` lanes of `v` as `out` at element `e` of `y`.
+#[inline(always)]
+fn store_out<S: Simd>(s: S, out: Out, v: S::F, y: &mut [u8], e: usize, valid: usize) {
+    let os = out.size();
+    if valid == S::LANES {
+        store(s, out, v, &mut y[e * os..(e + S::LANES) * os]);
+    } else {
+        let mut tmp = [0u8; 64];
+        store(s, out, v, &mut tmp);
+        y[e * os..(e + valid) * os].copy_from_slice(&tmp[..valid * os]);
+    }
+}
+
+/// What [`forward`] writes besides the mask.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Product {
+    /// QuantizeLinear's codes, in the output type's packing.
+    Codes,
+    /// Fake quantization: the dequantized values, as f32 / f16 / bf16.
+    Dequantized(Out),
+}
+
+/// The forward of [`crate::train::quantize_train`] and [`crate::train::fake_quantize`] over
+/// elements `[begin, end)`; `y` and `mask` hold exactly that range (`begin` is a multiple
+/// of 8, so the mask starts on a byte boundary).
+#[inline(always)]
+pub(crate) fn forward<S: Simd>(
+    s: S,
+    job: &Job<'_>,
+    product: Product,
+    begin: usize,
+    end: usize,
+    y: &mut [u8],
+    mask: Option<&mut [u8]>,
+) {
+    let mini = matches!(job.enc, Encode::Mini { .. });
+    if S::SPECIALIZE && job.src == Src::F32 && job.prec == Prec::F32 {
+        match mini {
+            false => forward_with::<S, 0, 0, 0>(s, job, product, begin, end, y, mask),
+            true => forward_with::<S, 0, 0, 1>(s, job, product, begin, end, y, mask),
+        }
+    } else {
+        match mini {
+            false => forward_with::<S, ANY, ANY, 0>(s, job, product, begin, end, y, mask),
+            true => forward_with::<S, ANY, ANY, 1>(s, job, product, begin, end, y, mask),
+        }
+    }
+}
+
+#[inline(always)]
+fn forward_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8>(
+    s: S,
+    job: &Job<'_>,
+    product: Product,
+    begin: usize,
+    end: usize,
+    y: &mut [u8],
+    mut mask: Option<&mut [u8]>,
+) {
+    let sp = Spec::resolve::<SRC, PREC, ANY>(job);
+    if let Some(m) = mask.as_deref_mut() {
+        m.fill(0);
+    }
+    let lanes = S::LANES;
+    let xs = sp.src.size();
+    let gmask = group(job.out) - 1;
+    let decoder = match job.enc {
+        Encode::Mini { fmt, .. } => Some(fmt),
+        Encode::Int { .. } => None,
+    };
+    for seg in Segments::new(job.layout, begin, end) {
+        let stop = seg.start + seg.len;
+        let mut i = seg.start;
+        let splat = match seg.scales {
+            Scales::Splat(k) => Some(splat_lanes(s, job, k)),
+            Scales::Seq(_) => None,
+        };
+        while i < stop {
+            // Codes go out a whole vector at a time only from a packing-group boundary.
+            let head = (gmask + 1 - ((i - begin) & gmask)) & gmask;
+            let take = if head > 0 && product == Product::Codes { head } else { lanes }.min(stop - i);
+            let p = match (&splat, seg.scales) {
+                (Some(p), _) => *p,
+                (None, Scales::Seq(k0)) => seq_lanes(s, job, k0 + (i - seg.start), take),
+                (None, Scales::Splat(_)) => unreachable!("splat segments have their lanes"),
+            };
+            let (codes, bits) = if take == lanes {
+                quantize_vec_m::<S, MINI, true>(s, &sp, &job.x[i * xs..(i + lanes) * xs], &p)
+            } else {
+                let mut xt = [0u8; 64];
+                xt[..take * xs].copy_from_slice(&job.x[i * xs..(i + take) * xs]);
+                quantize_vec_m::<S, MINI, true>(s, &sp, &xt, &p)
+            };
+            match product {
+                Product::Codes if take == lanes => store_codes(s, sp.bits, codes, y, i - begin),
+                Product::Codes => {
+                    let mut ct = [0u8; 64];
+                    s.store_i32(codes, &mut ct);
+                    for t in 0..take {
+                        let c = u32::from_le_bytes([ct[4 * t], ct[4 * t + 1], ct[4 * t + 2], ct[4 * t + 3]]);
+                        packing::set(job.out, y, i - begin + t, c);
+                    }
+                }
+                Product::Dequantized(out) => {
+                    let d = match (MINI, &decoder) {
+                        (1, Some(f)) => decode_minifloat(s, codes, f),
+                        _ => s.cvt_f32(s.sub_i(codes, p.z)),
+                    };
+                    store_out(s, out, s.mul(d, p.raw), y, i - begin, take);
+                }
+            }
+            if let Some(m) = mask.as_deref_mut() {
+                put_bits(m, i - begin, bits, take);
+            }
+            i += take;
+        }
+    }
+}
+
+/// The backward passes without reductions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Elementwise {
+    /// `mask ? (lda * dy) / s_P : +0`.
+    Quantize,
+    /// `mask ? lda * dy : +0` (no scale).
+    Mask,
+    /// `(lda * dy) * s`.
+    Dequantize,
+}
+
+/// An elementwise backward call. `job` carries dy as its x (the source type) and the scale,
+/// layout and precision; `mask` is the forward's (whole tensor).
+pub(crate) struct Backward<'a> {
+    pub job: Job<'a>,
+    pub kind: Elementwise,
+    pub mask: &'a [u8],
+    pub lda: f32,
+    pub out: Out,
+}
+
+/// Runs an elementwise backward pass over `[begin, end)`; `dx` holds that range.
+#[inline(always)]
+pub(crate) fn elementwise<S: Simd>(s: S, b: &Backward<'_>, begin: usize, end: usize, dx: &mut [u8]) {
+    let lanes = S::LANES;
+    let lda = s.splat(b.lda);
+    let zero = s.splat(0.0);
+    let src = b.job.src;
+    for seg in Segments::new(b.job.layout, begin, end) {
+        let stop = seg.start + seg.len;
+        let mut i = seg.start;
+        let splat = match seg.scales {
+            Scales::Splat(k) => Some(splat_lanes(s, &b.job, k)),
+            Scales::Seq(_) => None,
+        };
+        while i < stop {
+            let take = lanes.min(stop - i);
+            let p: Lanes<S> = match (&splat, seg.scales) {
+                (Some(p), _) => *p,
+                (None, Scales::Seq(k0)) => seq_lanes(s, &b.job, k0 + (i - seg.start), take),
+                (None, Scales::Splat(_)) => unreachable!("splat segments have their lanes"),
+            };
+            let g = s.mul(lda, load_src(s, src, b.job.x, i, take));
+            let v = match b.kind {
+                Elementwise::Quantize => {
+                    let m = s.mask_from_bits(get_bits(b.mask, i, take));
+                    s.select(m, s.div(g, p.s), zero)
+                }
+                Elementwise::Mask => s.select(s.mask_from_bits(get_bits(b.mask, i, take)), g, zero),
+                Elementwise::Dequantize => s.mul(g, p.raw),
+            };
+            store_out(s, b.out, v, dx, i - begin, take);
+            i += take;
+        }
+    }
+}
+
+/// A backward pass with reductions, written once for [`walk`].
+pub(crate) trait GradOp: Sync {
+    /// Per-scale parameters (broadcast, or one scale per lane).
+    type P<S: Simd>: Copy;
+    /// The parameters of scale `k` for every lane.
+    fn splat<S: Simd>(&self, s: S, k: usize) -> Self::P<S>;
+    /// The parameters of scales `k .. k + valid`.
+    fn seq<S: Simd>(&self, s: S, k: usize, valid: usize) -> Self::P<S>;
+    /// Elements `i .. i + valid`: `dx` and the two terms of the sums (padding lanes are
+    /// masked by the caller).
+    fn step<S: Simd>(&self, s: S, p: &Self::P<S>, i: usize, valid: usize) -> (S::F, [S::F; 2]);
+}
+
+/// Fake quantization backward (`qdq_ref::train::fake_quantize_backward`): the quotient is
+/// recomputed with a true division (the exact IEEE quotient, as the reference), which
+/// decides the mask, the side of a clamped element and the rounding error.
+pub(crate) struct FakeQuantGrad<'a> {
+    /// x, scale, zero point, output type and precision, as the forward.
+    pub job: Job<'a>,
+    pub dy: (Src, &'a [u8]),
+    pub lda: f32,
+}
+
+impl GradOp for FakeQuantGrad<'_> {
+    type P<S: Simd> = Lanes<S>;
+
+    #[inline(always)]
+    fn splat<S: Simd>(&self, s: S, k: usize) -> Lanes<S> {
+        splat_lanes(s, &self.job, k)
+    }
+
+    #[inline(always)]
+    fn seq<S: Simd>(&self, s: S, k: usize, valid: usize) -> Lanes<S> {
+        seq_lanes(s, &self.job, k, valid)
+    }
+
+    #[inline(always)]
+    fn step<S: Simd>(&self, s: S, p: &Lanes<S>, i: usize, valid: usize) -> (S::F, [S::F; 2]) {
+        let job = &self.job;
+        let mut x = load_src(s, job.src, job.x, i, valid);
+        if !job.src_exact {
+            x = job.prec.round(s, x);
+        }
+        let q = job.prec.round(s, s.div(x, p.s));
+        let dy = load_src(s, self.dy.0, self.dy.1, i, valid);
+        let g = s.mul(s.splat(self.lda), dy);
+        let zero = s.splat(0.0);
+        let neg0 = s.splat(-0.0);
+        match job.enc {
+            Encode::Int { .. } => {
+                let one = s.splat(1.0);
+                // r2: the code before the zero point; r1: the same from a clamp one wider,
+                // which differs exactly when the element was clamped (r1 < r2: low).
+                let r2 = s.cvt_rne(s.min(s.max(q, p.lo), p.hi));
+                let r1 = s.cvt_rne(s.min(s.max(q, s.sub(p.lo, one)), s.add(p.hi, one)));
+                let inside = s.eq_i(r1, r2);
+                let low = s.lt_i(r1, r2);
+                let d_in = s.sub(s.cvt_f32(r2), q);
+                let d_out = s.select(low, p.lo, p.hi);
+                let t = s.mul(dy, s.select(inside, d_in, d_out));
+                let u = s.select(inside, neg0, dy);
+                (s.select(inside, g, zero), [t, u])
+            }
+            Encode::Mini { fmt, add_zero } => {
+                let v = if add_zero { s.add(q, p.zf) } else { q };
+                let (_, bad) = encode_minifloat_checked(s, v, &fmt);
+                (s.select(bad, zero, g), [neg0, neg0])
+            }
+        }
+    }
+}
+
+/// The DequantizeLinear scale gradient: terms `dy * d`.
+pub(crate) struct DequantizeGrad<'a> {
+    pub x: Packed<'a>,
+    pub zero_point: Option<Packed<'a>>,
+    /// Float x: its decoder (the zero point is zero and unused).
+    pub mini: Option<MiniFormat>,
+    pub dy: (Src, &'a [u8]),
+}
+
+impl GradOp for DequantizeGrad<'_> {
+    type P<S: Simd> = S::I;
+
+    #[inline(always)]
+    fn splat<S: Simd>(&self, s: S, k: usize) -> S::I {
+        match (&self.zero_point, &self.mini) {
+            (Some(zp), None) => s.splat_i(packing::get_int(zp.dtype, zp.data, k) as i32),
+            _ => s.splat_i(0),
+        }
+    }
+
+    #[inline(always)]
+    fn seq<S: Simd>(&self, s: S, k: usize, valid: usize) -> S::I {
+        match (&self.zero_point, &self.mini) {
+            (Some(zp), None) => load_codes(s, zp, k, valid, true),
+            _ => s.splat_i(0),
+        }
+    }
+
+    #[inline(always)]
+    fn step<S: Simd>(&self, s: S, z: &S::I, i: usize, valid: usize) -> (S::F, [S::F; 2]) {
+        let c = load_codes(s, &self.x, i, valid, true);
+        let d = match &self.mini {
+            Some(f) => decode_minifloat(s, c, f),
+            None => s.cvt_f32(s.sub_i(c, *z)),
+        };
+        let dy = load_src(s, self.dy.0, self.dy.1, i, valid);
+        let neg0 = s.splat(-0.0);
+        (neg0, [s.mul(dy, d), neg0])
+    }
+}
+
+/// What one [`walk`] call covers and writes.
+pub(crate) struct Walk<'o> {
+    /// Elements `[begin, end)`.
+    pub begin: usize,
+    pub end: usize,
+    /// Only groups (scale indices) in `groups` are processed; elements of other groups
+    /// are skipped entirely (neither `dx` nor sums).
+    pub groups: std::ops::Range<usize>,
+    /// `dx` bytes of `[begin, end)` and their type, when wanted.
+    pub dx: Option<(&'o mut [u8], Out)>,
+    /// The sums, indexed by `k - groups.start`, already holding `-0` (or an earlier
+    /// partial of the same group), when wanted.
+    pub sums: [Option<&'o mut [f32]>; 2],
+}
+
+/// Runs a backward pass with reductions over `w` (see the module docs).
+#[inline(always)]
+pub(crate) fn walk<S: Simd, O: GradOp>(s: S, op: &O, layout: Layout, mut w: Walk<'_>) {
+    let lanes = S::LANES;
+    let neg0 = s.splat(-0.0);
+    let (g0, g1) = (w.groups.start, w.groups.end);
+    for seg in Segments::new(layout, w.begin, w.end) {
+        match seg.scales {
+            Scales::Splat(k) => {
+                if !(g0..g1).contains(&k) {
+                    continue;
+                }
+                let p = op.splat(s, k);
+                let sums = run_sum(s, op, &p, seg.start, seg.len, w.begin, &mut w.dx);
+                for (j, out) in w.sums.iter_mut().enumerate() {
+                    if let Some(out) = out.as_deref_mut() {
+                        out[k - g0] += sums[j];
+                    }
+                }
+            }
+            Scales::Seq(k0) => {
+                // The part of the segment whose groups are wanted.
+                let lo = k0.max(g0);
+                let hi = (k0 + seg.len).min(g1);
+                if lo >= hi {
+                    continue;
+                }
+                let mut i = seg.start + (lo - k0);
+                let stop = seg.start + (hi - k0);
+                while i < stop {
+                    let take = lanes.min(stop - i);
+                    let k = k0 + (i - seg.start);
+                    let p = op.seq(s, k, take);
+                    let (dx, t) = op.step(s, &p, i, take);
+                    if let Some((y, out)) = w.dx.as_mut() {
+                        store_out(s, *out, dx, y, i - w.begin, take);
+                    }
+                    let keep = s.mask_from_bits(lanes_mask(take));
+                    for (j, out) in w.sums.iter_mut().enumerate() {
+                        if let Some(out) = out.as_deref_mut() {
+                            add_into(s, s.select(keep, t[j], neg0), &mut out[k - g0..k - g0 + take]);
+                        }
+                    }
+                    i += take;
+                }
+            }
+        }
+    }
+}
+
+/// `acc[t] += v[t]` for the `acc.len()` (<= LANES) first lanes.
+#[inline(always)]
+fn add_into<S: Simd>(s: S, v: S::F, acc: &mut [f32]) {
+    let n = acc.len();
+    let mut tmp = [0u8; 64];
+    let bytes: &mut [u8] = bytemuck::cast_slice_mut(acc);
+    tmp[..4 * n].copy_from_slice(bytes);
+    let sum = s.add(s.load_f32(&tmp), v);
+    s.store_f32(sum, &mut tmp);
+    bytes.copy_from_slice(&tmp[..4 * n]);
+}
+
+/// The two sums of one run `[a, a + m)` in the canonical order, writing `dx` on the way.
+///
+/// A run longer than a tile is the reference's recursion (first `ceil(tiles / 2)` tiles,
+/// then the rest, added), evaluated with an explicit stack: a recursive function could not
+/// be inlined into the ISA's target-feature context.
+#[inline(always)]
+fn run_sum<S: Simd, O: GradOp>(
+    s: S,
+    op: &O,
+    p: &O::P<S>,
+    a: usize,
+    m: usize,
+    begin: usize,
+    dx: &mut Option<(&mut [u8], Out)>,
+) -> [f32; 2] {
+    if m <= SUM_TILE {
+        return tile_sum(s, op, p, a, m, begin, dx);
+    }
+    // Frames (start, len, left sums once the left half is done). Depth <= log2(usize::MAX).
+    let mut stack = [(0usize, 0usize, None::<[f32; 2]>); 64];
+    stack[0] = (a, m, None);
+    let mut depth = 1;
+    loop {
+        let (fa, fm, _) = stack[depth - 1];
+        if fm > SUM_TILE {
+            // Descend into the left half.
+            let h = fm.div_ceil(SUM_TILE).div_ceil(2) * SUM_TILE;
+            stack[depth] = (fa, h, None);
+            depth += 1;
+            continue;
+        }
+        let mut ret = tile_sum(s, op, p, fa, fm, begin, dx);
+        depth -= 1;
+        // Hand the result up: a parent waiting for its left half starts its right half; a
+        // parent with both halves adds them and hands its own result up.
+        loop {
+            if depth == 0 {
+                return ret;
+            }
+            let (pa, pm, left) = stack[depth - 1];
+            match left {
+                None => {
+                    let h = pm.div_ceil(SUM_TILE).div_ceil(2) * SUM_TILE;
+                    stack[depth - 1].2 = Some(ret);
+                    stack[depth] = (pa + h, pm - h, None);
+                    depth += 1;
+                    break;
+                }
+                Some(l) => {
+                    ret = [l[0] + ret[0], l[1] + ret[1]];
+                    depth -= 1;
+                }
+            }
+        }
+    }
+}
+
+/// The two sums of at most a tile: sixteen interleaved partials, folded pairwise.
+#[inline(always)]
+fn tile_sum<S: Simd, O: GradOp>(
+    s: S,
+    op: &O,
+    p: &O::P<S>,
+    a: usize,
+    m: usize,
+    begin: usize,
+    dx: &mut Option<(&mut [u8], Out)>,
+) -> [f32; 2] {
+    let lanes = S::LANES;
+    // SUM_LANES / LANES accumulators per sum: vector v adds into accumulator v % nacc,
+    // so lane l of accumulator j holds the partial of run positions = j * LANES + l
+    // (mod 16).
+    let nacc = SUM_LANES / lanes;
+    let neg0 = s.splat(-0.0);
+    let mut acc = [[neg0; 4]; 2];
+    let mut v = 0;
+    let mut i = a;
+    let stop = a + m;
+    while i < stop {
+        let take = lanes.min(stop - i);
+        let (d, t) = op.step(s, p, i, take);
+        if let Some((y, out)) = dx.as_mut() {
+            store_out(s, *out, d, y, i - begin, take);
+        }
+        let j = v % nacc;
+        if take == lanes {
+            acc[0][j] = s.add(acc[0][j], t[0]);
+            acc[1][j] = s.add(acc[1][j], t[1]);
+        } else {
+            let keep = s.mask_from_bits(lanes_mask(take));
+            acc[0][j] = s.add(acc[0][j], s.select(keep, t[0], neg0));
+            acc[1][j] = s.add(acc[1][j], s.select(keep, t[1], neg0));
+        }
+        v += 1;
+        i += take;
+    }
+    let mut out = [0.0f32; 2];
+    for (r, a) in out.iter_mut().zip(acc.iter()) {
+        let mut bytes = [0u8; 4 * SUM_LANES];
+        for (j, vec) in a.iter().take(nacc).enumerate() {
+            s.store_f32(*vec, &mut bytes[4 * lanes * j..]);
+        }
+        let mut partial: [f32; SUM_LANES] = bytemuck::cast(bytes);
+        *r = qdq_ref::train::fold_lanes(&mut partial);
+    }
+    out
+}

@@ -1,0 +1,618 @@
+//! Training mode on the SIMD backend: the same functions, contracts and results as
+//! [`qdq_ref::train`] (read its docs for the semantics, the STE / LSQ derivation and the
+//! summation order), bit for bit on every ISA and thread count.
+//!
+//! * The forwards ([`quantize_train`], [`fake_quantize`]) run QuantizeLinear's own vector
+//!   code, so `y` equals the inference op's output exactly; the mask comes from the same
+//!   registers (vector compare results packed to bits) at no extra pass.
+//! * The backward passes are one vector pass each; the reductions of
+//!   [`fake_quantize_backward`] and [`dequantize_scale_grad`] follow the reference's fixed
+//!   order (sixteen interleaved partials per run, fixed tile splits), so parallel and
+//!   sequential runs, and every ISA, give the same bits.
+//! * Parallelism: elementwise work splits into chunks of whole bytes of every output
+//!   (multiples of 64 elements). Sums split where the order allows it: a per-tensor sum
+//!   along its tile tree (`rayon::join` on the tree's own nodes), layouts whose groups are
+//!   contiguous (per-axis on the first axis, blocked) by groups; per-axis with dimensions
+//!   before the axis sums by channel ranges, after a parallel `dx` pass.
+//! * The slice API allocates nothing; parallel calls put their partial sums on the stack.
+
+mod kernels;
+
+use crate::dequantize::Out;
+use crate::isa::{self, Isa, Kernel};
+use crate::quantize::{Job, Src};
+use crate::simd::{MiniFormat, Simd};
+use crate::{as_bytes, values_mut_bytes, Config};
+use kernels::{Backward, DequantizeGrad, Elementwise, FakeQuantGrad, GradOp, Product, Walk};
+use qdq_ref::float::FloatFormat;
+use qdq_ref::train::SUM_TILE;
+use qdq_ref::{packing, DataType, Layout, Packed, Precision, Result, Values, ValuesMut};
+
+pub use qdq_ref::train::{mask_bit, mask_len, FakeQuantGrads, GradOptions, QuantParams};
+
+// ---------------------------------------------------------------------------------------
+// Kernels bound to their arguments, for `isa::dispatch`.
+
+struct ForwardKernel<'a, 'b> {
+    job: &'b Job<'a>,
+    product: Product,
+    begin: usize,
+    end: usize,
+    y: &'b mut [u8],
+    mask: Option<&'b mut [u8]>,
+}
+
+impl Kernel for ForwardKernel<'_, '_> {
+    type Output = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, s: S) {
+        kernels::forward(s, self.job, self.product, self.begin, self.end, self.y, self.mask)
+    }
+}
+
+struct ElementwiseKernel<'a, 'b> {
+    b: &'b Backward<'a>,
+    begin: usize,
+    end: usize,
+    dx: &'b mut [u8],
+}
+
+impl Kernel for ElementwiseKernel<'_, '_> {
+    type Output = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, s: S) {
+        kernels::elementwise(s, self.b, self.begin, self.end, self.dx)
+    }
+}
+
+struct WalkKernel<'o, 'p, O> {
+    op: &'p O,
+    layout: Layout,
+    w: Walk<'o>,
+}
+
+impl<O: GradOp> Kernel for WalkKernel<'_, '_, O> {
+    type Output = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, s: S) {
+        kernels::walk(s, self.op, self.layout, self.w)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Parallel splitting.
+
+/// Output buffers of a range of elements: bytes and bits per element.
+type Outs<'a> = [Option<(&'a mut [u8], u32)>; 2];
+
+/// Cuts `outs` after `at` elements (a multiple of 64, so a byte boundary for every width).
+fn cut(outs: Outs<'_>, at: usize) -> (Outs<'_>, Outs<'_>) {
+    let [a, b] = outs;
+    let (a0, a1) = cut_one(a, at);
+    let (b0, b1) = cut_one(b, at);
+    ([a0, b0], [a1, b1])
+}
+
+type Out1<'a> = Option<(&'a mut [u8], u32)>;
+
+fn cut_one(o: Out1<'_>, at: usize) -> (Out1<'_>, Out1<'_>) {
+    match o {
+        Some((buf, bits)) => {
+            let (l, r) = buf.split_at_mut(at * bits as usize / 8);
+            (Some((l, bits)), Some((r, bits)))
+        }
+        None => (None, None),
+    }
+}
+
+/// Runs `f(begin, end, outs)` over `0..n` in chunks of `cfg.chunk(n)` elements (halving
+/// with `rayon::join`, nothing allocated), or in one call.
+fn drive(cfg: &Config, n: usize, outs: Outs<'_>, f: &(dyn Fn(usize, usize, Outs<'_>) + Sync)) {
+    match cfg.chunk(n) {
+        None => f(0, n, outs),
+        Some(per) => split(per, 0, n, outs, f),
+    }
+}
+
+fn split(per: usize, b: usize, e: usize, outs: Outs<'_>, f: &(dyn Fn(usize, usize, Outs<'_>) + Sync)) {
+    let chunks = (e - b).div_ceil(per);
+    if chunks <= 1 {
+        return f(b, e, outs);
+    }
+    let mid = b + chunks / 2 * per;
+    let (lo, hi) = cut(outs, mid - b);
+    rayon::join(|| split(per, b, mid, lo, f), || split(per, mid, e, hi, f));
+}
+
+fn bits_of(out: Out) -> u32 {
+    8 * out.size() as u32
+}
+
+/// The kernels' name for a wide output's type.
+fn out_kind(v: &ValuesMut<'_>) -> Out {
+    match v {
+        ValuesMut::F32(_) => Out::F32,
+        ValuesMut::F16(_) => Out::F16,
+        ValuesMut::Bf16(_) => Out::Bf16,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Forward.
+
+fn job<'a>(x: &Values<'a>, p: &QuantParams<'a>, precision: Precision) -> Option<Job<'a>> {
+    Job::new(
+        x.dtype(),
+        as_bytes(x),
+        p.scale.dtype(),
+        as_bytes(&p.scale),
+        p.zero_point,
+        p.layout,
+        p.opts.output,
+        p.opts.saturate,
+        precision,
+    )
+}
+
+/// QuantizeLinear forward in training mode (see [`qdq_ref::train::quantize_train`]) with
+/// the default [`Config`].
+pub fn quantize_train(x: Values<'_>, p: &QuantParams<'_>, y: &mut [u8], mask: &mut [u8]) -> Result<()> {
+    quantize_train_with(&Config::default(), x, p, y, mask)
+}
+
+/// [`quantize_train`] with an explicit [`Config`].
+pub fn quantize_train_with(
+    cfg: &Config,
+    x: Values<'_>,
+    p: &QuantParams<'_>,
+    y: &mut [u8],
+    mask: &mut [u8],
+) -> Result<()> {
+    let precision = qdq_ref::train::check_quantize_train(&x, p, y.len(), mask.len())?;
+    let isa = cfg.resolve_isa()?;
+    let Some(job) = job(&x, p, precision) else {
+        // Unreachable for the validated types (float x, float scale); kept total.
+        return qdq_ref::train::quantize_train(x, p, y, mask);
+    };
+    let out = p.opts.output;
+    let n = x.len();
+    drive(cfg, n, [Some((y, out.bits())), Some((mask, 1))], &|b, e, [y, m]| {
+        let (Some((y, _)), m) = (y, m) else { return };
+        let mask = m.map(|(m, _)| m);
+        isa::dispatch(isa, ForwardKernel { job: &job, product: Product::Codes, begin: b, end: e, y, mask });
+    });
+    packing::zero_padding(out, y, n);
+    Ok(())
+}
+
+/// Fake quantization forward (see [`qdq_ref::train::fake_quantize`]) with the default
+/// [`Config`].
+pub fn fake_quantize(x: Values<'_>, p: &QuantParams<'_>, y: ValuesMut<'_>, mask: Option<&mut [u8]>) -> Result<()> {
+    fake_quantize_with(&Config::default(), x, p, y, mask)
+}
+
+/// [`fake_quantize`] with an explicit [`Config`].
+pub fn fake_quantize_with(
+    cfg: &Config,
+    x: Values<'_>,
+    p: &QuantParams<'_>,
+    mut y: ValuesMut<'_>,
+    mask: Option<&mut [u8]>,
+) -> Result<()> {
+    let precision = qdq_ref::train::check_fake_quantize(&x, p, y.len(), mask.as_ref().map(|m| m.len()))?;
+    let isa = cfg.resolve_isa()?;
+    let Some(job) = job(&x, p, precision) else {
+        return qdq_ref::train::fake_quantize(x, p, y, mask);
+    };
+    let out = out_kind(&y);
+    let n = x.len();
+    let product = Product::Dequantized(out);
+    let outs = [Some((values_mut_bytes(&mut y), bits_of(out))), mask.map(|m| (m, 1))];
+    drive(cfg, n, outs, &|b, e, [y, m]| {
+        let (Some((y, _)), m) = (y, m) else { return };
+        let mask = m.map(|(m, _)| m);
+        isa::dispatch(isa, ForwardKernel { job: &job, product, begin: b, end: e, y, mask });
+    });
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Elementwise backward passes.
+
+fn src_of(v: &Values<'_>) -> Src {
+    // The checks admit f32 / f16 / bf16 gradients only.
+    Src::of(v.dtype()).unwrap_or(Src::F32)
+}
+
+fn run_elementwise(cfg: &Config, isa: Isa, b: &Backward<'_>, n: usize, dx: &mut [u8]) {
+    drive(cfg, n, [Some((dx, bits_of(b.out))), None], &|lo, hi, [dx, _]| {
+        if let Some((dx, _)) = dx {
+            isa::dispatch(isa, ElementwiseKernel { b, begin: lo, end: hi, dx });
+        }
+    });
+}
+
+const ONE: [u8; 4] = 1.0f32.to_le_bytes();
+
+/// QuantizeLinear backward (see [`qdq_ref::train::quantize_backward`]) with the default
+/// [`Config`].
+pub fn quantize_backward(dy: Values<'_>, mask: &[u8], p: &QuantParams<'_>, lda: f32, dx: ValuesMut<'_>) -> Result<()> {
+    quantize_backward_with(&Config::default(), dy, mask, p, lda, dx)
+}
+
+/// [`quantize_backward`] with an explicit [`Config`].
+pub fn quantize_backward_with(
+    cfg: &Config,
+    dy: Values<'_>,
+    mask: &[u8],
+    p: &QuantParams<'_>,
+    lda: f32,
+    mut dx: ValuesMut<'_>,
+) -> Result<()> {
+    let precision = qdq_ref::train::check_quantize_backward(&dy, mask.len(), p, dx.len())?;
+    let isa = cfg.resolve_isa()?;
+    let no_zp = QuantParams { zero_point: None, ..*p };
+    let Some(job) = job(&dy, &no_zp, precision) else {
+        return qdq_ref::train::quantize_backward(dy, mask, p, lda, dx);
+    };
+    let out = out_kind(&dx);
+    let b = Backward { job, kind: Elementwise::Quantize, mask, lda, out };
+    run_elementwise(cfg, isa, &b, dy.len(), values_mut_bytes(&mut dx));
+    Ok(())
+}
+
+/// The straight-through gradient from a stored mask (see
+/// [`qdq_ref::train::mask_backward`]) with the default [`Config`].
+pub fn mask_backward(dy: Values<'_>, mask: &[u8], lda: f32, dx: ValuesMut<'_>) -> Result<()> {
+    mask_backward_with(&Config::default(), dy, mask, lda, dx)
+}
+
+/// [`mask_backward`] with an explicit [`Config`].
+pub fn mask_backward_with(cfg: &Config, dy: Values<'_>, mask: &[u8], lda: f32, mut dx: ValuesMut<'_>) -> Result<()> {
+    qdq_ref::train::check_mask_backward(&dy, mask.len(), dx.len())?;
+    let isa = cfg.resolve_isa()?;
+    // No scale: a per-tensor scale of 1 that the kernel never reads.
+    let job = Job::new(
+        dy.dtype(),
+        as_bytes(&dy),
+        DataType::F32,
+        &ONE,
+        None,
+        Layout::PerTensor,
+        DataType::U8,
+        true,
+        Precision::F32,
+    );
+    let Some(job) = job else {
+        return qdq_ref::train::mask_backward(dy, mask, lda, dx);
+    };
+    let out = out_kind(&dx);
+    let b = Backward { job, kind: Elementwise::Mask, mask, lda, out };
+    run_elementwise(cfg, isa, &b, dy.len(), values_mut_bytes(&mut dx));
+    Ok(())
+}
+
+/// DequantizeLinear backward (see [`qdq_ref::train::dequantize_backward`]) with the default
+/// [`Config`].
+pub fn dequantize_backward(
+    dy: Values<'_>,
+    scale: Values<'_>,
+    layout: Layout,
+    lda: f32,
+    dx: ValuesMut<'_>,
+) -> Result<()> {
+    dequantize_backward_with(&Config::default(), dy, scale, layout, lda, dx)
+}
+
+/// [`dequantize_backward`] with an explicit [`Config`].
+pub fn dequantize_backward_with(
+    cfg: &Config,
+    dy: Values<'_>,
+    scale: Values<'_>,
+    layout: Layout,
+    lda: f32,
+    mut dx: ValuesMut<'_>,
+) -> Result<()> {
+    qdq_ref::train::check_dequantize_backward(&dy, &scale, &layout, dx.len())?;
+    let isa = cfg.resolve_isa()?;
+    let job = Job::new(
+        dy.dtype(),
+        as_bytes(&dy),
+        scale.dtype(),
+        as_bytes(&scale),
+        None,
+        layout,
+        DataType::U8,
+        true,
+        Precision::F32,
+    );
+    let Some(job) = job else {
+        return qdq_ref::train::dequantize_backward(dy, scale, layout, lda, dx);
+    };
+    let out = out_kind(&dx);
+    let b = Backward { job, kind: Elementwise::Dequantize, mask: &[], lda, out };
+    run_elementwise(cfg, isa, &b, dy.len(), values_mut_bytes(&mut dx));
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Backward passes with reductions.
+
+/// How the elements of a layout's groups lie, for splitting a reduction.
+enum Groups {
+    /// Per-tensor: one group, summed along its tile tree.
+    One,
+    /// Consecutive units of whole groups: unit `j` starts at element `elem(j)` and its
+    /// groups at scale `key(j)` (see [`Groups::of`]).
+    Units { count: usize, per_row: usize, row_elems: usize, unit_elems: usize, unit_keys: usize },
+    /// Per-axis with dimensions before the axis: a group's elements are spread over the
+    /// whole tensor.
+    Spread,
+}
+
+impl Groups {
+    fn of(layout: Layout, n: usize) -> Groups {
+        match layout {
+            Layout::PerTensor => Groups::One,
+            // Units are channels.
+            Layout::PerAxis { outer: 1, axis_len, inner } => {
+                Groups::Units { count: axis_len, per_row: axis_len, row_elems: n, unit_elems: inner, unit_keys: 1 }
+            }
+            Layout::PerAxis { .. } => Groups::Spread,
+            // Units are (outer, block) pairs: a block of `block` axis entries, each of
+            // `inner` elements and `inner` groups.
+            Layout::Blocked { outer, axis_len, inner, block } => Groups::Units {
+                count: outer * axis_len.div_ceil(block),
+                per_row: axis_len.div_ceil(block),
+                row_elems: axis_len * inner,
+                unit_elems: block * inner,
+                unit_keys: inner,
+            },
+        }
+    }
+}
+
+/// `(first element, first scale index)` of unit `j` (`j == count` gives `(n, scales)`).
+fn unit_start(g: &Groups, j: usize, n: usize, scales: usize) -> (usize, usize) {
+    match *g {
+        Groups::Units { count, per_row, row_elems, unit_elems, unit_keys } => {
+            if j >= count {
+                (n, scales)
+            } else {
+                ((j / per_row) * row_elems + (j % per_row) * unit_elems, j * unit_keys)
+            }
+        }
+        _ => (0, 0),
+    }
+}
+
+/// Sums (`-0`-initialised, indexed from their first group) of a part of a reduction.
+type Sums<'a> = [Option<&'a mut [f32]>; 2];
+
+fn cut_sums(sums: Sums<'_>, at: usize) -> (Sums<'_>, Sums<'_>) {
+    let [a, b] = sums;
+    let (a0, a1) = cut_sum(a, at);
+    let (b0, b1) = cut_sum(b, at);
+    ([a0, b0], [a1, b1])
+}
+
+fn cut_sum(o: Option<&mut [f32]>, at: usize) -> (Option<&mut [f32]>, Option<&mut [f32]>) {
+    match o {
+        Some(v) => {
+            let (l, r) = v.split_at_mut(at);
+            (Some(l), Some(r))
+        }
+        None => (None, None),
+    }
+}
+
+/// One reduction call: `dx` (bytes and type) and up to two sums over every group.
+struct Reduce<'c, O> {
+    cfg: &'c Config,
+    isa: Isa,
+    op: &'c O,
+    layout: Layout,
+    n: usize,
+    scales: usize,
+}
+
+impl<O: GradOp> Reduce<'_, O> {
+    fn walk(&self, w: Walk<'_>) {
+        isa::dispatch(self.isa, WalkKernel { op: self.op, layout: self.layout, w });
+    }
+
+    fn run(&self, dx: Option<(&mut [u8], Out)>, mut sums: Sums<'_>) {
+        for s in sums.iter_mut().flatten() {
+            s.fill(-0.0);
+        }
+        let (n, scales) = (self.n, self.scales);
+        let want_sums = sums.iter().any(Option::is_some);
+        let per = match self.cfg.chunk(n) {
+            Some(per) => per,
+            None => return self.walk(Walk { begin: 0, end: n, groups: 0..scales, dx, sums }),
+        };
+        if !want_sums {
+            return self.dx_pass(per, dx);
+        }
+        match Groups::of(self.layout, n) {
+            Groups::One => {
+                // Tree nodes at least a tile, so every cut is one of the reference's.
+                let per = per.next_multiple_of(SUM_TILE);
+                let out = dx.map(|(b, o)| (b, o, bits_of(o)));
+                let total = self.tree(per, 0, n, out);
+                for (j, s) in sums.iter_mut().enumerate() {
+                    if let Some(s) = s.as_deref_mut() {
+                        s[0] += total[j];
+                    }
+                }
+            }
+            g @ Groups::Units { .. } => {
+                let count = match g {
+                    Groups::Units { count, .. } => count,
+                    _ => 0,
+                };
+                let out = dx.map(|(b, o)| (b, o, bits_of(o)));
+                self.units(&g, per, 0, count, out, sums);
+            }
+            Groups::Spread => {
+                // dx in element chunks, then the sums by channel ranges (each walks the
+                // whole tensor but touches only its channels' elements).
+                self.dx_pass(per, dx);
+                let parts = n.div_ceil(per).min(scales).max(1);
+                self.channels(scales.div_ceil(parts), 0, scales, sums);
+            }
+        }
+    }
+
+    /// `dx` only, in element chunks.
+    fn dx_pass(&self, per: usize, dx: Option<(&mut [u8], Out)>) {
+        let Some((bytes, out)) = dx else { return };
+        let scales = self.scales;
+        split(per, 0, self.n, [Some((bytes, bits_of(out))), None], &|b, e, [d, _]| {
+            let dx = d.map(|(bytes, _)| (bytes, out));
+            self.walk(Walk { begin: b, end: e, groups: 0..scales, dx, sums: [None, None] });
+        });
+    }
+
+    /// The per-tensor sums of `[a, a + m)` along the reference's tile tree.
+    fn tree(&self, per: usize, a: usize, m: usize, dx: Option<(&mut [u8], Out, u32)>) -> [f32; 2] {
+        if m <= per {
+            let mut local = [[-0.0f32; 1]; 2];
+            let [l0, l1] = &mut local;
+            let dx = dx.map(|(b, o, _)| (b, o));
+            self.walk(Walk { begin: a, end: a + m, groups: 0..1, dx, sums: [Some(l0), Some(l1)] });
+            return [local[0][0], local[1][0]];
+        }
+        let h = m.div_ceil(SUM_TILE).div_ceil(2) * SUM_TILE;
+        let (lo, hi) = match dx {
+            Some((b, o, bits)) => {
+                let (l, r) = b.split_at_mut(h * bits as usize / 8);
+                (Some((l, o, bits)), Some((r, o, bits)))
+            }
+            None => (None, None),
+        };
+        let (l, r) = rayon::join(|| self.tree(per, a, h, lo), || self.tree(per, a + h, m - h, hi));
+        [l[0] + r[0], l[1] + r[1]]
+    }
+
+    /// Units `[j0, j1)` of contiguous groups: halves until a part is about `per` elements.
+    fn units(&self, g: &Groups, per: usize, j0: usize, j1: usize, dx: Option<(&mut [u8], Out, u32)>, sums: Sums<'_>) {
+        let (n, scales) = (self.n, self.scales);
+        let (e0, k0) = unit_start(g, j0, n, scales);
+        let (e1, k1) = unit_start(g, j1, n, scales);
+        if j1 - j0 <= 1 || e1 - e0 <= per {
+            let dx = dx.map(|(b, o, _)| (b, o));
+            return self.walk(Walk { begin: e0, end: e1, groups: k0..k1, dx, sums });
+        }
+        let mid = j0 + (j1 - j0) / 2;
+        let (em, km) = unit_start(g, mid, n, scales);
+        // The cut is at a unit start, which need not be a byte boundary of a 1-bit or
+        // packed type, but dx is f32 / f16 / bf16: always whole bytes.
+        let (lo, hi) = match dx {
+            Some((b, o, bits)) => {
+                let (l, r) = b.split_at_mut((em - e0) * bits as usize / 8);
+                (Some((l, o, bits)), Some((r, o, bits)))
+            }
+            None => (None, None),
+        };
+        let (s_lo, s_hi) = cut_sums(sums, km - k0);
+        rayon::join(|| self.units(g, per, j0, mid, lo, s_lo), || self.units(g, per, mid, j1, hi, s_hi));
+    }
+
+    /// Sums of channels `[c0, c1)` of a spread layout, in parts of about `per` channels.
+    fn channels(&self, per: usize, c0: usize, c1: usize, sums: Sums<'_>) {
+        if c1 - c0 <= per {
+            return self.walk(Walk { begin: 0, end: self.n, groups: c0..c1, dx: None, sums });
+        }
+        let mid = c0 + (c1 - c0) / 2;
+        let (lo, hi) = cut_sums(sums, mid - c0);
+        rayon::join(|| self.channels(per, c0, mid, lo), || self.channels(per, mid, c1, hi));
+    }
+}
+
+/// Fake quantization backward (see [`qdq_ref::train::fake_quantize_backward`]) with the
+/// default [`Config`].
+pub fn fake_quantize_backward(
+    dy: Values<'_>,
+    x: Values<'_>,
+    p: &QuantParams<'_>,
+    opts: &GradOptions,
+    grads: FakeQuantGrads<'_>,
+) -> Result<()> {
+    fake_quantize_backward_with(&Config::default(), dy, x, p, opts, grads)
+}
+
+/// [`fake_quantize_backward`] with an explicit [`Config`].
+pub fn fake_quantize_backward_with(
+    cfg: &Config,
+    dy: Values<'_>,
+    x: Values<'_>,
+    p: &QuantParams<'_>,
+    opts: &GradOptions,
+    grads: FakeQuantGrads<'_>,
+) -> Result<()> {
+    let precision = qdq_ref::train::check_fake_quantize_backward(&dy, &x, p, &grads)?;
+    let isa = cfg.resolve_isa()?;
+    let Some(job) = job(&x, p, precision) else {
+        return qdq_ref::train::fake_quantize_backward(dy, x, p, opts, grads);
+    };
+    let op = FakeQuantGrad { job, dy: (src_of(&dy), as_bytes(&dy)), lda: opts.lda };
+    let FakeQuantGrads { mut dx, mut ds, mut dzp } = grads;
+    let dx = dx.as_mut().map(|d| {
+        let out = out_kind(d);
+        (values_mut_bytes(d), out)
+    });
+    let r = Reduce { cfg, isa, op: &op, layout: p.layout, n: x.len(), scales: p.scale.len() };
+    r.run(dx, [ds.as_deref_mut(), dzp.as_deref_mut()]);
+    let g = opts.grad_scale;
+    if let Some(ds) = ds {
+        for v in ds.iter_mut() {
+            *v *= g;
+        }
+    }
+    if let Some(dzp) = dzp {
+        let kind = crate::quantize::ScaleKind::of(p.scale.dtype());
+        let bytes = as_bytes(&p.scale);
+        for (k, v) in dzp.iter_mut().enumerate() {
+            let s = kind.map_or(f32::NAN, |sk| sk.get(bytes, k));
+            *v = g * -(s * *v);
+        }
+    }
+    Ok(())
+}
+
+/// DequantizeLinear scale gradient (see [`qdq_ref::train::dequantize_scale_grad`]) with the
+/// default [`Config`].
+pub fn dequantize_scale_grad(
+    dy: Values<'_>,
+    x: Packed<'_>,
+    zero_point: Option<Packed<'_>>,
+    layout: Layout,
+    ds: &mut [f32],
+) -> Result<()> {
+    dequantize_scale_grad_with(&Config::default(), dy, x, zero_point, layout, ds)
+}
+
+/// [`dequantize_scale_grad`] with an explicit [`Config`].
+pub fn dequantize_scale_grad_with(
+    cfg: &Config,
+    dy: Values<'_>,
+    x: Packed<'_>,
+    zero_point: Option<Packed<'_>>,
+    layout: Layout,
+    ds: &mut [f32],
+) -> Result<()> {
+    qdq_ref::train::check_dequantize_scale_grad(&dy, &x, zero_point.as_ref(), &layout, ds.len())?;
+    let isa = cfg.resolve_isa()?;
+    if x.dtype == DataType::I32 && zero_point.is_some() {
+        // x - zp may not fit in i32: the reference's exact subtraction.
+        return qdq_ref::train::dequantize_scale_grad(dy, x, zero_point, layout, ds);
+    }
+    let mini = FloatFormat::of(x.dtype).map(|f| MiniFormat::new(&f, true));
+    let zero_point = if mini.is_some() { None } else { zero_point };
+    let op = DequantizeGrad { x, zero_point, mini, dy: (src_of(&dy), as_bytes(&dy)) };
+    let scales = ds.len();
+    let r = Reduce { cfg, isa, op: &op, layout, n: x.len, scales };
+    r.run(None, [Some(ds), None]);
+    Ok(())
+}
