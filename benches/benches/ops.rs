@@ -8,8 +8,9 @@
 //! cargo bench -p qdq-benches -- --list                         # every benchmark id
 //! ```
 //!
-//! Groups: `quantize`, `dequantize`, `dynamic_quantize` and `roofline`. An id is
-//! `<group>/<from>-<to>/<layout>[/e8m0]/<mode>/<size>`:
+//! Groups: `quantize`, `dequantize`, `dynamic_quantize`, `train` and `roofline`. An id is
+//! `<group>/<from>-<to>/<layout>[/e8m0]/<mode>/<size>` (in `train`,
+//! `train/<op>/<from>-<to>/<layout>/<mode>/<size>`):
 //!
 //! * cases: [`qdq_benches::full_matrix`] — f32 to every quantized type, f16 / bf16 to i8,
 //!   every quantized type to f32, i8 / i4 to f16 / bf16, on five layouts (`per-tensor`,
@@ -18,7 +19,11 @@
 //! * modes: each ISA the CPU has, forced and single-threaded (`avx512`, `avx2`, `neon`,
 //!   `scalar`), and `default` (`Config::default()`: best ISA, rayon over the whole pool
 //!   from 64 Ki elements, so the 4 Ki size stays on one thread);
-//! * sizes: `4Ki` (L1), `64Ki` (L2), `1Mi` (L3), `16Mi` (DRAM) elements.
+//! * sizes: `4Ki` (L1), `64Ki` (L2), `1Mi` (L3), `16Mi` (DRAM) elements;
+//! * `train`: [`qdq_benches::training_matrix`] — `quantize_train` (forward with mask),
+//!   `quantize_backward`, `fake_quantize`, `fake_quantize_backward` (dx, ds, dzp) from f32
+//!   to u8 / i8 / i4 / e4m3fn, per-tensor, per-axis-first64 and blocked-last32, beside the
+//!   inference `quantize` and `dequantize` of the same cases, at `1Mi` and `16Mi`.
 //!
 //! `roofline/<from>-<to>/<threads>t/<size>` is the cheapest kernel moving the bytes of the
 //! per-tensor case of that type pair (x in, y out; copies and an xor fold, widest vectors
@@ -33,7 +38,7 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput};
-use qdq_benches::{full_matrix, size_name, Case, Mode, Op, Prepared, Roofline, SIZES};
+use qdq_benches::{full_matrix, size_name, training_matrix, Case, Mode, Op, Prepared, Roofline, SIZES, TRAIN_SIZES};
 
 fn mode_id(mode: Mode) -> &'static str {
     match mode {
@@ -50,16 +55,21 @@ fn group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, criterion::
 
 fn bench_op(c: &mut Criterion, op: Op) {
     let cases: Vec<Case> = full_matrix().into_iter().filter(|k| k.op == op).collect();
+    bench_cases(c, op.name(), &cases, &SIZES);
+}
+
+fn bench_cases(c: &mut Criterion, name: &str, cases: &[Case], sizes: &[usize]) {
     let modes = Mode::all();
-    let mut g = group(c, op.name());
-    for case in &cases {
-        for n in SIZES {
+    let mut g = group(c, name);
+    for case in cases {
+        for &n in sizes {
             g.throughput(Throughput::Elements(n as u64));
             // Built on first use, so filtered-out benchmarks cost nothing.
             let mut prepared: Option<Prepared> = None;
             for &mode in &modes {
                 let cfg = mode.config();
-                let id = BenchmarkId::new(format!("{}/{}", case.name(), mode_id(mode)), size_name(n));
+                let label = if name == case.op.name() { case.name() } else { case.full_name() };
+                let id = BenchmarkId::new(format!("{label}/{}", mode_id(mode)), size_name(n));
                 g.bench_function(id, |b| {
                     let p = prepared.get_or_insert_with(|| case.prepare(n));
                     b.iter(|| p.run(&cfg).expect("benchmark call"))
@@ -80,6 +90,11 @@ fn dequantize(c: &mut Criterion) {
 
 fn dynamic_quantize(c: &mut Criterion) {
     bench_op(c, Op::DynamicQuantize);
+}
+
+/// Training mode next to the inference ops of the same cases: `train/<op>/<from>-<to>/...`.
+fn train(c: &mut Criterion) {
+    bench_cases(c, "train", &training_matrix(), &TRAIN_SIZES);
 }
 
 fn roofline(c: &mut Criterion) {
@@ -121,6 +136,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = quantize, dequantize, dynamic_quantize, roofline
+    targets = quantize, dequantize, dynamic_quantize, train, roofline
 }
 criterion_main!(benches);

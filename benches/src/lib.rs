@@ -15,6 +15,7 @@
 //! and blocked scales are up to 44 % larger. Dequantize inputs are the quantized
 //! data. `xtask/python/ort_bench.py` builds the same data for onnxruntime.
 
+use qdq::train::{FakeQuantGrads, GradOptions, QuantParams};
 use qdq::{bf16, f16, Config, DataType, Isa, Layout, Packed, QuantizeOptions, Values, ValuesMut};
 use rayon::prelude::*;
 
@@ -49,6 +50,14 @@ pub enum Op {
     Dequantize,
     /// DynamicQuantizeLinear (f32 to u8, per-tensor).
     DynamicQuantize,
+    /// Training-mode QuantizeLinear forward: y and the bit-packed mask.
+    QuantizeTrain,
+    /// QuantizeLinear backward: `dx = lda * dy * mask / s` (f32 dy and dx).
+    QuantizeBackward,
+    /// Fake quantization forward: `DequantizeLinear(QuantizeLinear(x))` (f32) and the mask.
+    FakeQuantize,
+    /// Fake quantization backward: `dx`, and for integer outputs the LSQ `ds` and `dzp`.
+    FakeQuantizeBackward,
 }
 
 impl Op {
@@ -58,8 +67,15 @@ impl Op {
             Op::Quantize => "quantize",
             Op::Dequantize => "dequantize",
             Op::DynamicQuantize => "dynamic_quantize",
+            Op::QuantizeTrain => "quantize_train",
+            Op::QuantizeBackward => "quantize_backward",
+            Op::FakeQuantize => "fake_quantize",
+            Op::FakeQuantizeBackward => "fake_quantize_backward",
         }
     }
+
+    /// The training-mode ops.
+    pub const TRAINING: [Op; 4] = [Op::QuantizeTrain, Op::QuantizeBackward, Op::FakeQuantize, Op::FakeQuantizeBackward];
 }
 
 /// How the scales map onto x.
@@ -233,6 +249,11 @@ impl Case {
         Case { op: Op::Dequantize, from, to: DataType::F32, scale: DataType::E8M0, shape }
     }
 
+    /// A training-mode op on f32 data (x, dy, dx and the scale are f32) quantizing to `to`.
+    pub fn training(op: Op, to: DataType, shape: Shape) -> Case {
+        Case { op, from: DataType::F32, to, scale: DataType::F32, shape }
+    }
+
     /// DynamicQuantizeLinear (f32 to u8).
     pub fn dynamic_quantize() -> Case {
         Case {
@@ -269,9 +290,9 @@ impl Case {
 
     fn default_scale_type(&self) -> DataType {
         match self.op {
-            Op::Quantize => self.from,
             Op::Dequantize => self.to,
             Op::DynamicQuantize => DataType::F32,
+            _ => self.from,
         }
     }
 
@@ -316,9 +337,16 @@ impl Case {
         let scale = self.scale.byte_len(k).unwrap_or(0);
         let zp = zero_point_code(self.quantized()).map_or(0, |_| self.quantized().byte_len(k).unwrap_or(0));
         let y = self.to.byte_len(n).unwrap_or(0);
+        let mask = n.div_ceil(8);
+        let wide = 4 * n;
         match self.op {
             Op::DynamicQuantize => (x, y),
-            _ => (x + scale + zp, y),
+            Op::Quantize | Op::Dequantize => (x + scale + zp, y),
+            Op::QuantizeTrain => (x + scale + zp, y + mask),
+            Op::QuantizeBackward => (wide + mask + scale, wide),
+            Op::FakeQuantize => (x + scale + zp, wide + mask),
+            // x and dy in, dx out (ds and dzp are one float per scale).
+            Op::FakeQuantizeBackward => (2 * wide + scale + zp, wide + 8 * k),
         }
     }
 
@@ -342,8 +370,27 @@ impl Case {
             zp
         });
         let xf = uniform(n, (n as u64) ^ ((q as u64) << 32));
+        let train = Op::TRAINING.contains(&self.op).then(|| {
+            let mut mask = Aligned::filled(n.div_ceil(8), 0u8);
+            let zp = zero_point.as_ref().map(|d| Packed { dtype: q, len: k, data: d });
+            let p = QuantParams { scale: scale.values(), zero_point: zp, layout, opts: QuantizeOptions::new(q) };
+            let mut codes = vec![0u8; q.byte_len(n).unwrap_or(0)];
+            qdq::train::quantize_train(Values::F32(&xf), &p, &mut codes, mask.as_mut_slice())
+                .expect("the training forward of a benchmark input");
+            let dy: Vec<f32> = uniform(n, 0x0d1e).iter().map(|v| v * 0.25).collect();
+            TrainBufs {
+                mask,
+                dy: Aligned::from_slice(&dy),
+                dx: Aligned::filled(n, 0.0),
+                ds: vec![0.0; k],
+                dzp: vec![0.0; k],
+            }
+        });
         let (x, y) = match self.op {
-            Op::Quantize | Op::DynamicQuantize => {
+            Op::QuantizeBackward | Op::FakeQuantize | Op::FakeQuantizeBackward => {
+                (Input::F32(Aligned::from_slice(&xf)), Output::F32(Aligned::filled(n, 0.0)))
+            }
+            Op::Quantize | Op::DynamicQuantize | Op::QuantizeTrain => {
                 let x = match self.from {
                     DataType::F16 => {
                         Input::F16(Aligned::from_slice(&xf.iter().map(|&v| f16::from_f32(v)).collect::<Vec<_>>()))
@@ -369,7 +416,8 @@ impl Case {
                 (Input::Codes(Aligned::from_slice(&codes)), y)
             }
         };
-        Prepared { case: *self, n, layout, x, scale, zero_point, y, opts: QuantizeOptions::new(self.to) }
+        let opts = QuantizeOptions::new(q);
+        Prepared { case: *self, n, layout, x, scale, zero_point, y, opts, train }
     }
 }
 
@@ -408,6 +456,27 @@ pub fn full_matrix() -> Vec<Case> {
     v.push(Case::dynamic_quantize());
     v
 }
+
+/// The training-mode matrix (criterion group `train`): each training op quantizing f32 to
+/// u8, i8, i4 and e4m3fn (float8: no scale or zero-point gradients), per-tensor, per-axis
+/// on the first axis and blocked along the last axis, plus the inference QuantizeLinear and
+/// DequantizeLinear of the same cases for comparison.
+pub fn training_matrix() -> Vec<Case> {
+    let mut v = Vec::new();
+    for to in [DataType::U8, DataType::I8, DataType::I4, DataType::E4M3Fn] {
+        for shape in [Shape::PerTensor, Shape::PerAxisFirst { channels: 64 }, Shape::BlockedLast { block: 32 }] {
+            for op in Op::TRAINING {
+                v.push(Case::training(op, to, shape));
+            }
+            v.push(Case::quantize(DataType::F32, to, shape));
+            v.push(Case::dequantize(to, DataType::F32, shape));
+        }
+    }
+    v
+}
+
+/// Sizes of the training benches: `1Mi` (L3) and `16Mi` (DRAM).
+pub const TRAIN_SIZES: [usize; 2] = [1 << 20, 16 << 20];
 
 enum Input {
     F32(Aligned<f32>),
@@ -451,6 +520,16 @@ pub struct Prepared {
     zero_point: Option<Vec<u8>>,
     y: Output,
     opts: QuantizeOptions,
+    train: Option<TrainBufs>,
+}
+
+/// The extra buffers of the training ops.
+struct TrainBufs {
+    mask: Aligned<u8>,
+    dy: Aligned<f32>,
+    dx: Aligned<f32>,
+    ds: Vec<f32>,
+    dzp: Vec<f32>,
 }
 
 impl Prepared {
@@ -491,6 +570,43 @@ impl Prepared {
                     Output::Bytes(_) => unreachable!("dequantize writes floats"),
                 };
                 qdq::dequantize_with(cfg, xp, self.scale.values(), zp, self.layout, y)
+            }
+            (op, Input::F32(x), y) if Op::TRAINING.contains(op) => {
+                let t = self.train.as_mut().expect("training buffers");
+                let x = Values::F32(x.as_slice());
+                let p =
+                    QuantParams { scale: self.scale.values(), zero_point: zp, layout: self.layout, opts: self.opts };
+                let dy = Values::F32(t.dy.as_slice());
+                match (op, y) {
+                    (Op::QuantizeTrain, Output::Bytes(y)) => {
+                        qdq::train::quantize_train_with(cfg, x, &p, y.as_mut_slice(), t.mask.as_mut_slice())
+                    }
+                    (Op::QuantizeBackward, _) => qdq::train::quantize_backward_with(
+                        cfg,
+                        dy,
+                        t.mask.as_slice(),
+                        &p,
+                        1.0,
+                        ValuesMut::F32(t.dx.as_mut_slice()),
+                    ),
+                    (Op::FakeQuantize, Output::F32(y)) => qdq::train::fake_quantize_with(
+                        cfg,
+                        x,
+                        &p,
+                        ValuesMut::F32(y.as_mut_slice()),
+                        Some(t.mask.as_mut_slice()),
+                    ),
+                    (Op::FakeQuantizeBackward, _) => {
+                        let integer = q.int_range().is_some();
+                        let grads = FakeQuantGrads {
+                            dx: Some(ValuesMut::F32(t.dx.as_mut_slice())),
+                            ds: integer.then_some(&mut t.ds[..]),
+                            dzp: integer.then_some(&mut t.dzp[..]),
+                        };
+                        qdq::train::fake_quantize_backward_with(cfg, dy, x, &p, &GradOptions::default(), grads)
+                    }
+                    _ => unreachable!("prepare builds matching buffers"),
+                }
             }
             _ => unreachable!("prepare builds matching buffers"),
         }

@@ -19,7 +19,7 @@
 use std::io::{self, Write};
 
 use qdq::DataType;
-use qdq_benches::{median, size_name, Case, Mode, Roofline, Shape};
+use qdq_benches::{median, size_name, Case, Mode, Op, Roofline, Shape};
 
 /// Command-line options.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -116,6 +116,11 @@ pub fn summary_cases() -> Vec<(Case, usize)> {
     v.push((Case::dequantize(I8, F16, Shape::PerTensor), MI));
     v.push((Case::dequantize_mx(E2M1, Shape::BlockedLast { block: 32 }), MI));
     v.push((Case::quantize(F32, U8, Shape::PerTensor), 64 << 10));
+    // Training mode, beside the inference Q (above) and DQ of the same case.
+    v.push((Case::dequantize(I8, F32, Shape::PerTensor), MI));
+    for op in Op::TRAINING {
+        v.push((Case::training(op, I8, Shape::PerTensor), MI));
+    }
     v
 }
 

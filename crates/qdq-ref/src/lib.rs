@@ -19,7 +19,7 @@
 //!
 //! `P` (the division precision) is `precision` when set, else the scale's type (e8m0 → f32,
 //! i32 → f64). `O` (the output type) is `output_dtype` when set, else the scale's type.
-//! See [`quantize`], [`dequantize`] and [`dynamic`] for every subtle point, [`float`] for
+//! See [`mod@quantize`], [`mod@dequantize`] and [`dynamic`] for every subtle point, [`float`] for
 //! the float8 / float6 / float4 / e8m0 codecs and their saturation tables, [`packing`] for
 //! the sub-byte layouts and [`layout`] for per-tensor / per-axis / blocked granularity.
 //!
@@ -61,6 +61,13 @@
 //! * The **tensor API** ([`tensor::quantize_linear`], [`tensor::dequantize_linear`],
 //!   [`tensor::dynamic_quantize_linear`], [`tensor::run_node`]) takes type-tagged tensor
 //!   views, attributes and the opset, enforces every per-version rule and returns tensors.
+//!
+//! ## Training mode
+//!
+//! [`train`] adds what ONNX does not have: QuantizeLinear's forward with a bit-packed
+//! representability mask, the straight-through backward passes with the `lda` coefficient,
+//! fused fake quantization and the learnable scale / zero-point gradients (LSQ), with a
+//! documented summation order so that every backend gives the same bits.
 //!
 //! Every failure is an [`Error`] with an [`ErrorKind`] and a message naming the offending
 //! input; no input panics.

@@ -18,6 +18,12 @@
 //!   chunking never changes a result. [`Config::sequential`] keeps everything on the
 //!   calling thread, and the `*_range` entry points let an engine shard work itself.
 //!
+//! ## Training mode
+//!
+//! [`train`]: forwards with masks, straight-through backward passes, fake quantization and
+//! LSQ gradients, bit-identical to [`qdq_ref::train`] (whose docs hold the derivation and
+//! the summation order) on every ISA and thread count.
+//!
 //! ## What runs the reference instead
 //!
 //! A few rare combinations have no vector kernel and run `qdq_ref`'s scalar code (same
@@ -226,7 +232,7 @@ fn reference_quantize(
 }
 
 /// QuantizeLinear into a caller-provided buffer: the same contract and results as
-/// [`qdq_ref::quantize`], with the default [`Config`].
+/// [`qdq_ref::quantize()`], with the default [`Config`].
 pub fn quantize(
     x: Values<'_>,
     scale: Values<'_>,
@@ -377,7 +383,7 @@ fn values_mut_bytes<'a>(y: &'a mut ValuesMut<'_>) -> &'a mut [u8] {
 }
 
 /// DequantizeLinear into a caller-provided buffer: the same contract and results as
-/// [`qdq_ref::dequantize`], with the default [`Config`].
+/// [`qdq_ref::dequantize()`], with the default [`Config`].
 pub fn dequantize(
     x: Packed<'_>,
     scale: Values<'_>,
