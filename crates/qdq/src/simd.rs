@@ -39,6 +39,13 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     fn min(self, a: Self::F, b: Self::F) -> Self::F;
     /// Maximum of non-NaN lanes; **a NaN in `a` gives `b`**.
     fn max(self, a: Self::F, b: Self::F) -> Self::F;
+    /// `sign(a) * min(|a|, b)` for a positive `b`: a clamp to `[-b, b]` (one instruction
+    /// with AVX-512's `vrangeps`). **A NaN lane gives an unspecified value** (NaN, or `±b`
+    /// depending on the ISA and even the vendor): callers only clamp values whose NaN
+    /// propagates through another operand anyway.
+    fn clamp_abs(self, a: Self::F, b: Self::F) -> Self::F {
+        self.min(self.max(a, self.sub(self.splat(0.0), b)), b)
+    }
     fn eq(self, a: Self::F, b: Self::F) -> Self::M;
     fn is_nan(self, a: Self::F) -> Self::M;
     /// `m ? a : b` per lane.
@@ -70,6 +77,28 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     fn cvt_rne(self, a: Self::F) -> Self::I;
     /// i32 -> f32, rounding to nearest even.
     fn cvt_f32(self, a: Self::I) -> Self::F;
+    /// RNE conversion that is exact for lanes within i32 range; a NaN or out-of-range lane
+    /// gives a value that [`Simd::suspect`] reports. The default is the always-correct
+    /// [`Simd::cvt_rne_clamped`], never suspect; x86 converts directly and checks for the
+    /// "integer indefinite" `i32::MIN` afterwards (one compare instead of two clamps).
+    fn cvt_rne_unchecked(self, a: Self::F) -> Self::I {
+        self.cvt_rne_clamped(a)
+    }
+    /// Whether a lane of `c` (from [`Simd::cvt_rne_unchecked`]) may be wrong: the vectors
+    /// are then redone with [`Simd::cvt_rne_clamped`].
+    fn suspect(self, c: &[Self::I; 4]) -> bool {
+        let _ = c;
+        false
+    }
+    /// `cvt_rne(min(a, 2^30))` where NaN and every value below `-2^30` give a lane at or
+    /// below `-2^30`: what a quotient needs before a saturating narrow to an integer type,
+    /// NaN landing on qmin. The default clamps both sides; x86 relies on the conversion's
+    /// documented "integer indefinite" (`i32::MIN`) for NaN and negative overflow.
+    fn cvt_rne_clamped(self, a: Self::F) -> Self::I {
+        let lim = self.splat(LIM);
+        // min(lim, NaN) keeps the NaN, max(NaN, -lim) replaces it.
+        self.cvt_rne(self.max(self.min(lim, a), self.sub(self.splat(0.0), lim)))
+    }
 
     /// `4 * LANES` bytes of little-endian f32.
     fn load_f32(self, b: &[u8]) -> Self::F;
@@ -105,6 +134,26 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
             self.store_u8(v, &mut out[k * n..(k + 1) * n]);
         }
     }
+    /// Stores `4 * LANES` 8-bit codes from rounded quotients `c` (lanes within
+    /// `[-2^30, 2^30]`, or `i32::MIN` for NaN): each lane saturated to i16, plus `z` with
+    /// i16 saturation, then saturated to i8 (`signed`) or u8. For an 8-bit type and
+    /// `|z| <= 255` this is `clamp(c + z, qmin, qmax)` (a lane beyond ±32767 stays beyond
+    /// the 8-bit range after adding z), NaN's `i32::MIN` landing on qmin: the saturating
+    /// packs are the clamp.
+    fn store_sat8x4(self, c: [Self::I; 4], z: i32, signed: bool, out: &mut [u8]) {
+        let n = Self::LANES;
+        let (lo, hi) = if signed { (-128, 127) } else { (0, 255) };
+        for (k, v) in c.into_iter().enumerate() {
+            let mut b = [0u8; 64];
+            self.store_i32(v, &mut b);
+            for l in 0..n {
+                let c = i32::from_le_bytes([b[4 * l], b[4 * l + 1], b[4 * l + 2], b[4 * l + 3]]);
+                let c16 = c.clamp(-32768, 32767);
+                let v = (c16 + z).clamp(-32768, 32767).clamp(lo, hi);
+                out[k * n + l] = v as u8;
+            }
+        }
+    }
     /// Packs the low 4 bits of each lane (`LANES / 2` bytes).
     fn store_u4(self, a: Self::I, out: &mut [u8]);
     /// Packs the low 2 bits of each lane (`LANES / 4` bytes).
@@ -120,6 +169,10 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
         encode_minifloat(self, a, &MiniFormat::F16_ROUND)
     }
 }
+
+/// The clamp bound of quotients bound for an integer type: beyond every integer range (so
+/// a clamped quotient saturates exactly like the true one) and exactly convertible to i32.
+pub(crate) const LIM: f32 = (1u32 << 30) as f32;
 
 /// Constants of a small float format for the branch-free vector codec.
 #[derive(Clone, Copy, Debug)]

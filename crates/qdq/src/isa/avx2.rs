@@ -190,6 +190,24 @@ impl Simd for Avx2 {
         v!(_mm256_cvttps_epi32(_mm256_round_ps::<RNE>(a)))
     }
     #[inline(always)]
+    fn cvt_rne_clamped(self, a: __m256) -> __m256i {
+        // vcvttps2dq gives 0x80000000 for NaN and out-of-range lanes (see the AVX-512 twin).
+        v!(_mm256_cvttps_epi32(_mm256_round_ps::<RNE>(_mm256_min_ps(_mm256_set1_ps(crate::simd::LIM), a))))
+    }
+    #[inline(always)]
+    fn cvt_rne_unchecked(self, a: __m256) -> __m256i {
+        self.cvt_rne(a)
+    }
+    #[inline(always)]
+    fn suspect(self, c: &[__m256i; 4]) -> bool {
+        v!({
+            // vcvttps2dq's "integer indefinite" i32::MIN (see the AVX-512 twin).
+            let m = _mm256_min_epi32(_mm256_min_epi32(c[0], c[1]), _mm256_min_epi32(c[2], c[3]));
+            let e = _mm256_cmpeq_epi32(m, _mm256_set1_epi32(i32::MIN));
+            _mm256_testz_si256(e, e) == 0
+        })
+    }
+    #[inline(always)]
     fn cvt_f32(self, a: __m256i) -> __m256 {
         // MXCSR rounding (round-to-nearest-even by default; see the module docs).
         v!(_mm256_cvtepi32_ps(a))
@@ -296,6 +314,19 @@ impl Simd for Avx2 {
             let a = _mm256_packs_epi32(_mm256_and_si256(c[0], m), _mm256_and_si256(c[1], m));
             let b = _mm256_packs_epi32(_mm256_and_si256(c[2], m), _mm256_and_si256(c[3], m));
             let p = _mm256_packus_epi16(a, b);
+            _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+        });
+        let out = &mut out[..32];
+        // SAFETY: `out` is exactly the 32 bytes written.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
+    }
+    #[inline(always)]
+    fn store_sat8x4(self, c: [__m256i; 4], z: i32, signed: bool, out: &mut [u8]) {
+        let v = v!({
+            let zv = _mm256_set1_epi16(z as i16);
+            let a = _mm256_adds_epi16(_mm256_packs_epi32(c[0], c[1]), zv);
+            let b = _mm256_adds_epi16(_mm256_packs_epi32(c[2], c[3]), zv);
+            let p = if signed { _mm256_packs_epi16(a, b) } else { _mm256_packus_epi16(a, b) };
             _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
         });
         let out = &mut out[..32];

@@ -248,6 +248,23 @@ impl Simd for Neon {
         out[..4].copy_from_slice(&w.to_le_bytes());
     }
     #[inline(always)]
+    fn store_sat8x4(self, c: [int32x4_t; 4], z: i32, signed: bool, out: &mut [u8]) {
+        let v = v!({
+            // sqxtn: i32 -> i16 with saturation; sqadd: i16 saturating add.
+            let zv = vdupq_n_s16(z as i16);
+            let a = vqaddq_s16(vcombine_s16(vqmovn_s32(c[0]), vqmovn_s32(c[1])), zv);
+            let b = vqaddq_s16(vcombine_s16(vqmovn_s32(c[2]), vqmovn_s32(c[3])), zv);
+            if signed {
+                vreinterpretq_u8_s8(vcombine_s8(vqmovn_s16(a), vqmovn_s16(b)))
+            } else {
+                vcombine_u8(vqmovun_s16(a), vqmovun_s16(b))
+            }
+        });
+        let out = &mut out[..16];
+        // SAFETY: `out` is exactly the 16 bytes written (byte store).
+        unsafe { vst1q_u8(out.as_mut_ptr(), v) }
+    }
+    #[inline(always)]
     fn store_u4(self, a: int32x4_t, out: &mut [u8]) {
         let w = shifted(a, 0xf, [0, 4, 8, 12]);
         out[..2].copy_from_slice(&(w as u16).to_le_bytes());
