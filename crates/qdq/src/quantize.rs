@@ -438,8 +438,211 @@ fn sat8_loop<S: Simd, const SIGNED: bool>(s: S, sp: &Spec, x: &[u8], y: &mut [u8
                 quantize_sat(s, sp, &xb[3 * vb..], p),
             ];
         }
-        s.store_sat8x4(c, p.zi, SIGNED, yb);
+        s.store_sat8x4(c, [p.zi, p.zi], SIGNED, yb);
     }
+}
+
+/// Whether [`run_blocked_sat8`] covers a call: blocked along the last axis to an 8-bit
+/// integer type, blocks of two vectors (paired per store) or of a multiple of four, on an
+/// ISA with FMA.
+fn blocked_sat8<S: Simd>(job: &Job<'_>) -> Option<(usize, usize)> {
+    match (job.layout, job.enc, job.out.bits()) {
+        (Layout::Blocked { axis_len, inner: 1, block, .. }, Encode::Int { .. }, 8)
+            if S::HAS_FMA && S::SPECIALIZE && (block == 2 * S::LANES || block.is_multiple_of(4 * S::LANES)) =>
+        {
+            Some((axis_len, block))
+        }
+        _ => None,
+    }
+}
+
+/// Blocked quantization along the last axis to an 8-bit type, the layout of weight and
+/// activation blocks (block 32, 64, 128 ...). A per-block `splat_lanes` (scalar
+/// reciprocal, zero-point decode) would cost as much as the block's 32 elements, so the
+/// parameters of 16 consecutive blocks come from vector loads and one vector division,
+/// and each block then runs the 8-bit fast path of the per-tensor loop (two blocks per
+/// four-vector store when a block is two vectors). Blocks that do not fit (cut by the
+/// range, a short last block of a row, a scale outside the fast range) take the general
+/// segment walk.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
+    s: S,
+    job: &Job<'_>,
+    begin: usize,
+    end: usize,
+    y: &mut [u8],
+    axis_len: usize,
+    block: usize,
+) {
+    let sp = Spec::resolve::<SRC, PREC, 8>(job);
+    let Encode::Int { qmin, .. } = sp.enc else { return };
+    let lanes = S::LANES;
+    let vb = lanes * sp.src.size();
+    let per_row = axis_len.div_ceil(block);
+    let n_scales = job.scale.len() / job.scale_kind.size();
+    // The first block touching the range, and its first element.
+    let (o, d) = (begin / axis_len, begin % axis_len);
+    let mut k = o * per_row + d / block;
+    let mut row_start = o * axis_len;
+    let mut b = d / block;
+    while row_start + b * block < end {
+        // Parameters of blocks k .. k + g, as vectors, then as arrays.
+        let g = lanes.min(n_scales - k);
+        let p = seq_lanes(s, job, k, g);
+        let r = s.div(s.splat(1.0), p.s);
+        let (mut sa, mut ra, mut za) = ([0u8; 64], [0u8; 64], [0u8; 64]);
+        s.store_f32(p.s, &mut sa);
+        s.store_f32(r, &mut ra);
+        s.store_i32(p.z, &mut za);
+        let lane_f32 =
+            |a: &[u8; 64], j: usize| f32::from_le_bytes([a[4 * j], a[4 * j + 1], a[4 * j + 2], a[4 * j + 3]]);
+        // The common case: a whole group of contiguous full blocks inside the range, every
+        // scale in the fast range: one tight loop, no per-block checks.
+        let e_group = row_start + b * block;
+        let fast_lanes_bits = {
+            let a = s.and_i(s.bits(p.s), s.splat_i(i32::MAX));
+            let lo = s.lt_i(a, s.splat_i(pow2f(-30).to_bits() as i32));
+            let hi = s.lt_i(s.splat_i(pow2f(30).to_bits() as i32), a);
+            !s.mask_bits(s.or_m(lo, hi)) & ((1u64 << lanes) - 1) as u32
+        };
+        if g == lanes
+            && axis_len.is_multiple_of(block)
+            && e_group >= begin
+            && e_group + g * block <= end
+            && fast_lanes_bits == ((1u64 << lanes) - 1) as u32
+        {
+            let xs = sp.src.size();
+            let xb = &job.x[e_group * xs..(e_group + g * block) * xs];
+            let yb = &mut y[e_group - begin..e_group - begin + g * block];
+            match qmin < 0 {
+                true => blocked_group::<S, true>(s, &sp, xb, yb, block, [&sa, &ra, &za]),
+                false => blocked_group::<S, false>(s, &sp, xb, yb, block, [&sa, &ra, &za]),
+            }
+            k += g;
+            b += g;
+            row_start += b / per_row * axis_len;
+            b %= per_row;
+            continue;
+        }
+        let mut j = 0;
+        while j < g && row_start + b * block < end {
+            let e0 = row_start + b * block;
+            let len = block.min(axis_len - b * block);
+            let e1 = e0 + len;
+            let sj = lane_f32(&sa, j);
+            // Eligible: a whole block inside the range, a fast scale, and (for two-vector
+            // blocks) a partner block that is eligible too.
+            let whole = |e0: usize, len: usize, sj: f32| {
+                len == block && e0 >= begin && e0 + len <= end && (pow2f(-30)..=pow2f(30)).contains(&sj.abs())
+            };
+            let vpb = block / lanes;
+            let next_ok = vpb.is_multiple_of(4) || {
+                // The partner: the next block of the group, in the same row.
+                j + 1 < g && b + 1 < per_row && whole(e1, block.min(axis_len - (b + 1) * block), lane_f32(&sa, j + 1))
+            };
+            if whole(e0, len, sj) && next_ok {
+                let span = if vpb.is_multiple_of(4) { 1 } else { 2 };
+                let bytes = span * block;
+                let xb = &job.x[e0 * sp.src.size()..(e0 + bytes) * sp.src.size()];
+                let yb = &mut y[e0 - begin..e0 - begin + bytes];
+                let zj = |t: usize| i32::from_le_bytes([za[4 * t], za[4 * t + 1], za[4 * t + 2], za[4 * t + 3]]);
+                let pa = fast_lanes(s, lane_f32(&sa, j), lane_f32(&ra, j), zj(j));
+                let t = j + span - 1;
+                let pb = fast_lanes(s, lane_f32(&sa, t), lane_f32(&ra, t), zj(t));
+                // Four vectors per store: vectors 0, 1 from the first block of the pair
+                // (or of a 4k-vector block), 2, 3 from the second. (Plain indexing: an
+                // iterator adapter here was not inlined.)
+                let pf = if span == 2 { &pb } else { &pa };
+                for step in 0..bytes / (4 * lanes) {
+                    let xq = &xb[step * 4 * vb..(step + 1) * 4 * vb];
+                    let yq = &mut yb[step * 4 * lanes..(step + 1) * 4 * lanes];
+                    let mut c = [
+                        quantize_sat_m::<S, true>(s, &sp, &xq[..vb], &pa),
+                        quantize_sat_m::<S, true>(s, &sp, &xq[vb..2 * vb], &pa),
+                        quantize_sat_m::<S, true>(s, &sp, &xq[2 * vb..3 * vb], pf),
+                        quantize_sat_m::<S, true>(s, &sp, &xq[3 * vb..], pf),
+                    ];
+                    if s.suspect(&c) {
+                        c = [
+                            quantize_sat(s, &sp, &xq[..vb], &pa),
+                            quantize_sat(s, &sp, &xq[vb..2 * vb], &pa),
+                            quantize_sat(s, &sp, &xq[2 * vb..3 * vb], pf),
+                            quantize_sat(s, &sp, &xq[3 * vb..], pf),
+                        ];
+                    }
+                    match qmin < 0 {
+                        true => s.store_sat8x4(c, [pa.zi, pf.zi], true, yq),
+                        false => s.store_sat8x4(c, [pa.zi, pf.zi], false, yq),
+                    }
+                }
+                j += span;
+                b += span;
+            } else {
+                // The part of this block inside the range, on the general path.
+                let (lo, hi) = (e0.max(begin), e1.min(end));
+                run_with::<S, SRC, PREC, 0, 8>(s, job, lo, hi, &mut y[lo - begin..hi - begin]);
+                j += 1;
+                b += 1;
+            }
+            if b == per_row {
+                b = 0;
+                row_start += axis_len;
+            }
+        }
+        k += j;
+    }
+}
+
+/// `LANES` contiguous full blocks of [`run_blocked_sat8`] whose scales are all in the fast
+/// range: `params` holds the scales, reciprocals and zero points as little-endian lanes.
+#[inline(always)]
+fn blocked_group<S: Simd, const SIGNED: bool>(
+    s: S,
+    sp: &Spec,
+    x: &[u8],
+    y: &mut [u8],
+    block: usize,
+    params: [&[u8; 64]; 3],
+) {
+    let lanes = S::LANES;
+    let vb = lanes * sp.src.size();
+    let [sa, ra, za] = params;
+    let f = |a: &[u8; 64], j: usize| f32::from_le_bytes([a[4 * j], a[4 * j + 1], a[4 * j + 2], a[4 * j + 3]]);
+    let z = |j: usize| i32::from_le_bytes([za[4 * j], za[4 * j + 1], za[4 * j + 2], za[4 * j + 3]]);
+    // Steps of four vectors: two blocks of two vectors, or a quarter of a larger block.
+    let steps = lanes * block / (4 * lanes);
+    let per_block = (block / (4 * lanes)).max(1);
+    for step in 0..steps {
+        let (ja, jb) = if block == 2 * lanes { (2 * step, 2 * step + 1) } else { (step / per_block, step / per_block) };
+        let pa = fast_lanes(s, f(sa, ja), f(ra, ja), z(ja));
+        let pb = fast_lanes(s, f(sa, jb), f(ra, jb), z(jb));
+        let xq = &x[step * 4 * vb..(step + 1) * 4 * vb];
+        let yq = &mut y[step * 4 * lanes..(step + 1) * 4 * lanes];
+        let mut c = [
+            quantize_sat_m::<S, true>(s, sp, &xq[..vb], &pa),
+            quantize_sat_m::<S, true>(s, sp, &xq[vb..2 * vb], &pa),
+            quantize_sat_m::<S, true>(s, sp, &xq[2 * vb..3 * vb], &pb),
+            quantize_sat_m::<S, true>(s, sp, &xq[3 * vb..], &pb),
+        ];
+        if s.suspect(&c) {
+            c = [
+                quantize_sat(s, sp, &xq[..vb], &pa),
+                quantize_sat(s, sp, &xq[vb..2 * vb], &pa),
+                quantize_sat(s, sp, &xq[2 * vb..3 * vb], &pb),
+                quantize_sat(s, sp, &xq[3 * vb..], &pb),
+            ];
+        }
+        s.store_sat8x4(c, [pa.zi, pb.zi], SIGNED, yq);
+    }
+}
+
+/// The broadcast parameters the 8-bit fast path reads (divisor, reciprocal, zero point).
+/// (A function, not a closure: closures do not inherit the ISA's target features.)
+#[inline(always)]
+fn fast_lanes<S: Simd>(s: S, sc: f32, r: f32, z: i32) -> Lanes<S> {
+    let zero = s.splat(0.0);
+    Lanes { s: s.splat(sc), raw: zero, r: s.splat(r), fast: true, zi: z, z: s.splat_i(0), lo: zero, hi: zero, zf: zero }
 }
 
 /// Scale parameters of one scale index, broadcast.
@@ -612,6 +815,12 @@ pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mu
         return match mini {
             false => run_with::<S, ANY, ANY, 0, ANY>(s, job, begin, end, y),
             true => run_with::<S, ANY, ANY, 1, ANY>(s, job, begin, end, y),
+        };
+    }
+    if let Some((axis_len, block)) = blocked_sat8::<S>(job) {
+        return match (job.src, job.prec) {
+            (Src::F32, Prec::F32) => run_blocked_sat8::<S, 0, 0>(s, job, begin, end, y, axis_len, block),
+            _ => run_blocked_sat8::<S, ANY, ANY>(s, job, begin, end, y, axis_len, block),
         };
     }
     match (job.src, job.prec, mini, job.out.bits()) {

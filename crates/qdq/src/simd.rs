@@ -135,12 +135,12 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
         }
     }
     /// Stores `4 * LANES` 8-bit codes from rounded quotients `c` (lanes within
-    /// `[-2^30, 2^30]`, or `i32::MIN` for NaN): each lane saturated to i16, plus `z` with
-    /// i16 saturation, then saturated to i8 (`signed`) or u8. For an 8-bit type and
-    /// `|z| <= 255` this is `clamp(c + z, qmin, qmax)` (a lane beyond ±32767 stays beyond
-    /// the 8-bit range after adding z), NaN's `i32::MIN` landing on qmin: the saturating
-    /// packs are the clamp.
-    fn store_sat8x4(self, c: [Self::I; 4], z: i32, signed: bool, out: &mut [u8]) {
+    /// `[-2^30, 2^30]`, or `i32::MIN` for NaN): each lane saturated to i16, plus a zero
+    /// point with i16 saturation (`z[0]` for `c[0]` and `c[1]`, `z[1]` for `c[2]` and
+    /// `c[3]`), then saturated to i8 (`signed`) or u8. For an 8-bit type and `|z| <= 255`
+    /// this is `clamp(c + z, qmin, qmax)` (a lane beyond ±32767 stays beyond the 8-bit range
+    /// after adding z), NaN's `i32::MIN` landing on qmin: the saturating packs are the clamp.
+    fn store_sat8x4(self, c: [Self::I; 4], z: [i32; 2], signed: bool, out: &mut [u8]) {
         let n = Self::LANES;
         let (lo, hi) = if signed { (-128, 127) } else { (0, 255) };
         for (k, v) in c.into_iter().enumerate() {
@@ -149,7 +149,7 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
             for l in 0..n {
                 let c = i32::from_le_bytes([b[4 * l], b[4 * l + 1], b[4 * l + 2], b[4 * l + 3]]);
                 let c16 = c.clamp(-32768, 32767);
-                let v = (c16 + z).clamp(-32768, 32767).clamp(lo, hi);
+                let v = (c16 + z[k / 2]).clamp(-32768, 32767).clamp(lo, hi);
                 out[k * n + l] = v as u8;
             }
         }

@@ -40,3 +40,8 @@ fn dynamic_quantize_matches_reference() {
 fn large_parallel_per_axis_and_blocked() {
     common::differential::large_parallel_per_axis_and_blocked();
 }
+
+#[test]
+fn blocked_last_8bit() {
+    common::differential::blocked_last_8bit();
+}

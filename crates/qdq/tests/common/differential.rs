@@ -382,3 +382,48 @@ pub fn large_parallel_per_axis_and_blocked() {
         }
     }
 }
+
+/// Blocked along the last axis to 8-bit types, the layout with its own fast kernel: block
+/// sizes of one, two and four vector pairs and odd ones, rows with a short last block,
+/// scales outside the fast range in some blocks, NaN / inf / huge x, random zero points,
+/// and sub-ranges starting inside blocks.
+pub fn blocked_last_8bit() {
+    let mut rng = Rng(0xb10c_ca5e_0000_0008);
+    for out in [DataType::U8, DataType::I8] {
+        for block in [16usize, 32, 48, 64, 96, 128, 7] {
+            for axis_len in [block * 3, block * 2 + 5, 1024, block] {
+                let outer = 1 + rng.below(4);
+                let n = outer * axis_len;
+                let nb = axis_len.div_ceil(block);
+                let layout = Layout::Blocked { outer, axis_len, inner: 1, block };
+                let scales: Vec<f32> = (0..outer * nb)
+                    .map(|_| if rng.below(9) == 0 { scale_value(&mut rng) } else { rng.unit() * 0.5 + 1e-3 })
+                    .collect();
+                let xs: Vec<f32> = (0..n).map(|i| x_value(&mut rng, scales[layout.scale_index(i)])).collect();
+                let zp = random_codes(&mut rng, out, scales.len());
+                let zpp = Some(qdq::Packed { dtype: out, len: scales.len(), data: &zp });
+                let opts = qdq::QuantizeOptions::new(out);
+                let (x, sv) = (qdq::Values::F32(&xs), qdq::Values::F32(&scales));
+                let mut want = vec![0u8; n];
+                qdq_ref::quantize(x, sv, zpp, layout, &opts, &mut want).unwrap();
+                for (name, cfg) in configs() {
+                    let mut got = vec![0u8; n];
+                    qdq::quantize_with(&cfg, x, sv, zpp, layout, &opts, &mut got).unwrap();
+                    let i = (0..n).find(|&i| got[i] != want[i]);
+                    assert!(
+                        i.is_none(),
+                        "{name} {out} block {block} axis {axis_len}: element {i:?} x={:?} want {:?} got {:?}",
+                        i.map(|i| xs[i]),
+                        i.map(|i| want[i]),
+                        i.map(|i| got[i])
+                    );
+                    // A sub-range starting inside a block.
+                    let start = (rng.below(n.max(1)) / 4) * 4;
+                    let mut part = vec![0u8; n - start];
+                    qdq::quantize_range(&cfg, x, sv, zpp, layout, &opts, start..n, &mut part).unwrap();
+                    assert!(part == want[start..], "{name} {out} block {block} axis {axis_len} range {start}..{n}");
+                }
+            }
+        }
+    }
+}
