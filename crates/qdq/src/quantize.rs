@@ -438,7 +438,8 @@ fn sat8_loop<S: Simd, const SIGNED: bool>(s: S, sp: &Spec, x: &[u8], y: &mut [u8
                 quantize_sat(s, sp, &xb[3 * vb..], p),
             ];
         }
-        s.store_sat8x4(c, [p.zi, p.zi], SIGNED, yb);
+        let z = s.splat_i16(p.zi);
+        s.store_sat8x4(c, [z, z], SIGNED, yb);
     }
 }
 
@@ -571,9 +572,10 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
                             quantize_sat(s, &sp, &xq[3 * vb..], pf),
                         ];
                     }
+                    let z = [s.splat_i16(pa.zi), s.splat_i16(pf.zi)];
                     match qmin < 0 {
-                        true => s.store_sat8x4(c, [pa.zi, pf.zi], true, yq),
-                        false => s.store_sat8x4(c, [pa.zi, pf.zi], false, yq),
+                        true => s.store_sat8x4(c, z, true, yq),
+                        false => s.store_sat8x4(c, z, false, yq),
                     }
                 }
                 j += span;
@@ -591,6 +593,140 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
             }
         }
         k += j;
+    }
+}
+
+/// Vectors of channels per tile of [`run_per_axis_last`].
+const AXIS_TILE_VECTORS: usize = 16;
+
+/// Per-axis quantization along the last axis (`[rows, C]`, one scale per channel), whole-
+/// byte outputs: each vector of x meets `LANES` different scales, the same ones on every
+/// row. The general walk rebuilds those parameters (scale loads, zero points, bounds) for
+/// every vector and divides; here a tile of up to 16 vectors of channels gets its
+/// parameters once (with vector reciprocals, so Markstein's exact division applies lane by
+/// lane), then every full row of the range runs through the tile. Rows cut by the range
+/// take the general walk.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8>(
+    s: S,
+    job: &Job<'_>,
+    begin: usize,
+    end: usize,
+    y: &mut [u8],
+    channels: usize,
+) {
+    let sp = Spec::resolve::<SRC, PREC, BITS>(job);
+    let lanes = S::LANES;
+    let xs = sp.src.size();
+    let ob = sp.bits as usize / 8;
+    let (r0, r1) = (begin.div_ceil(channels), end / channels);
+    if r0 >= r1 {
+        return run_with::<S, SRC, PREC, MINI, BITS>(s, job, begin, end, y);
+    }
+    let (head_end, tail_start) = (r0 * channels, r1 * channels);
+    if begin < head_end {
+        run_with::<S, SRC, PREC, MINI, BITS>(s, job, begin, head_end, &mut y[..(head_end - begin) * ob]);
+    }
+    let tile = AXIS_TILE_VECTORS * lanes;
+    let mut c0 = 0;
+    while c0 < channels {
+        let tc = tile.min(channels - c0);
+        let nv = tc.div_ceil(lanes);
+        let mut params = [seq_lanes(s, job, c0, lanes.min(tc)); AXIS_TILE_VECTORS];
+        for (v, p) in params.iter_mut().enumerate().take(nv) {
+            let valid = lanes.min(tc - v * lanes);
+            *p = seq_lanes(s, job, c0 + v * lanes, valid);
+            // Markstein lane by lane when every scale of the vector is in the fast range
+            // (padding lanes hold 1).
+            let a = s.and_i(s.bits(p.s), s.splat_i(i32::MAX));
+            let out = s.or_m(
+                s.lt_i(a, s.splat_i(pow2f(-30).to_bits() as i32)),
+                s.lt_i(s.splat_i(pow2f(30).to_bits() as i32), a),
+            );
+            if S::HAS_FMA && s.mask_bits(out) == 0 {
+                p.r = s.div(s.splat(1.0), p.s);
+                p.fast = true;
+            }
+        }
+        // 8-bit integers with every scale fast and whole vectors in fours: the saturating
+        // 8-bit path, the zero points packed once per tile in the packs' lane order.
+        let sat = MINI == 0 && sp.bits == 8 && tc.is_multiple_of(4 * lanes) && params.iter().take(nv).all(|p| p.fast);
+        if let (true, Encode::Int { qmin, .. }) = (sat, sp.enc) {
+            let mut zz = [s.splat_i(0); AXIS_TILE_VECTORS / 2];
+            for (t, z) in zz.iter_mut().enumerate().take(nv / 2) {
+                *z = s.pack_i16(params[2 * t].z, params[2 * t + 1].z);
+            }
+            match qmin < 0 {
+                true => axis_sat8_rows::<S, true>(s, &sp, job.x, y, begin, (r0, r1, channels, c0), &params[..nv], &zz),
+                false => {
+                    axis_sat8_rows::<S, false>(s, &sp, job.x, y, begin, (r0, r1, channels, c0), &params[..nv], &zz)
+                }
+            }
+            c0 += tc;
+            continue;
+        }
+        for row in r0..r1 {
+            let e0 = row * channels + c0;
+            for (v, p) in params.iter().enumerate().take(nv) {
+                let e = e0 + v * lanes;
+                let valid = lanes.min(tc - v * lanes);
+                if valid == lanes {
+                    let (c, _) = quantize_vec_m::<S, MINI, false>(s, &sp, &job.x[e * xs..(e + lanes) * xs], p);
+                    store_codes(s, sp.bits, c, y, e - begin);
+                } else {
+                    partial::<S, MINI>(s, job, &sp, e, valid, p, begin, y);
+                }
+            }
+        }
+        c0 += tc;
+    }
+    if tail_start < end {
+        run_with::<S, SRC, PREC, MINI, BITS>(s, job, tail_start, end, &mut y[(tail_start - begin) * ob..]);
+    }
+}
+
+/// The rows `r0..r1` of one channel tile (`geometry = (r0, r1, channels, first channel)`)
+/// on the saturating 8-bit path: `params` per vector, `zz` the zero points of vector pairs
+/// packed for [`Simd::store_sat8x4`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn axis_sat8_rows<S: Simd, const SIGNED: bool>(
+    s: S,
+    sp: &Spec,
+    x: &[u8],
+    y: &mut [u8],
+    begin: usize,
+    geometry: (usize, usize, usize, usize),
+    params: &[Lanes<S>],
+    zz: &[S::I],
+) {
+    let (r0, r1, channels, c0) = geometry;
+    let lanes = S::LANES;
+    let xs = sp.src.size();
+    let vb = lanes * xs;
+    for row in r0..r1 {
+        let e0 = row * channels + c0;
+        for q in 0..params.len() / 4 {
+            let e = e0 + 4 * q * lanes;
+            let xq = &x[e * xs..(e + 4 * lanes) * xs];
+            let p = &params[4 * q..4 * q + 4];
+            let mut c = [
+                quantize_sat_m::<S, true>(s, sp, &xq[..vb], &p[0]),
+                quantize_sat_m::<S, true>(s, sp, &xq[vb..2 * vb], &p[1]),
+                quantize_sat_m::<S, true>(s, sp, &xq[2 * vb..3 * vb], &p[2]),
+                quantize_sat_m::<S, true>(s, sp, &xq[3 * vb..], &p[3]),
+            ];
+            if s.suspect(&c) {
+                c = [
+                    quantize_sat(s, sp, &xq[..vb], &p[0]),
+                    quantize_sat(s, sp, &xq[vb..2 * vb], &p[1]),
+                    quantize_sat(s, sp, &xq[2 * vb..3 * vb], &p[2]),
+                    quantize_sat(s, sp, &xq[3 * vb..], &p[3]),
+                ];
+            }
+            s.store_sat8x4(c, [zz[2 * q], zz[2 * q + 1]], SIGNED, &mut y[e - begin..e - begin + 4 * lanes]);
+        }
     }
 }
 
@@ -633,7 +769,7 @@ fn blocked_group<S: Simd, const SIGNED: bool>(
                 quantize_sat(s, sp, &xq[3 * vb..], &pb),
             ];
         }
-        s.store_sat8x4(c, [pa.zi, pb.zi], SIGNED, yq);
+        s.store_sat8x4(c, [s.splat_i16(pa.zi), s.splat_i16(pb.zi)], SIGNED, yq);
     }
 }
 
@@ -816,6 +952,16 @@ pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mu
             false => run_with::<S, ANY, ANY, 0, ANY>(s, job, begin, end, y),
             true => run_with::<S, ANY, ANY, 1, ANY>(s, job, begin, end, y),
         };
+    }
+    if let (Layout::PerAxis { axis_len, inner: 1, .. }, true) = (job.layout, job.out.bits() % 8 == 0) {
+        if axis_len >= S::LANES {
+            return match (job.src, job.prec, mini, job.out.bits()) {
+                (Src::F32, Prec::F32, false, 8) => run_per_axis_last::<S, 0, 0, 0, 8>(s, job, begin, end, y, axis_len),
+                (Src::F32, Prec::F32, true, 8) => run_per_axis_last::<S, 0, 0, 1, 8>(s, job, begin, end, y, axis_len),
+                (_, _, false, _) => run_per_axis_last::<S, ANY, ANY, 0, ANY>(s, job, begin, end, y, axis_len),
+                (_, _, true, _) => run_per_axis_last::<S, ANY, ANY, 1, ANY>(s, job, begin, end, y, axis_len),
+            };
+        }
     }
     if let Some((axis_len, block)) = blocked_sat8::<S>(job) {
         return match (job.src, job.prec) {

@@ -134,25 +134,49 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
             self.store_u8(v, &mut out[k * n..(k + 1) * n]);
         }
     }
-    /// Stores `4 * LANES` 8-bit codes from rounded quotients `c` (lanes within
-    /// `[-2^30, 2^30]`, or `i32::MIN` for NaN): each lane saturated to i16, plus a zero
-    /// point with i16 saturation (`z[0]` for `c[0]` and `c[1]`, `z[1]` for `c[2]` and
-    /// `c[3]`), then saturated to i8 (`signed`) or u8. For an 8-bit type and `|z| <= 255`
-    /// this is `clamp(c + z, qmin, qmax)` (a lane beyond ±32767 stays beyond the 8-bit range
-    /// after adding z), NaN's `i32::MIN` landing on qmin: the saturating packs are the clamp.
-    fn store_sat8x4(self, c: [Self::I; 4], z: [i32; 2], signed: bool, out: &mut [u8]) {
+    /// Two vectors saturated to i16, as one vector of `2 * LANES` i16 in the ISA's pack
+    /// order (the order [`Simd::store_sat8x4`] reads its zero points in). The portable
+    /// order: `a`'s lanes, then `b`'s.
+    fn pack_i16(self, a: Self::I, b: Self::I) -> Self::I {
         let n = Self::LANES;
-        let (lo, hi) = if signed { (-128, 127) } else { (0, 255) };
-        for (k, v) in c.into_iter().enumerate() {
-            let mut b = [0u8; 64];
-            self.store_i32(v, &mut b);
-            for l in 0..n {
-                let c = i32::from_le_bytes([b[4 * l], b[4 * l + 1], b[4 * l + 2], b[4 * l + 3]]);
-                let c16 = c.clamp(-32768, 32767);
-                let v = (c16 + z[k / 2]).clamp(-32768, 32767).clamp(lo, hi);
-                out[k * n + l] = v as u8;
+        let (mut ab, mut bb, mut out) = ([0u8; 64], [0u8; 64], [0u8; 64]);
+        self.store_i32(a, &mut ab);
+        self.store_i32(b, &mut bb);
+        for l in 0..n {
+            for (src, at) in [(&ab, l), (&bb, n + l)] {
+                let v = i32::from_le_bytes([src[4 * l], src[4 * l + 1], src[4 * l + 2], src[4 * l + 3]]);
+                out[2 * at..2 * at + 2].copy_from_slice(&(v.clamp(-32768, 32767) as i16).to_le_bytes());
             }
         }
+        self.load_i32(&out)
+    }
+    /// Stores `4 * LANES` 8-bit codes from rounded quotients `c` (lanes within
+    /// `[-2^30, 2^30]`, or `i32::MIN` for NaN): each lane saturated to i16, plus its zero
+    /// point with i16 saturation (`z[0] = pack_i16(zero points of c[0], of c[1])`, `z[1]`
+    /// likewise for `c[2]`, `c[3]`; a broadcast zero point is simply every i16 lane), then
+    /// saturated to i8 (`signed`) or u8. For an 8-bit type and `|z| <= 255` this is
+    /// `clamp(c + z, qmin, qmax)` (a lane beyond ±32767 stays beyond the 8-bit range after
+    /// adding z), NaN's `i32::MIN` landing on qmin: the saturating packs are the clamp.
+    fn store_sat8x4(self, c: [Self::I; 4], z: [Self::I; 2], signed: bool, out: &mut [u8]) {
+        let n = Self::LANES;
+        let (lo, hi) = if signed { (-128, 127) } else { (0, 255) };
+        for (pair, zv) in z.into_iter().enumerate() {
+            let packed = self.pack_i16(c[2 * pair], c[2 * pair + 1]);
+            let (mut pb, mut zb) = ([0u8; 64], [0u8; 64]);
+            self.store_i32(packed, &mut pb);
+            self.store_i32(zv, &mut zb);
+            for t in 0..2 * n {
+                let v = i16::from_le_bytes([pb[2 * t], pb[2 * t + 1]])
+                    .saturating_add(i16::from_le_bytes([zb[2 * t], zb[2 * t + 1]]));
+                out[2 * pair * n + t] = (v as i32).clamp(lo, hi) as u8;
+            }
+        }
+    }
+    /// A zero point in every i16 lane (the `z` of [`Simd::store_sat8x4`] for a broadcast
+    /// zero point).
+    fn splat_i16(self, z: i32) -> Self::I {
+        let h = z as u16 as i32;
+        self.splat_i(h | (h << 16))
     }
     /// Packs the low 4 bits of each lane (`LANES / 2` bytes).
     fn store_u4(self, a: Self::I, out: &mut [u8]);

@@ -45,3 +45,8 @@ fn large_parallel_per_axis_and_blocked() {
 fn blocked_last_8bit() {
     common::differential::blocked_last_8bit();
 }
+
+#[test]
+fn per_axis_last_whole_bytes() {
+    common::differential::per_axis_last_whole_bytes();
+}

@@ -321,10 +321,14 @@ impl Simd for Avx2 {
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
     }
     #[inline(always)]
-    fn store_sat8x4(self, c: [__m256i; 4], z: [i32; 2], signed: bool, out: &mut [u8]) {
+    fn pack_i16(self, a: __m256i, b: __m256i) -> __m256i {
+        v!(_mm256_packs_epi32(a, b))
+    }
+    #[inline(always)]
+    fn store_sat8x4(self, c: [__m256i; 4], z: [__m256i; 2], signed: bool, out: &mut [u8]) {
         let v = v!({
-            let a = _mm256_adds_epi16(_mm256_packs_epi32(c[0], c[1]), _mm256_set1_epi16(z[0] as i16));
-            let b = _mm256_adds_epi16(_mm256_packs_epi32(c[2], c[3]), _mm256_set1_epi16(z[1] as i16));
+            let a = _mm256_adds_epi16(_mm256_packs_epi32(c[0], c[1]), z[0]);
+            let b = _mm256_adds_epi16(_mm256_packs_epi32(c[2], c[3]), z[1]);
             let p = if signed { _mm256_packs_epi16(a, b) } else { _mm256_packus_epi16(a, b) };
             _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
         });

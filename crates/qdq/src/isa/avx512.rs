@@ -302,10 +302,14 @@ impl Simd for Avx512 {
         unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) }
     }
     #[inline(always)]
-    fn store_sat8x4(self, c: [__m512i; 4], z: [i32; 2], signed: bool, out: &mut [u8]) {
+    fn pack_i16(self, a: __m512i, b: __m512i) -> __m512i {
+        v!(_mm512_packs_epi32(a, b))
+    }
+    #[inline(always)]
+    fn store_sat8x4(self, c: [__m512i; 4], z: [__m512i; 2], signed: bool, out: &mut [u8]) {
         let v = v!({
-            let a = _mm512_adds_epi16(_mm512_packs_epi32(c[0], c[1]), _mm512_set1_epi16(z[0] as i16));
-            let b = _mm512_adds_epi16(_mm512_packs_epi32(c[2], c[3]), _mm512_set1_epi16(z[1] as i16));
+            let a = _mm512_adds_epi16(_mm512_packs_epi32(c[0], c[1]), z[0]);
+            let b = _mm512_adds_epi16(_mm512_packs_epi32(c[2], c[3]), z[1]);
             let p = if signed { _mm512_packs_epi16(a, b) } else { _mm512_packus_epi16(a, b) };
             // Undo the packs' 128-bit lane interleave.
             _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), p)

@@ -248,11 +248,16 @@ impl Simd for Neon {
         out[..4].copy_from_slice(&w.to_le_bytes());
     }
     #[inline(always)]
-    fn store_sat8x4(self, c: [int32x4_t; 4], z: [i32; 2], signed: bool, out: &mut [u8]) {
+    fn pack_i16(self, a: int32x4_t, b: int32x4_t) -> int32x4_t {
+        // sqxtn: i32 -> i16 with saturation; a's lanes, then b's (the portable order).
+        v!(vreinterpretq_s32_s16(vcombine_s16(vqmovn_s32(a), vqmovn_s32(b))))
+    }
+    #[inline(always)]
+    fn store_sat8x4(self, c: [int32x4_t; 4], z: [int32x4_t; 2], signed: bool, out: &mut [u8]) {
         let v = v!({
-            // sqxtn: i32 -> i16 with saturation; sqadd: i16 saturating add.
-            let a = vqaddq_s16(vcombine_s16(vqmovn_s32(c[0]), vqmovn_s32(c[1])), vdupq_n_s16(z[0] as i16));
-            let b = vqaddq_s16(vcombine_s16(vqmovn_s32(c[2]), vqmovn_s32(c[3])), vdupq_n_s16(z[1] as i16));
+            // sqadd: i16 saturating add.
+            let a = vqaddq_s16(vcombine_s16(vqmovn_s32(c[0]), vqmovn_s32(c[1])), vreinterpretq_s16_s32(z[0]));
+            let b = vqaddq_s16(vcombine_s16(vqmovn_s32(c[2]), vqmovn_s32(c[3])), vreinterpretq_s16_s32(z[1]));
             if signed {
                 vreinterpretq_u8_s8(vcombine_s8(vqmovn_s16(a), vqmovn_s16(b)))
             } else {

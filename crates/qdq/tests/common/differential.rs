@@ -427,3 +427,46 @@ pub fn blocked_last_8bit() {
         }
     }
 }
+
+/// Per-axis along the last axis, the layout with its own tiled kernel: channel counts below,
+/// at and beyond a tile (16 vectors), not multiples of the vector width, scales outside
+/// the fast range in some channels, NaN / inf / huge x, random zero points, every
+/// whole-byte output type, sub-ranges starting inside rows.
+pub fn per_axis_last_whole_bytes() {
+    let mut rng = Rng(0xa815_1a57_0000_0001);
+    for out in [DataType::U8, DataType::I8, DataType::U16, DataType::I16, DataType::E4M3Fn, DataType::E5M2FnUz] {
+        for channels in [8usize, 16, 48, 64, 100, 256, 300, 1000] {
+            let rows = 1 + rng.below(6);
+            let n = rows * channels;
+            let layout = Layout::PerAxis { outer: rows, axis_len: channels, inner: 1 };
+            let slow = rng.below(3) == 0;
+            let scales: Vec<f32> = (0..channels)
+                .map(|_| if slow && rng.below(20) == 0 { scale_value(&mut rng) } else { rng.unit() * 0.5 + 1e-3 })
+                .collect();
+            let xs: Vec<f32> = (0..n).map(|i| x_value(&mut rng, scales[i % channels])).collect();
+            let zp = (!out.is_minifloat()).then(|| random_codes(&mut rng, out, channels));
+            let zpp = zp.as_ref().map(|d| qdq::Packed { dtype: out, len: channels, data: d });
+            let opts = qdq::QuantizeOptions { output: out, saturate: rng.below(2) == 0, precision: None };
+            let (x, sv) = (qdq::Values::F32(&xs), qdq::Values::F32(&scales));
+            let bytes = out.byte_len(n).unwrap();
+            let mut want = vec![0u8; bytes];
+            qdq_ref::quantize(x, sv, zpp, layout, &opts, &mut want).unwrap();
+            let es = out.bits() as usize / 8;
+            for (name, cfg) in configs() {
+                let mut got = vec![0u8; bytes];
+                qdq::quantize_with(&cfg, x, sv, zpp, layout, &opts, &mut got).unwrap();
+                let i = (0..n).find(|&i| got[i * es..(i + 1) * es] != want[i * es..(i + 1) * es]);
+                assert!(
+                    i.is_none(),
+                    "{name} {out} channels {channels}: element {i:?} x={:?} scale {:?}",
+                    i.map(|i| xs[i]),
+                    i.map(|i| scales[i % channels])
+                );
+                let start = (rng.below(n.max(1)) / 4) * 4;
+                let mut part = vec![0u8; bytes - start * es];
+                qdq::quantize_range(&cfg, x, sv, zpp, layout, &opts, start..n, &mut part).unwrap();
+                assert!(part == want[start * es..], "{name} {out} channels {channels} range {start}..{n}");
+            }
+        }
+    }
+}
