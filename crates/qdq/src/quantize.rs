@@ -953,7 +953,7 @@ pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mu
             true => run_with::<S, ANY, ANY, 1, ANY>(s, job, begin, end, y),
         };
     }
-    if let (Layout::PerAxis { axis_len, inner: 1, .. }, true) = (job.layout, job.out.bits() % 8 == 0) {
+    if let (Layout::PerAxis { axis_len, inner: 1, .. }, true) = (job.layout, job.out.bits().is_multiple_of(8)) {
         if axis_len >= S::LANES {
             return match (job.src, job.prec, mini, job.out.bits()) {
                 (Src::F32, Prec::F32, false, 8) => run_per_axis_last::<S, 0, 0, 0, 8>(s, job, begin, end, y, axis_len),
