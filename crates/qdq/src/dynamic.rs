@@ -20,16 +20,28 @@ impl Kernel for Range<'_> {
     #[inline(always)]
     fn run<S: Simd>(self, s: S) -> (f32, f32) {
         let x = self.0;
-        let step = 4 * S::LANES;
+        let vb = 4 * S::LANES;
         let zero = s.splat(0.0);
-        let (mut lo, mut hi) = (zero, zero);
-        let mut chunks = x.chunks_exact(step);
+        // Four independent pairs of accumulators (one pair would be a latency-bound chain).
+        // `min(v, acc)` returns `acc` for a NaN `v` (the Simd contract), so NaN is skipped
+        // with no extra instruction; starting at 0 puts 0 in the range, as the op requires.
+        let (mut lo, mut hi) = ([zero; 4], [zero; 4]);
+        let mut chunks = x.chunks_exact(4 * vb);
         for c in &mut chunks {
-            let v = s.load_f32(c);
-            let v = s.select(s.is_nan(v), zero, v);
-            lo = s.min(lo, v);
-            hi = s.max(hi, v);
+            for k in 0..4 {
+                let v = s.load_f32(&c[k * vb..(k + 1) * vb]);
+                lo[k] = s.min(v, lo[k]);
+                hi[k] = s.max(v, hi[k]);
+            }
         }
+        let mut singles = chunks.remainder().chunks_exact(vb);
+        for c in &mut singles {
+            let v = s.load_f32(c);
+            lo[0] = s.min(v, lo[0]);
+            hi[0] = s.max(v, hi[0]);
+        }
+        let (lo, hi) =
+            (s.min(s.min(lo[0], lo[1]), s.min(lo[2], lo[3])), s.max(s.max(hi[0], hi[1]), s.max(hi[2], hi[3])));
         let mut lanes = [0u8; 64];
         let (mut l, mut h) = (0.0f32, 0.0f32);
         for v in [lo, hi] {
@@ -41,7 +53,7 @@ impl Kernel for Range<'_> {
             }
         }
         let (tl, th) = qdq_ref::dynamic::range(
-            chunks.remainder().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            singles.remainder().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
         );
         (l.min(tl), h.max(th))
     }

@@ -26,7 +26,9 @@
 //! scales included) are the proof.
 
 use crate::segments::{Scales, Segments};
-use crate::simd::{bf16_bits_to_f32, encode_minifloat_checked, pow2f, round_bf16, round_f16, MiniFormat, Simd, LIM};
+use crate::simd::{
+    bf16_bits_to_f32, encode_minifloat_checked, pow2f, round_bf16, round_f16, MiniFormat, Simd, LIM, MINI_RUNTIME,
+};
 use qdq_ref::float::{decode_e8m0, FloatFormat};
 use qdq_ref::{packing, DataType, Layout, Packed, Precision};
 
@@ -167,8 +169,8 @@ pub(crate) enum Encode {
     /// Integer output with range `[qmin, qmax]`.
     Int { qmin: i32, qmax: i32 },
     /// float8 / float6 / float4; `add_zero` adds the (zero) zero point as a float, which is
-    /// what turns -0 into +0 for float4/float6 (R10).
-    Mini { fmt: MiniFormat, add_zero: bool },
+    /// what turns -0 into +0 for float4/float6 (R10); `sat` is the `saturate` attribute.
+    Mini { fmt: MiniFormat, add_zero: bool, sat: bool },
 }
 
 /// Everything a quantize kernel needs, resolved once per call.
@@ -216,6 +218,7 @@ impl<'a> Job<'a> {
                 Encode::Mini {
                     fmt: MiniFormat::new(&f, saturate),
                     add_zero: out.is_float4_or_6() && zero_point.is_some(),
+                    sat: saturate,
                 }
             }
         };
@@ -271,9 +274,7 @@ fn divide<S: Simd>(s: S, x: S::F, sc: S::F, r: S::F, fast: bool) -> S::F {
     let q0 = s.mul(x, r);
     let e = s.fnma(q0, sc, x);
     let q1 = s.fma(e, r, q0);
-    // e == 0: q0 is exact (and carries the right sign of zero); NaN: x was infinite or the
-    // quotient overflowed, where q0 is the IEEE result.
-    s.select(s.or_m(s.eq(e, s.splat(0.0)), s.is_nan(q1)), q0, q1)
+    s.markstein_fix(q0, e, q1)
 }
 
 /// The per-call switches of the vector loop, resolved once. The hot combinations are
@@ -354,12 +355,11 @@ pub(crate) fn quantize_vec_m<S: Simd, const MINI: u8, const MASK: bool>(
         return (s.add_i(r, p.z), if MASK { int_valid(s, q, r, p) } else { 0 });
     }
     let q = sp.prec.round(s, divide(s, x, p.s, p.r, p.fast));
-    let mini = match MINI {
-        0 => None,
-        _ => match sp.enc {
-            Encode::Mini { fmt, add_zero } => Some((fmt, add_zero)),
-            Encode::Int { .. } => None,
-        },
+    let mini = match (MINI, sp.enc) {
+        (0, _) | (_, Encode::Int { .. }) => None,
+        (MINI_RUNTIME, Encode::Mini { fmt, add_zero, .. }) => Some((fmt, add_zero)),
+        // A compile-time format: its constants fold into the code.
+        (id, Encode::Mini { add_zero, .. }) => Some((MiniFormat::of_id(id), add_zero)),
     };
     match mini {
         None => {
@@ -957,7 +957,11 @@ pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mu
         if axis_len >= S::LANES {
             return match (job.src, job.prec, mini, job.out.bits()) {
                 (Src::F32, Prec::F32, false, 8) => run_per_axis_last::<S, 0, 0, 0, 8>(s, job, begin, end, y, axis_len),
-                (Src::F32, Prec::F32, true, 8) => run_per_axis_last::<S, 0, 0, 1, 8>(s, job, begin, end, y, axis_len),
+                (Src::F32, Prec::F32, true, 8) => match mini_id(job) {
+                    2 => run_per_axis_last::<S, 0, 0, 2, 8>(s, job, begin, end, y, axis_len),
+                    4 => run_per_axis_last::<S, 0, 0, 4, 8>(s, job, begin, end, y, axis_len),
+                    _ => run_per_axis_last::<S, 0, 0, MINI_RUNTIME, 8>(s, job, begin, end, y, axis_len),
+                },
                 (_, _, false, _) => run_per_axis_last::<S, ANY, ANY, 0, ANY>(s, job, begin, end, y, axis_len),
                 (_, _, true, _) => run_per_axis_last::<S, ANY, ANY, 1, ANY>(s, job, begin, end, y, axis_len),
             };
@@ -974,13 +978,32 @@ pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mu
         (Src::F32, Prec::F32, false, 16) => run_with::<S, 0, 0, 0, 16>(s, job, begin, end, y),
         (Src::F32, Prec::F32, false, 4) => run_with::<S, 0, 0, 0, 4>(s, job, begin, end, y),
         (Src::F32, Prec::F32, false, 2) => run_with::<S, 0, 0, 0, 2>(s, job, begin, end, y),
-        (Src::F32, Prec::F32, true, 8) => run_with::<S, 0, 0, 1, 8>(s, job, begin, end, y),
-        (Src::F32, Prec::F32, true, 4) => run_with::<S, 0, 0, 1, 4>(s, job, begin, end, y),
-        (Src::F32, Prec::F32, true, 6) => run_with::<S, 0, 0, 1, 6>(s, job, begin, end, y),
+        (Src::F32, Prec::F32, true, _) => match mini_id(job) {
+            2 => run_with::<S, 0, 0, 2, 8>(s, job, begin, end, y),
+            3 => run_with::<S, 0, 0, 3, 8>(s, job, begin, end, y),
+            4 => run_with::<S, 0, 0, 4, 8>(s, job, begin, end, y),
+            5 => run_with::<S, 0, 0, 5, 8>(s, job, begin, end, y),
+            6 => run_with::<S, 0, 0, 6, 8>(s, job, begin, end, y),
+            7 => run_with::<S, 0, 0, 7, 8>(s, job, begin, end, y),
+            8 => run_with::<S, 0, 0, 8, 8>(s, job, begin, end, y),
+            9 => run_with::<S, 0, 0, 9, 8>(s, job, begin, end, y),
+            10 => run_with::<S, 0, 0, 10, 4>(s, job, begin, end, y),
+            11 => run_with::<S, 0, 0, 11, 6>(s, job, begin, end, y),
+            12 => run_with::<S, 0, 0, 12, 6>(s, job, begin, end, y),
+            _ => run_with::<S, 0, 0, MINI_RUNTIME, ANY>(s, job, begin, end, y),
+        },
         (Src::F16, Prec::F32, false, 8) => run_with::<S, 1, 0, 0, 8>(s, job, begin, end, y),
         (Src::Bf16, Prec::F32, false, 8) => run_with::<S, 2, 0, 0, 8>(s, job, begin, end, y),
         (_, _, false, _) => run_with::<S, ANY, ANY, 0, ANY>(s, job, begin, end, y),
         (_, _, true, _) => run_with::<S, ANY, ANY, 1, ANY>(s, job, begin, end, y),
+    }
+}
+
+/// The compile-time format id of a float output (see [`MiniFormat::id`]).
+fn mini_id(job: &Job<'_>) -> u8 {
+    match job.enc {
+        Encode::Mini { sat, .. } => MiniFormat::id(job.out, sat),
+        Encode::Int { .. } => 0,
     }
 }
 

@@ -51,6 +51,13 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// `m ? a : b` per lane.
     fn select(self, m: Self::M, a: Self::F, b: Self::F) -> Self::F;
     fn or_m(self, a: Self::M, b: Self::M) -> Self::M;
+    /// The end of Markstein's division (`q0 = x*r`, `e = x - q0*s`, `q1 = q0 + e*r`): `q1`,
+    /// except `q0` where the residual is zero (`q0` is exact and has the quotient's sign of
+    /// zero, which `q1 = q0 + 0` can lose) or `q1` is NaN (infinite x or an overflowing
+    /// quotient, where `q0` is the IEEE result). AVX-512 does it in one `vfixupimmps`.
+    fn markstein_fix(self, q0: Self::F, e: Self::F, q1: Self::F) -> Self::F {
+        self.select(self.or_m(self.eq(e, self.splat(0.0)), self.is_nan(q1)), q0, q1)
+    }
     /// Lane `l`'s mask bit as bit `l` of the result (the training-mode masks).
     fn mask_bits(self, m: Self::M) -> u32;
     /// The mask whose lane `l` is set when bit `l` of `bits` is.
@@ -65,6 +72,17 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     fn shl(self, a: Self::I, n: u32) -> Self::I;
     /// Logical shift right by `n` (< 32) bits.
     fn shr(self, a: Self::I, n: u32) -> Self::I;
+    /// Arithmetic shift right by `n` (< 32) bits.
+    fn sra(self, a: Self::I, n: u32) -> Self::I;
+    fn xor_i(self, a: Self::I, b: Self::I) -> Self::I;
+    /// Signed minimum.
+    fn min_i(self, a: Self::I, b: Self::I) -> Self::I {
+        self.select_i(self.lt_i(a, b), a, b)
+    }
+    /// `a ^ (b & c)` (one `vpternlogd` with AVX-512).
+    fn xor_and(self, a: Self::I, b: Self::I, c: Self::I) -> Self::I {
+        self.xor_i(a, self.and_i(b, c))
+    }
     /// Signed `a < b`.
     fn lt_i(self, a: Self::I, b: Self::I) -> Self::M;
     fn eq_i(self, a: Self::I, b: Self::I) -> Self::M;
@@ -198,6 +216,10 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
 /// a clamped quotient saturates exactly like the true one) and exactly convertible to i32.
 pub(crate) const LIM: f32 = (1u32 << 30) as f32;
 
+/// The `MINI` kernel parameter for "a float format known only at run time"; 0 means an
+/// integer output, 2 and up a format of [`MiniFormat::of_id`].
+pub(crate) const MINI_RUNTIME: u8 = 1;
+
 /// Constants of a small float format for the branch-free vector codec.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct MiniFormat {
@@ -224,13 +246,13 @@ pub(crate) struct MiniFormat {
 
 impl MiniFormat {
     /// The vector codec constants for a reference format and saturation mode.
-    pub fn new(f: &qdq_ref::float::FloatFormat, saturate: bool) -> MiniFormat {
+    pub const fn new(f: &qdq_ref::float::FloatFormat, saturate: bool) -> MiniFormat {
         use qdq_ref::float::Flavour;
         let sign_pos = f.exp_bits + f.man_bits;
         let sign = 1i32 << sign_pos;
         let max = f.max_code() as i32;
         let nan = [f.nan_code(false) as i32, f.nan_code(true) as i32];
-        let saturate = saturate || f.flavour == Flavour::Finite;
+        let saturate = saturate || matches!(f.flavour, Flavour::Finite);
         let ovf = if saturate {
             [max, max | sign]
         } else {
@@ -249,10 +271,51 @@ impl MiniFormat {
             max_code: max,
             ovf,
             nan,
-            unsigned_zero: f.flavour == Flavour::Fnuz,
-            ieee: f.flavour == Flavour::Ieee,
-            nan_all_ones: f.flavour == Flavour::Fn,
-            nan_is_neg_zero: f.flavour == Flavour::Fnuz,
+            unsigned_zero: matches!(f.flavour, Flavour::Fnuz),
+            ieee: matches!(f.flavour, Flavour::Ieee),
+            nan_all_ones: matches!(f.flavour, Flavour::Fn),
+            nan_is_neg_zero: matches!(f.flavour, Flavour::Fnuz),
+        }
+    }
+
+    /// The compile-time id of a quantized float type and saturation mode (see
+    /// [`MiniFormat::of_id`]), or [`MINI_RUNTIME`] for a format without one.
+    pub fn id(t: qdq_ref::DataType, saturate: bool) -> u8 {
+        use qdq_ref::DataType as D;
+        match (t, saturate) {
+            (D::E4M3Fn, true) => 2,
+            (D::E4M3Fn, false) => 3,
+            (D::E5M2, true) => 4,
+            (D::E5M2, false) => 5,
+            (D::E4M3FnUz, true) => 6,
+            (D::E4M3FnUz, false) => 7,
+            (D::E5M2FnUz, true) => 8,
+            (D::E5M2FnUz, false) => 9,
+            (D::E2M1, _) => 10,
+            (D::E2M3, _) => 11,
+            (D::E3M2, _) => 12,
+            _ => MINI_RUNTIME,
+        }
+    }
+
+    /// The format of a compile-time id (kernels instantiate their hot loops per id, so
+    /// every field folds into the code: no per-vector branch on the format, immediate shift
+    /// counts).
+    #[inline(always)]
+    pub const fn of_id(id: u8) -> MiniFormat {
+        use qdq_ref::float::{E2M1, E2M3, E3M2, E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ};
+        match id {
+            2 => MiniFormat::new(&E4M3FN, true),
+            3 => MiniFormat::new(&E4M3FN, false),
+            4 => MiniFormat::new(&E5M2, true),
+            5 => MiniFormat::new(&E5M2, false),
+            6 => MiniFormat::new(&E4M3FNUZ, true),
+            7 => MiniFormat::new(&E4M3FNUZ, false),
+            8 => MiniFormat::new(&E5M2FNUZ, true),
+            9 => MiniFormat::new(&E5M2FNUZ, false),
+            10 => MiniFormat::new(&E2M1, true),
+            11 => MiniFormat::new(&E2M3, true),
+            _ => MiniFormat::new(&E3M2, true),
         }
     }
 
@@ -309,17 +372,23 @@ pub(crate) fn encode_minifloat<S: Simd>(s: S, v: S::F, f: &MiniFormat) -> S::I {
 
 /// [`encode_minifloat`], plus the lanes that did not fit: NaN, ±inf, or a rounded magnitude
 /// beyond the largest finite value (whatever the saturation mode made of them).
+///
+/// The magnitude is coded first and the sign applied last by an xor: every special code
+/// of the signed formats is its positive twin with the sign bit flipped (NaN 0x7f / 0xff,
+/// ±max, ±inf; float4 / float6 "NaN" 0x8 / 0, the ml_dtypes parity), so the overflow and
+/// NaN replacements need no per-sign constants. The exponent rebias is folded into the
+/// rounding constant, and overflow, ±inf and NaN all round to a code above the largest
+/// finite one, so one compare finds them. The fnuz formats have no negative zero and a
+/// single NaN (0x80): their sign is dropped where the magnitude is zero.
 #[inline(always)]
 pub(crate) fn encode_minifloat_checked<S: Simd>(s: S, v: S::F, f: &MiniFormat) -> (S::I, S::M) {
     let u = s.bits(v);
-    let sign = s.and_i(u, s.splat_i(i32::MIN));
-    let neg = s.eq_i(sign, s.splat_i(i32::MIN));
     let a = s.and_i(u, s.splat_i(i32::MAX));
     let sh = 23 - f.man;
-    let half = s.splat_i((1 << (sh - 1)) - 1);
     let lsb = s.and_i(s.shr(a, sh), s.splat_i(1));
-    let rounded = s.shr(s.add_i(s.add_i(a, half), lsb), sh);
-    let mut code = s.sub_i(rounded, s.splat_i((127 - f.bias) << f.man));
+    // Wrapping: a subnormal result makes this negative (shifted to garbage, replaced below).
+    let k = ((1i32 << (sh - 1)) - 1).wrapping_sub((127 - f.bias) << 23);
+    let mut code = s.shr(s.add_i(s.add_i(a, lsb), s.splat_i(k)), sh);
     let emin = f.emin();
     if emin > -126 {
         // Below the smallest normal: scale exactly, then one RNE conversion.
@@ -328,49 +397,55 @@ pub(crate) fn encode_minifloat_checked<S: Simd>(s: S, v: S::F, f: &MiniFormat) -
         let scaled = s.mul(s.f32_of(a), s.splat(pow2f(f.man as i32 - emin)));
         code = s.select_i(sub, s.cvt_rne(scaled), code);
     }
-    let inf = s.splat_i(0x7f80_0000);
-    let is_nan = s.lt_i(inf, a);
-    let overflow = s.or_m(s.lt_i(s.splat_i(f.max_code), code), s.eq_i(a, inf));
-    let signed = s.or_i(code, s.shr(sign, 31 - f.sign_pos));
-    let mut out = signed;
-    if f.unsigned_zero {
-        out = s.select_i(s.eq_i(code, s.splat_i(0)), code, out);
+    let bad = s.lt_i(s.splat_i(f.max_code), code);
+    // The overflow code is max (saturating) or the code right above it (inf, or the NaN of
+    // the finite formats), so a minimum saturates; NaN needs its own select only where its
+    // code differs.
+    let mut mag = s.min_i(code, s.splat_i(f.ovf[0]));
+    if f.nan[0] != f.ovf[0] {
+        let is_nan = s.lt_i(s.splat_i(0x7f80_0000), a);
+        mag = s.select_i(is_nan, s.splat_i(f.nan[0]), mag);
     }
-    let ovf = s.select_i(neg, s.splat_i(f.ovf[1]), s.splat_i(f.ovf[0]));
-    out = s.select_i(overflow, ovf, out);
-    let nan = s.select_i(neg, s.splat_i(f.nan[1]), s.splat_i(f.nan[0]));
-    (s.select_i(is_nan, nan, out), s.or_m(overflow, is_nan))
+    let sign_bit = 1i32 << f.sign_pos;
+    let sh_sign = s.shr(u, 31 - f.sign_pos);
+    let out = if f.unsigned_zero {
+        let zero = s.eq_i(s.and_i(mag, s.splat_i(sign_bit - 1)), s.splat_i(0));
+        s.xor_i(mag, s.select_i(zero, s.splat_i(0), s.and_i(sh_sign, s.splat_i(sign_bit))))
+    } else {
+        s.xor_and(mag, sh_sign, s.splat_i(sign_bit))
+    };
+    (out, bad)
 }
 
 /// Decodes small-float codes (low `sign_pos + 1` bits of each lane) to exact f32 values.
+///
+/// The code moves into an f32 bit pattern as if its exponent bias were 127: shifted up so
+/// its sign lands on bit 31, then arithmetically back so its mantissa lines up with f32's
+/// (the replicated sign bits are masked off). A normal code becomes the f32 with the same
+/// mantissa and an exponent too small by `127 - bias`, a subnormal code the f32 subnormal
+/// with the same mantissa, and one exact multiply by `2^(127 - bias)` rebiases both. Then
+/// the specials: NaN codes, and the all-ones exponent of the IEEE formats.
 #[inline(always)]
 pub(crate) fn decode_minifloat<S: Simd>(s: S, c: S::I, f: &MiniFormat) -> S::F {
-    let mag_mask = (1i32 << f.sign_pos) - 1;
-    let mag = s.and_i(c, s.splat_i(mag_mask));
-    let sign = s.shl(s.and_i(c, s.splat_i(1 << f.sign_pos)), 31 - f.sign_pos);
-    let exp_field = s.shr(mag, f.man);
-    // Normal: move the fields into place and rebias.
-    let normal = s.add_i(s.shl(mag, 23 - f.man), s.splat_i((127 - f.bias) << 23));
-    // Subnormal: m * 2^(emin - M), exact.
-    let sub = s.bits(s.mul(s.cvt_f32(mag), s.splat(pow2f(f.emin() - f.man as i32))));
-    let is_sub = s.eq_i(exp_field, s.splat_i(0));
-    let mut bits = s.select_i(is_sub, sub, normal);
-    let mut nan = s.lt_i(s.splat_i(i32::MAX), s.splat_i(0)); // all false
+    let w = f.sign_pos + 1;
+    let t = s.shl(c, 32 - w);
+    let mag_mask = ((1i32 << (w - 1)) - 1) << (23 - f.man);
+    let bits = s.and_i(s.sra(t, 9 + f.man - w), s.splat_i(i32::MIN | mag_mask));
+    let mut v = s.mul(s.f32_of(bits), s.splat(pow2f(127 - f.bias)));
     if f.ieee {
-        let all_ones = s.splat_i((1 << (f.sign_pos - f.man)) - 1);
-        let special = s.eq_i(exp_field, all_ones);
-        let mant = s.and_i(mag, s.splat_i((1 << f.man) - 1));
-        bits = s.select_i(special, s.or_i(s.splat_i(0x7f80_0000), s.shl(mant, 23 - f.man)), bits);
+        let e_bits = f.sign_pos - f.man;
+        let exp_t = ((1i32 << e_bits) - 1) << (32 - w + f.man);
+        let special = s.eq_i(s.and_i(t, s.splat_i(exp_t)), s.splat_i(exp_t));
+        v = s.select(special, s.f32_of(s.or_i(bits, s.splat_i(0x7f80_0000))), v);
     }
     if f.nan_all_ones {
-        nan = s.eq_i(mag, s.splat_i(mag_mask));
+        let mag_t = i32::MAX & !((1i32 << (32 - w)) - 1);
+        v = s.select(s.eq_i(s.and_i(t, s.splat_i(mag_t)), s.splat_i(mag_t)), s.splat(f32::NAN), v);
     }
     if f.nan_is_neg_zero {
-        nan = s.eq_i(s.and_i(c, s.splat_i((2 << f.sign_pos) - 1)), s.splat_i(1 << f.sign_pos));
+        v = s.select(s.eq_i(t, s.splat_i(i32::MIN)), s.splat(f32::NAN), v);
     }
-    let bits = s.or_i(bits, sign);
-    let v = s.f32_of(bits);
-    s.select(nan, s.splat(f32::NAN), v)
+    v
 }
 
 /// Widens f16 bit patterns (low 16 bits of each lane) to f32, exactly.

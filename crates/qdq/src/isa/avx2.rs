@@ -165,6 +165,18 @@ impl Simd for Avx2 {
         v!(_mm256_srl_epi32(a, _mm_cvtsi32_si128(n as i32)))
     }
     #[inline(always)]
+    fn sra(self, a: __m256i, n: u32) -> __m256i {
+        v!(_mm256_sra_epi32(a, _mm_cvtsi32_si128(n as i32)))
+    }
+    #[inline(always)]
+    fn xor_i(self, a: __m256i, b: __m256i) -> __m256i {
+        v!(_mm256_xor_si256(a, b))
+    }
+    #[inline(always)]
+    fn min_i(self, a: __m256i, b: __m256i) -> __m256i {
+        v!(_mm256_min_epi32(a, b))
+    }
+    #[inline(always)]
     fn lt_i(self, a: __m256i, b: __m256i) -> __m256i {
         v!(_mm256_cmpgt_epi32(b, a))
     }

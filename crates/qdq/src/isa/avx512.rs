@@ -106,6 +106,14 @@ impl Simd for Avx512 {
         a | b
     }
     #[inline(always)]
+    fn markstein_fix(self, q0: __m512, _e: __m512, q1: __m512) -> __m512 {
+        // vfixupimmps classifies q1 (token 0 QNaN, 1 SNaN, 2 zero, 3 one, 4 -inf, 5 +inf,
+        // 6 negative, 7 positive) and picks, per token, response 0 (keep q0) or 1 (q1).
+        // A zero q1 means a zero or subnormal quotient, where q0 is exact or as good for
+        // every output format (all of them round such values to a signed zero).
+        v!(_mm512_fixupimm_ps::<0>(q0, q1, _mm512_set1_epi32(0x1111_1000)))
+    }
+    #[inline(always)]
     fn mask_bits(self, m: __mmask16) -> u32 {
         m as u32
     }
@@ -140,6 +148,23 @@ impl Simd for Avx512 {
     #[inline(always)]
     fn shr(self, a: __m512i, n: u32) -> __m512i {
         v!(_mm512_srl_epi32(a, _mm_cvtsi32_si128(n as i32)))
+    }
+    #[inline(always)]
+    fn sra(self, a: __m512i, n: u32) -> __m512i {
+        v!(_mm512_sra_epi32(a, _mm_cvtsi32_si128(n as i32)))
+    }
+    #[inline(always)]
+    fn xor_i(self, a: __m512i, b: __m512i) -> __m512i {
+        v!(_mm512_xor_si512(a, b))
+    }
+    #[inline(always)]
+    fn min_i(self, a: __m512i, b: __m512i) -> __m512i {
+        v!(_mm512_min_epi32(a, b))
+    }
+    #[inline(always)]
+    fn xor_and(self, a: __m512i, b: __m512i, c: __m512i) -> __m512i {
+        // Truth table of A ^ (B & C) over (A, B, C) = (0xf0, 0xcc, 0xaa): 0x78.
+        v!(_mm512_ternarylogic_epi32::<0x78>(a, b, c))
     }
     #[inline(always)]
     fn lt_i(self, a: __m512i, b: __m512i) -> __mmask16 {

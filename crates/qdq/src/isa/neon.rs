@@ -153,6 +153,18 @@ impl Simd for Neon {
         v!(vreinterpretq_s32_u32(vshlq_u32(vreinterpretq_u32_s32(a), vdupq_n_s32(-(n as i32)))))
     }
     #[inline(always)]
+    fn sra(self, a: int32x4_t, n: u32) -> int32x4_t {
+        v!(vshlq_s32(a, vdupq_n_s32(-(n as i32))))
+    }
+    #[inline(always)]
+    fn xor_i(self, a: int32x4_t, b: int32x4_t) -> int32x4_t {
+        v!(veorq_s32(a, b))
+    }
+    #[inline(always)]
+    fn min_i(self, a: int32x4_t, b: int32x4_t) -> int32x4_t {
+        v!(vminq_s32(a, b))
+    }
+    #[inline(always)]
     fn lt_i(self, a: int32x4_t, b: int32x4_t) -> uint32x4_t {
         v!(vcltq_s32(a, b))
     }

@@ -139,6 +139,14 @@ impl Simd for Scalar {
         map(a, |x| ((x as u32) >> n) as i32)
     }
     #[inline(always)]
+    fn sra(self, a: Self::I, n: u32) -> Self::I {
+        map(a, |x| x >> n)
+    }
+    #[inline(always)]
+    fn xor_i(self, a: Self::I, b: Self::I) -> Self::I {
+        zip(a, b, |x, y| x ^ y)
+    }
+    #[inline(always)]
     fn lt_i(self, a: Self::I, b: Self::I) -> Self::M {
         zip(a, b, |x, y| x < y)
     }

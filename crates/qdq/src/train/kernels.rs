@@ -308,7 +308,7 @@ impl GradOp for FakeQuantGrad<'_> {
                 let u = s.select(inside, neg0, dy);
                 (s.select(inside, g, zero), [t, u])
             }
-            Encode::Mini { fmt, add_zero } => {
+            Encode::Mini { fmt, add_zero, .. } => {
                 let v = if add_zero { s.add(q, p.zf) } else { q };
                 let (_, bad) = encode_minifloat_checked(s, v, &fmt);
                 (s.select(bad, zero, g), [neg0, neg0])
