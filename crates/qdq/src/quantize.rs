@@ -400,15 +400,18 @@ fn quantize_sat<S: Simd>(s: S, sp: &Spec, xb: &[u8], p: &Lanes<S>) -> S::I {
 /// correction NaN or the conversion overflow, which the check catches.
 #[inline(always)]
 fn quantize_sat_m<S: Simd, const UNCHECKED: bool>(s: S, sp: &Spec, xb: &[u8], p: &Lanes<S>) -> S::I {
+    // Without a conversion that flags overflow, an infinite x would make the correction
+    // NaN unnoticed (NaN lands on qmin where +inf must give qmax): clamp first.
+    let unchecked = UNCHECKED && S::FLAGS_OVERFLOW;
     let mut x = sp.src.load(s, xb);
     if !sp.src_exact {
         x = sp.prec.round(s, x);
     }
     let q0 = s.mul(x, p.r);
-    let q0 = if UNCHECKED { q0 } else { s.clamp_abs(q0, s.splat(LIM)) };
+    let q0 = if unchecked { q0 } else { s.clamp_abs(q0, s.splat(LIM)) };
     let e = s.fnma(q0, p.s, x);
     let q = sp.prec.round(s, s.fma(e, p.r, q0));
-    if UNCHECKED {
+    if unchecked {
         s.cvt_rne_unchecked(q)
     } else {
         s.cvt_rne_clamped(q)

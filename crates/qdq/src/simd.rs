@@ -18,6 +18,10 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// Whether the kernels instantiate their compile-time specialisations for this ISA
     /// (the portable fallback is not worth the compile time).
     const SPECIALIZE: bool = true;
+    /// Whether [`Simd::cvt_rne_unchecked`] leaves a trace of every NaN or out-of-range
+    /// lane for [`Simd::suspect`] (x86's "integer indefinite"). Where it does not (NEON's
+    /// conversion saturates and sends NaN to 0), the 8-bit fast path clamps up front.
+    const FLAGS_OVERFLOW: bool = false;
     /// `LANES` f32.
     type F: Copy;
     /// `LANES` i32.

@@ -69,6 +69,7 @@ impl Avx2 {
 
 impl Simd for Avx2 {
     const LANES: usize = 8;
+    const FLAGS_OVERFLOW: bool = true;
     type F = __m256;
     type I = __m256i;
     type M = __m256i;

@@ -43,6 +43,7 @@ impl Avx512 {
 
 impl Simd for Avx512 {
     const LANES: usize = 16;
+    const FLAGS_OVERFLOW: bool = true;
     type F = __m512;
     type I = __m512i;
     type M = __mmask16;

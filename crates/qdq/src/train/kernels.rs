@@ -133,59 +133,113 @@ fn forward_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8>(
         m.fill(0);
     }
     let lanes = S::LANES;
-    let xs = sp.src.size();
-    let gmask = group(job.out) - 1;
-    let decoder = match job.enc {
-        Encode::Mini { fmt, .. } => Some(fmt),
-        Encode::Int { .. } => None,
-    };
+    let f = Fwd { job, sp: &sp, product, begin };
     for seg in Segments::new(job.layout, begin, end) {
         let stop = seg.start + seg.len;
         let mut i = seg.start;
-        let splat = match seg.scales {
-            Scales::Splat(k) => Some(splat_lanes(s, job, k)),
-            Scales::Seq(_) => None,
-        };
-        while i < stop {
-            // Codes go out a whole vector at a time only from a packing-group boundary.
-            let head = (gmask + 1 - ((i - begin) & gmask)) & gmask;
-            let take = if head > 0 && product == Product::Codes { head } else { lanes }.min(stop - i);
-            let p = match (&splat, seg.scales) {
-                (Some(p), _) => *p,
-                (None, Scales::Seq(k0)) => seq_lanes(s, job, k0 + (i - seg.start), take),
-                (None, Scales::Splat(_)) => unreachable!("splat segments have their lanes"),
-            };
-            let (codes, bits) = if take == lanes {
-                quantize_vec_m::<S, MINI, true>(s, &sp, &job.x[i * xs..(i + lanes) * xs], &p)
-            } else {
-                let mut xt = [0u8; 64];
-                xt[..take * xs].copy_from_slice(&job.x[i * xs..(i + take) * xs]);
-                quantize_vec_m::<S, MINI, true>(s, &sp, &xt, &p)
-            };
-            match product {
-                Product::Codes if take == lanes => store_codes(s, sp.bits, codes, y, i - begin),
-                Product::Codes => {
-                    let mut ct = [0u8; 64];
-                    s.store_i32(codes, &mut ct);
-                    for t in 0..take {
-                        let c = u32::from_le_bytes([ct[4 * t], ct[4 * t + 1], ct[4 * t + 2], ct[4 * t + 3]]);
-                        packing::set(job.out, y, i - begin + t, c);
+        match seg.scales {
+            Scales::Splat(k) => {
+                let p = splat_lanes(s, job, k);
+                // Up to a multiple of 8 elements (a mask byte, and a packing group of every
+                // output type), then four vectors per step with a whole mask word.
+                while i < stop && !(i - begin).is_multiple_of(8) {
+                    let take = (8 - (i - begin) % 8).min(lanes).min(stop - i);
+                    let bits = forward_vec::<S, MINI>(s, &f, &p, i, take, y);
+                    if let Some(m) = mask.as_deref_mut() {
+                        put_bits(m, i - begin, bits, take);
                     }
+                    i += take;
                 }
-                Product::Dequantized(out) => {
-                    let d = match (MINI, &decoder) {
-                        (1, Some(f)) => decode_minifloat(s, codes, f),
-                        _ => s.cvt_f32(s.sub_i(codes, p.z)),
-                    };
-                    store_out(s, out, s.mul(d, p.raw), y, i - begin, take);
+                while i + 4 * lanes <= stop {
+                    let mut w = 0u64;
+                    for k in 0..4 {
+                        let bits = forward_vec::<S, MINI>(s, &f, &p, i + k * lanes, lanes, y);
+                        w |= u64::from(bits) << (k * lanes);
+                    }
+                    if let Some(m) = mask.as_deref_mut() {
+                        let at = (i - begin) / 8;
+                        m[at..at + lanes / 2].copy_from_slice(&w.to_le_bytes()[..lanes / 2]);
+                    }
+                    i += 4 * lanes;
+                }
+                while i < stop {
+                    let take = lanes.min(stop - i);
+                    let bits = forward_vec::<S, MINI>(s, &f, &p, i, take, y);
+                    if let Some(m) = mask.as_deref_mut() {
+                        put_bits(m, i - begin, bits, take);
+                    }
+                    i += take;
                 }
             }
-            if let Some(m) = mask.as_deref_mut() {
-                put_bits(m, i - begin, bits, take);
+            Scales::Seq(k0) => {
+                while i < stop {
+                    // Codes go out a whole vector at a time only from a packing-group boundary.
+                    let gmask = group(job.out) - 1;
+                    let head = (gmask + 1 - ((i - begin) & gmask)) & gmask;
+                    let take = if head > 0 && product == Product::Codes { head } else { lanes }.min(stop - i);
+                    let p = seq_lanes(s, job, k0 + (i - seg.start), take);
+                    let bits = forward_vec::<S, MINI>(s, &f, &p, i, take, y);
+                    if let Some(m) = mask.as_deref_mut() {
+                        put_bits(m, i - begin, bits, take);
+                    }
+                    i += take;
+                }
             }
-            i += take;
         }
     }
+}
+
+/// What every vector of [`forward_with`] shares.
+struct Fwd<'f, 'a> {
+    job: &'f Job<'a>,
+    sp: &'f Spec,
+    product: Product,
+    begin: usize,
+}
+
+/// One vector of the forward: elements `i .. i + take` (`take <= LANES`), outputs stored,
+/// the mask bits of those elements returned.
+#[inline(always)]
+fn forward_vec<S: Simd, const MINI: u8>(
+    s: S,
+    f: &Fwd<'_, '_>,
+    p: &Lanes<S>,
+    i: usize,
+    take: usize,
+    y: &mut [u8],
+) -> u32 {
+    let (job, sp) = (f.job, f.sp);
+    let lanes = S::LANES;
+    let xs = sp.src.size();
+    let (codes, bits) = if take == lanes {
+        quantize_vec_m::<S, MINI, true>(s, sp, &job.x[i * xs..(i + lanes) * xs], p)
+    } else {
+        let mut xt = [0u8; 64];
+        xt[..take * xs].copy_from_slice(&job.x[i * xs..(i + take) * xs]);
+        quantize_vec_m::<S, MINI, true>(s, sp, &xt, p)
+    };
+    let at = i - f.begin;
+    match f.product {
+        // A whole vector of sub-byte codes must also start on a packing-group boundary
+        // (a head of fewer than eight elements can still be a whole scalar vector).
+        Product::Codes if take == lanes && at & (group(job.out) - 1) == 0 => store_codes(s, sp.bits, codes, y, at),
+        Product::Codes => {
+            let mut ct = [0u8; 64];
+            s.store_i32(codes, &mut ct);
+            for t in 0..take {
+                let c = u32::from_le_bytes([ct[4 * t], ct[4 * t + 1], ct[4 * t + 2], ct[4 * t + 3]]);
+                packing::set(job.out, y, at + t, c);
+            }
+        }
+        Product::Dequantized(out) => {
+            let d = match sp.enc {
+                Encode::Mini { fmt, .. } if MINI != 0 => decode_minifloat(s, codes, &fmt),
+                _ => s.cvt_f32(s.sub_i(codes, p.z)),
+            };
+            store_out(s, out, s.mul(d, p.raw), y, at, take);
+        }
+    }
+    bits & lanes_mask(take)
 }
 
 /// The backward passes without reductions.
@@ -209,40 +263,87 @@ pub(crate) struct Backward<'a> {
     pub out: Out,
 }
 
+impl Backward<'_> {
+    /// The mask bits of elements `i .. i + take` (none for DequantizeLinear's backward).
+    #[inline(always)]
+    fn bits(&self, i: usize, take: usize) -> u32 {
+        match self.kind {
+            Elementwise::Dequantize => 0,
+            _ => get_bits(self.mask, i, take),
+        }
+    }
+}
+
 /// Runs an elementwise backward pass over `[begin, end)`; `dx` holds that range.
 #[inline(always)]
 pub(crate) fn elementwise<S: Simd>(s: S, b: &Backward<'_>, begin: usize, end: usize, dx: &mut [u8]) {
     let lanes = S::LANES;
-    let lda = s.splat(b.lda);
-    let zero = s.splat(0.0);
-    let src = b.job.src;
     for seg in Segments::new(b.job.layout, begin, end) {
         let stop = seg.start + seg.len;
         let mut i = seg.start;
-        let splat = match seg.scales {
-            Scales::Splat(k) => Some(splat_lanes(s, &b.job, k)),
-            Scales::Seq(_) => None,
-        };
-        while i < stop {
-            let take = lanes.min(stop - i);
-            let p: Lanes<S> = match (&splat, seg.scales) {
-                (Some(p), _) => *p,
-                (None, Scales::Seq(k0)) => seq_lanes(s, &b.job, k0 + (i - seg.start), take),
-                (None, Scales::Splat(_)) => unreachable!("splat segments have their lanes"),
-            };
-            let g = s.mul(lda, load_src(s, src, b.job.x, i, take));
-            let v = match b.kind {
-                Elementwise::Quantize => {
-                    let m = s.mask_from_bits(get_bits(b.mask, i, take));
-                    s.select(m, s.div(g, p.s), zero)
+        match seg.scales {
+            Scales::Splat(k) => {
+                let p = splat_lanes(s, &b.job, k);
+                // Four vectors per step from a mask byte boundary: one mask word read.
+                while i < stop && !i.is_multiple_of(8) {
+                    let take = (8 - i % 8).min(lanes).min(stop - i);
+                    elementwise_vec(s, b, &p, i, take, b.bits(i, take), begin, dx);
+                    i += take;
                 }
-                Elementwise::Mask => s.select(s.mask_from_bits(get_bits(b.mask, i, take)), g, zero),
-                Elementwise::Dequantize => s.mul(g, p.raw),
-            };
-            store_out(s, b.out, v, dx, i - begin, take);
-            i += take;
+                while i + 4 * lanes <= stop {
+                    let w = match b.kind {
+                        Elementwise::Dequantize => 0,
+                        _ => {
+                            let mut bytes = [0u8; 8];
+                            bytes[..lanes / 2].copy_from_slice(&b.mask[i / 8..i / 8 + lanes / 2]);
+                            u64::from_le_bytes(bytes)
+                        }
+                    };
+                    for k in 0..4 {
+                        let bits = (w >> (k * lanes)) as u32 & lanes_mask(lanes);
+                        elementwise_vec(s, b, &p, i + k * lanes, lanes, bits, begin, dx);
+                    }
+                    i += 4 * lanes;
+                }
+                while i < stop {
+                    let take = lanes.min(stop - i);
+                    elementwise_vec(s, b, &p, i, take, b.bits(i, take), begin, dx);
+                    i += take;
+                }
+            }
+            Scales::Seq(k0) => {
+                while i < stop {
+                    let take = lanes.min(stop - i);
+                    let p = seq_lanes(s, &b.job, k0 + (i - seg.start), take);
+                    elementwise_vec(s, b, &p, i, take, b.bits(i, take), begin, dx);
+                    i += take;
+                }
+            }
         }
     }
+}
+
+/// One vector of an elementwise backward pass (`bits`: the mask bits of its elements).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn elementwise_vec<S: Simd>(
+    s: S,
+    b: &Backward<'_>,
+    p: &Lanes<S>,
+    i: usize,
+    take: usize,
+    bits: u32,
+    begin: usize,
+    dx: &mut [u8],
+) {
+    let g = s.mul(s.splat(b.lda), load_src(s, b.job.src, b.job.x, i, take));
+    let zero = s.splat(0.0);
+    let v = match b.kind {
+        Elementwise::Quantize => s.select(s.mask_from_bits(bits), s.div(g, p.s), zero),
+        Elementwise::Mask => s.select(s.mask_from_bits(bits), g, zero),
+        Elementwise::Dequantize => s.mul(g, p.raw),
+    };
+    store_out(s, b.out, v, dx, i - begin, take);
 }
 
 /// A backward pass with reductions, written once for [`walk`].
