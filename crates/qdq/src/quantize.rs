@@ -267,7 +267,7 @@ pub(crate) struct Lanes<S: Simd> {
 /// Exact `x / s` for any x (see the module docs): signed zeros, infinities and NaN are
 /// those of IEEE division. Used for float outputs, where they matter.
 #[inline(always)]
-fn divide<S: Simd>(s: S, x: S::F, sc: S::F, r: S::F, fast: bool) -> S::F {
+pub(crate) fn divide<S: Simd>(s: S, x: S::F, sc: S::F, r: S::F, fast: bool) -> S::F {
     if !fast || !S::HAS_FMA {
         return s.div(x, sc);
     }
@@ -452,7 +452,11 @@ fn sat8_loop<S: Simd, const SIGNED: bool>(s: S, sp: &Spec, x: &[u8], y: &mut [u8
 fn blocked_sat8<S: Simd>(job: &Job<'_>) -> Option<(usize, usize)> {
     match (job.layout, job.enc, job.out.bits()) {
         (Layout::Blocked { axis_len, inner: 1, block, .. }, Encode::Int { .. }, 8)
-            if S::HAS_FMA && S::SPECIALIZE && (block == 2 * S::LANES || block.is_multiple_of(4 * S::LANES)) =>
+            if S::HAS_FMA
+                && S::SPECIALIZE
+                && axis_len > 0
+                && block > 0
+                && (block == 2 * S::LANES || block.is_multiple_of(4 * S::LANES)) =>
         {
             Some((axis_len, block))
         }
@@ -949,6 +953,11 @@ fn partial<S: Simd, const MINI: u8>(
 /// input, f32 division, every output width) and the run-time one for the rest.
 #[inline(always)]
 pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mut [u8]) {
+    if begin >= end {
+        // Nothing to do, and the layout kernels divide by the axis length (0 for an
+        // empty tensor).
+        return;
+    }
     let mini = matches!(job.enc, Encode::Mini { .. });
     if !S::SPECIALIZE {
         return match mini {

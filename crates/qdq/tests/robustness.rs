@@ -385,3 +385,33 @@ fn zero_dimension_beside_huge_dimensions_is_an_empty_tensor() {
     let want = qdq_ref::quantize_linear(V25, x, s, None, &a).unwrap();
     assert_eq!(qdq::quantize_linear(V25, x, s, None, &a).unwrap(), want);
 }
+
+/// Found by `quantize_diff`: an empty tensor blocked along a zero-length last axis (with
+/// a block size the 8-bit blocked kernel takes) divided by the axis length in that kernel.
+/// Every empty blocked / per-axis layout now returns what the reference returns.
+#[test]
+fn empty_blocked_and_per_axis_layouts_quantize_like_the_reference() {
+    let scale = [0.5f32; 4];
+    for layout in [
+        Layout::Blocked { outer: 3, axis_len: 0, inner: 1, block: 32 },
+        Layout::Blocked { outer: 0, axis_len: 64, inner: 1, block: 32 },
+        Layout::Blocked { outer: 1, axis_len: 0, inner: 1, block: 64 },
+        Layout::PerAxis { outer: 3, axis_len: 0, inner: 1 },
+        Layout::PerAxis { outer: 0, axis_len: 64, inner: 1 },
+    ] {
+        for output in [DataType::I8, DataType::U8, DataType::I4, DataType::E4M3Fn] {
+            let opts = QuantizeOptions { output, saturate: true, precision: None };
+            for ns in [0usize, 1, 4] {
+                let sc = Values::F32(&scale[..ns]);
+                let mut want = [0xa5u8; 4];
+                let r = q_slice(None, &[], sc, None, layout, &opts, &mut want[..0]);
+                for (name, cfg) in configs() {
+                    let mut got = [0xa5u8; 4];
+                    let g = q_slice(Some(&cfg), &[], sc, None, layout, &opts, &mut got[..0]);
+                    assert_eq!(g, r, "{name}: {layout:?} {output} scales {ns}");
+                    assert_eq!(got, want, "{name}: {layout:?} {output}");
+                }
+            }
+        }
+    }
+}

@@ -19,7 +19,8 @@
 
 use crate::dequantize::{store, Out};
 use crate::quantize::{
-    group, load_codes, quantize_vec_m, seq_lanes, splat_lanes, store_codes, Encode, Job, Lanes, Prec, Spec, Src, ANY,
+    divide, group, load_codes, quantize_vec_m, seq_lanes, splat_lanes, store_codes, Encode, Job, Lanes, Prec, Spec,
+    Src, ANY,
 };
 use crate::segments::{Scales, Segments};
 use crate::simd::{decode_minifloat, encode_minifloat_checked, MiniFormat, Simd};
@@ -339,6 +340,8 @@ fn elementwise_vec<S: Simd>(
     let g = s.mul(s.splat(b.lda), load_src(s, b.job.src, b.job.x, i, take));
     let zero = s.splat(0.0);
     let v = match b.kind {
+        // A true division: the gradient itself is the output, and the FMA correction is not
+        // exact where the quotient is subnormal.
         Elementwise::Quantize => s.select(s.mask_from_bits(bits), s.div(g, p.s), zero),
         Elementwise::Mask => s.select(s.mask_from_bits(bits), g, zero),
         Elementwise::Dequantize => s.mul(g, p.raw),
@@ -389,7 +392,18 @@ impl GradOp for FakeQuantGrad<'_> {
         if !job.src_exact {
             x = job.prec.round(s, x);
         }
-        let q = job.prec.round(s, s.div(x, p.s));
+        // The exact quotient: Markstein's correction where the scale allows it, as in the
+        // forward, except for a vector holding a nonzero `|x| < 2^-96` (see the quantize
+        // module docs): the forward rounds those quotients to zero whatever their last
+        // bits, but here `round(q) - q` keeps them, so a true division then. The test is one
+        // compare on `|x| bits - 1 + i32::MIN` (wrapping: zero lands on i32::MAX).
+        let mut q = divide(s, x, p.s, p.r, p.fast);
+        let mag = s.and_i(s.bits(x), s.splat_i(0x7fff_ffff));
+        let tiny = s.lt_i(s.add_i(mag, s.splat_i(i32::MAX)), s.splat_i(i32::MIN + 0x0f80_0000));
+        if p.fast && s.mask_bits(tiny) != 0 {
+            q = s.div(x, p.s);
+        }
+        let q = job.prec.round(s, q);
         let dy = load_src(s, self.dy.0, self.dy.1, i, valid);
         let g = s.mul(s.splat(self.lda), dy);
         let zero = s.splat(0.0);
@@ -397,17 +411,17 @@ impl GradOp for FakeQuantGrad<'_> {
         match job.enc {
             Encode::Int { .. } => {
                 let one = s.splat(1.0);
-                // r2: the code before the zero point; r1: the same from a clamp one wider,
-                // which differs exactly when the element was clamped (r1 < r2: low).
-                let r2 = s.cvt_rne(s.min(s.max(q, p.lo), p.hi));
-                let r1 = s.cvt_rne(s.min(s.max(q, s.sub(p.lo, one)), s.add(p.hi, one)));
-                let inside = s.eq_i(r1, r2);
-                let low = s.lt_i(r1, r2);
-                let d_in = s.sub(s.cvt_f32(r2), q);
-                let d_out = s.select(low, p.lo, p.hi);
-                let t = s.mul(dy, s.select(inside, d_in, d_out));
-                let u = s.select(inside, neg0, dy);
-                (s.select(inside, g, zero), [t, u])
+                // r: the code before the zero point from a clamp one wider than the type's
+                // (lo and hi are integers, so it is round(q) inside); below lo it was
+                // clamped low, above hi high. NaN gives lo - 1: clamped low.
+                let r = s.cvt_rne(s.min(s.max(q, s.sub(p.lo, one)), s.add(p.hi, one)));
+                let low = s.lt_i(r, s.cvt_rne(p.lo));
+                let high = s.lt_i(s.cvt_rne(p.hi), r);
+                let out = s.or_m(low, high);
+                let d_in = s.sub(s.cvt_f32(r), q);
+                let t = s.mul(dy, s.select(low, p.lo, s.select(high, p.hi, d_in)));
+                let u = s.select(out, dy, neg0);
+                (s.select(out, zero, g), [t, u])
             }
             Encode::Mini { fmt, add_zero, .. } => {
                 let v = if add_zero { s.add(q, p.zf) } else { q };
