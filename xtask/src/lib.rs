@@ -7,6 +7,7 @@
 //! * [`gen_data`]: regenerates the committed test data with the Python generators.
 //! * [`bench`]: the quick throughput summary (`cargo xtask bench`).
 //! * [`vs_ort`]: qdq against onnxruntime on the same shapes (`cargo xtask vs-ort`).
+//! * [`profile`]: instructions per element under callgrind (`cargo xtask profile`).
 //!
 //! `main.rs` only parses the command line.
 
@@ -16,6 +17,7 @@ pub mod bench;
 pub mod conformance;
 pub mod gen_data;
 pub mod graph;
+pub mod profile;
 pub mod proto;
 pub mod vs_ort;
 

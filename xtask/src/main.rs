@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use xtask::bench;
 use xtask::conformance;
 use xtask::gen_data::{self, Outputs};
+use xtask::profile;
 use xtask::vs_ort;
 use xtask::Backend;
 
@@ -31,7 +32,51 @@ fn usage() -> &'static str {
   cargo xtask exhaustive
       Release-mode exhaustive checks against qdq-ref on every ISA this CPU has: all 2^32
       f32 inputs through every float8 encoder (saturate 0 and 1) and the float4 / float6
-      encoders, every f16 / bf16 pattern through quantize, every code through dequantize."
+      encoders, every f16 / bf16 pattern through quantize, every code through dequantize.
+  cargo xtask profile [--isa ISA] [--elements N] [--extra-calls K] CASE ...
+      Instructions per element of each bench case (e.g. quantize/f32-u8/per-tensor),
+      counted by valgrind's callgrind as the difference between a run of 1 call and one of
+      1 + K calls (default K 4, N 1048576). ISA default: avx2 (valgrind has no AVX-512)."
+}
+
+fn profile_cmd(args: &[String]) -> ExitCode {
+    let mut opts = profile::Options::default();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--isa" => match it.next() {
+                Some(i) => opts.isa = Some(i.clone()),
+                None => return bad_usage("--isa takes a name"),
+            },
+            "--elements" => match it.next().and_then(|v| v.parse().ok()) {
+                Some(n) if n > 0 => opts.elements = n,
+                _ => return bad_usage("--elements takes a positive number"),
+            },
+            "--extra-calls" => match it.next().and_then(|v| v.parse().ok()) {
+                Some(k) if k > 0 => opts.extra_calls = k,
+                _ => return bad_usage("--extra-calls takes a positive number"),
+            },
+            "-h" | "--help" => {
+                println!("{}", usage());
+                return ExitCode::SUCCESS;
+            }
+            s if s.starts_with('-') => return bad_usage(&format!("unknown argument {s}")),
+            s => opts.cases.push(s.to_string()),
+        }
+    }
+    match profile::run(&opts) {
+        Ok(rows) => {
+            println!("{:<44} {:>7} {:>10} {:>12}", "case", "isa", "elements", "instr/elem");
+            for r in rows {
+                println!("{:<44} {:>7} {:>10} {:>12.3}", r.case, r.isa, r.elements, r.instructions_per_element);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// Runs the exhaustive test target of `crates/qdq` in release mode, ignored tests included.
@@ -231,6 +276,7 @@ fn main() -> ExitCode {
         Some("bench") => bench_cmd(&args[1..]),
         Some("vs-ort") => vs_ort_cmd(&args[1..]),
         Some("exhaustive") => exhaustive_cmd(&args[1..]),
+        Some("profile") => profile_cmd(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{}", usage());
             ExitCode::SUCCESS

@@ -47,6 +47,7 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// with AVX-512's `vrangeps`). **A NaN lane gives an unspecified value** (NaN, or `±b`
     /// depending on the ISA and even the vendor): callers only clamp values whose NaN
     /// propagates through another operand anyway.
+    #[inline(always)]
     fn clamp_abs(self, a: Self::F, b: Self::F) -> Self::F {
         self.min(self.max(a, self.sub(self.splat(0.0), b)), b)
     }
@@ -59,6 +60,7 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// except `q0` where the residual is zero (`q0` is exact and has the quotient's sign of
     /// zero, which `q1 = q0 + 0` can lose) or `q1` is NaN (infinite x or an overflowing
     /// quotient, where `q0` is the IEEE result). AVX-512 does it in one `vfixupimmps`.
+    #[inline(always)]
     fn markstein_fix(self, q0: Self::F, e: Self::F, q1: Self::F) -> Self::F {
         self.select(self.or_m(self.eq(e, self.splat(0.0)), self.is_nan(q1)), q0, q1)
     }
@@ -80,10 +82,12 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     fn sra(self, a: Self::I, n: u32) -> Self::I;
     fn xor_i(self, a: Self::I, b: Self::I) -> Self::I;
     /// Signed minimum.
+    #[inline(always)]
     fn min_i(self, a: Self::I, b: Self::I) -> Self::I {
         self.select_i(self.lt_i(a, b), a, b)
     }
     /// `a ^ (b & c)` (one `vpternlogd` with AVX-512).
+    #[inline(always)]
     fn xor_and(self, a: Self::I, b: Self::I, c: Self::I) -> Self::I {
         self.xor_i(a, self.and_i(b, c))
     }
@@ -103,11 +107,13 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// gives a value that [`Simd::suspect`] reports. The default is the always-correct
     /// [`Simd::cvt_rne_clamped`], never suspect; x86 converts directly and checks for the
     /// "integer indefinite" `i32::MIN` afterwards (one compare instead of two clamps).
+    #[inline(always)]
     fn cvt_rne_unchecked(self, a: Self::F) -> Self::I {
         self.cvt_rne_clamped(a)
     }
     /// Whether a lane of `c` (from [`Simd::cvt_rne_unchecked`]) may be wrong: the vectors
     /// are then redone with [`Simd::cvt_rne_clamped`].
+    #[inline(always)]
     fn suspect(self, c: &[Self::I; 4]) -> bool {
         let _ = c;
         false
@@ -116,6 +122,7 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// below `-2^30`: what a quotient needs before a saturating narrow to an integer type,
     /// NaN landing on qmin. The default clamps both sides; x86 relies on the conversion's
     /// documented "integer indefinite" (`i32::MIN`) for NaN and negative overflow.
+    #[inline(always)]
     fn cvt_rne_clamped(self, a: Self::F) -> Self::I {
         let lim = self.splat(LIM);
         // min(lim, NaN) keeps the NaN, max(NaN, -lim) replaces it.
@@ -127,6 +134,7 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// `4 * LANES` bytes of little-endian i32.
     fn load_i32(self, b: &[u8]) -> Self::I;
     /// `2 * LANES` bytes of f16, widened exactly.
+    #[inline(always)]
     fn load_f16(self, b: &[u8]) -> Self::F {
         let h = self.load_u16(b);
         f16_bits_to_f32(self, h)
@@ -150,6 +158,7 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     fn store_u8(self, a: Self::I, out: &mut [u8]);
     /// Stores the low 8 bits of each lane of four vectors (`4 * LANES` bytes). ISAs whose
     /// single-vector narrowing store is slow override this with pack instructions.
+    #[inline(always)]
     fn store_u8x4(self, c: [Self::I; 4], out: &mut [u8]) {
         let n = Self::LANES;
         for (k, v) in c.into_iter().enumerate() {
@@ -159,6 +168,7 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// Two vectors saturated to i16, as one vector of `2 * LANES` i16 in the ISA's pack
     /// order (the order [`Simd::store_sat8x4`] reads its zero points in). The portable
     /// order: `a`'s lanes, then `b`'s.
+    #[inline(always)]
     fn pack_i16(self, a: Self::I, b: Self::I) -> Self::I {
         let n = Self::LANES;
         let (mut ab, mut bb, mut out) = ([0u8; 64], [0u8; 64], [0u8; 64]);
@@ -179,6 +189,7 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// saturated to i8 (`signed`) or u8. For an 8-bit type and `|z| <= 255` this is
     /// `clamp(c + z, qmin, qmax)` (a lane beyond ±32767 stays beyond the 8-bit range after
     /// adding z), NaN's `i32::MIN` landing on qmin: the saturating packs are the clamp.
+    #[inline(always)]
     fn store_sat8x4(self, c: [Self::I; 4], z: [Self::I; 2], signed: bool, out: &mut [u8]) {
         let n = Self::LANES;
         let (lo, hi) = if signed { (-128, 127) } else { (0, 255) };
@@ -196,6 +207,7 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     }
     /// A zero point in every i16 lane (the `z` of [`Simd::store_sat8x4`] for a broadcast
     /// zero point).
+    #[inline(always)]
     fn splat_i16(self, z: i32) -> Self::I {
         let h = z as u16 as i32;
         self.splat_i(h | (h << 16))
@@ -211,6 +223,7 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
 
     /// Rounds to f16 (RNE, IEEE overflow) and returns the f16 bit patterns in the low 16
     /// bits of each lane. ISAs with a hardware conversion override this.
+    #[inline(always)]
     fn f32_to_f16_bits(self, a: Self::F) -> Self::I {
         encode_minifloat(self, a, &MiniFormat::F16_ROUND)
     }

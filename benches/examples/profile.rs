@@ -1,0 +1,50 @@
+//! One bench case in a loop, for instruction-count profiles (this VM exposes no hardware
+//! counters to `perf stat`; valgrind's callgrind counts instructions instead):
+//!
+//! ```sh
+//! cargo build --release -p qdq-benches --example profile
+//! valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+//!     target/release/examples/profile quantize/f32-u8/per-tensor avx2 1048576 11
+//! ```
+//!
+//! Arguments: a case name as `cargo xtask bench` prints it, an ISA (`scalar`, `avx2`,
+//! `avx512`, `neon`; valgrind runs AVX2 but not AVX-512 code), the element count and the
+//! number of calls. The instruction count per element of the kernel alone is the
+//! difference between two runs with different call counts divided by the extra elements,
+//! which cancels the setup (data generation, allocation, process start).
+//! `cargo xtask profile CASE` does that.
+
+use qdq::{Config, Isa};
+use qdq_benches::{full_matrix, training_matrix};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [case, isa, n, iters] = args.as_slice() else {
+        eprintln!("usage: profile CASE ISA ELEMENTS CALLS   (e.g. quantize/f32-u8/per-tensor avx2 1048576 11)");
+        return ExitCode::from(2);
+    };
+    let Some(c) = full_matrix().into_iter().chain(training_matrix()).find(|c| c.full_name() == *case) else {
+        eprintln!("error: no case named {case:?} (see `cargo bench -p qdq-benches -- --list`)");
+        return ExitCode::from(2);
+    };
+    let Some(isa) = Isa::from_name(isa).filter(|i| i.is_available()) else {
+        eprintln!("error: ISA {isa:?} is unknown or not available on this CPU");
+        return ExitCode::from(2);
+    };
+    let (Ok(n), Ok(iters)) = (n.parse::<usize>(), iters.parse::<usize>()) else {
+        eprintln!("error: ELEMENTS and CALLS must be unsigned integers");
+        return ExitCode::from(2);
+    };
+    let cfg = Config::sequential().with_isa(isa);
+    let mut p = c.prepare(n);
+    for _ in 0..iters {
+        if let Err(e) = p.run(&cfg) {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    // Printing the checksum keeps the calls observable.
+    println!("{case} {} n={n} calls={iters} checksum={:016x}", isa.name(), p.output_checksum());
+    ExitCode::SUCCESS
+}
