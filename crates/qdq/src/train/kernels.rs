@@ -609,6 +609,9 @@ fn run_sum<S: Simd, O: GradOp>(
 
 /// The two sums of at most a tile: sixteen interleaved partials, folded pairwise.
 #[inline(always)]
+// `j` indexes the inner dimension of both sums' accumulators (the lint's iterator would
+// walk the outer one).
+#[allow(clippy::needless_range_loop)]
 fn tile_sum<S: Simd, O: GradOp>(
     s: S,
     op: &O,
@@ -619,31 +622,41 @@ fn tile_sum<S: Simd, O: GradOp>(
     dx: &mut Option<(&mut [u8], Out)>,
 ) -> [f32; 2] {
     let lanes = S::LANES;
-    // SUM_LANES / LANES accumulators per sum: vector v adds into accumulator v % nacc,
-    // so lane l of accumulator j holds the partial of run positions = j * LANES + l
+    // SUM_LANES / LANES accumulators per sum: vector v of the tile adds into accumulator
+    // v % nacc, so lane l of accumulator j holds the partial of run positions = j * LANES + l
     // (mod 16).
     let nacc = SUM_LANES / lanes;
     let neg0 = s.splat(-0.0);
     let mut acc = [[neg0; 4]; 2];
-    let mut v = 0;
     let mut i = a;
     let stop = a + m;
-    while i < stop {
+    // Whole rounds of `nacc` vectors, then one partial round: within a round vector j goes
+    // to accumulator j, and `j` is a compile-time index once the inner loop unrolls
+    // (`nacc` is a constant per ISA), so the accumulators stay in registers. (Indexing them
+    // with a run-time `v % nacc` kept them in memory: a load and a store per vector.)
+    while i + nacc * lanes <= stop {
+        for j in 0..nacc {
+            let (d, t) = op.step(s, p, i, lanes);
+            if let Some((y, out)) = dx.as_mut() {
+                store_out(s, *out, d, y, i - begin, lanes);
+            }
+            acc[0][j] = s.add(acc[0][j], t[0]);
+            acc[1][j] = s.add(acc[1][j], t[1]);
+            i += lanes;
+        }
+    }
+    for j in 0..nacc {
+        if i >= stop {
+            break;
+        }
         let take = lanes.min(stop - i);
         let (d, t) = op.step(s, p, i, take);
         if let Some((y, out)) = dx.as_mut() {
             store_out(s, *out, d, y, i - begin, take);
         }
-        let j = v % nacc;
-        if take == lanes {
-            acc[0][j] = s.add(acc[0][j], t[0]);
-            acc[1][j] = s.add(acc[1][j], t[1]);
-        } else {
-            let keep = s.mask_from_bits(lanes_mask(take));
-            acc[0][j] = s.add(acc[0][j], s.select(keep, t[0], neg0));
-            acc[1][j] = s.add(acc[1][j], s.select(keep, t[1], neg0));
-        }
-        v += 1;
+        let keep = s.mask_from_bits(lanes_mask(take));
+        acc[0][j] = s.add(acc[0][j], s.select(keep, t[0], neg0));
+        acc[1][j] = s.add(acc[1][j], s.select(keep, t[1], neg0));
         i += take;
     }
     let mut out = [0.0f32; 2];
