@@ -62,13 +62,23 @@ s_vs, s_b = two / one, b2 / b1
 v2 = "**met**" if min(s_vs, s_b) >= 1.7 else ("met in the vs-ort run, missed in the bench run: not reliably met" if s_vs >= 1.7 or s_b >= 1.7 else "missed")
 lines.append(f"| 2 threads vs 1, 1 Mi, in cache | >= 1.7x | Q f32->u8: {s_vs:.2f}x (vs-ort) | {s_b:.2f}x (bench) | – | – | {v2} |")
 target_table = "\n".join(lines)
+# The met / not met paragraph, from the same verdicts as the table.
+met, missed = [], []
+for name, (vals, verdict) in summary.items():
+    lo, hi = min(vals[:2]), max(vals[:2])
+    rng = f"{fm(lo)}x" if fm(lo) == fm(hi) else f"{fm(lo)}–{fm(hi)}x"
+    if verdict == "**met**":
+        met.append(f"{name} ({rng} at 1 Mi, {fm(min(vals[2:]))}–{fm(max(vals[2:]))}x at 16 Mi)")
+    else:
+        missed.append(f"{name} ({rng} at 1 Mi, {fm(min(vals[2:]))}–{fm(max(vals[2:]))}x at 16 Mi: {verdict.strip('*')})")
+verdicts = "**Met:** " + "; ".join(met) + ".\n\n**Not met everywhere:** " + "; ".join(missed) + "."
 tmpl = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "benchmarks_template.md")).read()
 def R(c, s, t, k):  # k: 0 qdq, 1 ort, 2 ratio
     return rows[(c, s, t)][k]
 def B(c, s, isa, t, k):
     return brow[(c, s, isa, t)][k]
 subs = {
- "@@BENCH@@": bench, "@@VSORT@@": vs_text, "@@TARGETS@@": target_table, "@@COMMIT@@": commit, "@@DATE@@": date,
+ "@@BENCH@@": bench, "@@VSORT@@": vs_text, "@@TARGETS@@": target_table, "@@VERDICTS@@": verdicts, "@@COMMIT@@": commit, "@@DATE@@": date,
 }
 out = tmpl
 for k, v in subs.items():
