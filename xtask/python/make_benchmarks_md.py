@@ -78,7 +78,7 @@ def R(c, s, t, k):  # k: 0 qdq, 1 ort, 2 ratio
 def B(c, s, isa, t, k):
     return brow[(c, s, isa, t)][k]
 subs = {
- "@@BENCH@@": bench, "@@VSORT@@": vs_text, "@@TARGETS@@": target_table, "@@VERDICTS@@": verdicts, "@@COMMIT@@": commit, "@@DATE@@": date,
+ "@@BENCH@@": bench, "@@VSORT@@": vs_text, "@@TARGETS@@": target_table, "@@VERDICTS@@": verdicts, "@@ORTVER@@": (re.search(r"onnxruntime (\S+) on", vs) or [None, "?"])[1], "@@COMMIT@@": commit, "@@DATE@@": date,
 }
 out = tmpl
 for k, v in subs.items():
