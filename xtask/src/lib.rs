@@ -8,12 +8,15 @@
 //! * [`bench`]: the quick throughput summary (`cargo xtask bench`).
 //! * [`vs_ort`]: qdq against onnxruntime on the same shapes (`cargo xtask vs-ort`).
 //! * [`profile`]: instructions per element under callgrind (`cargo xtask profile`).
+//! * [`buildcheck`]: what depending on qdq costs (`cargo xtask downstream`, `cargo xtask
+//!   build-time`).
 //!
 //! `main.rs` only parses the command line.
 
 #![forbid(unsafe_code)]
 
 pub mod bench;
+pub mod buildcheck;
 pub mod conformance;
 pub mod gen_data;
 pub mod graph;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use xtask::bench;
+use xtask::buildcheck;
 use xtask::conformance;
 use xtask::gen_data::{self, Outputs};
 use xtask::profile;
@@ -36,7 +37,14 @@ fn usage() -> &'static str {
   cargo xtask profile [--isa ISA] [--elements N] [--extra-calls K] CASE ...
       Instructions per element of each bench case (e.g. quantize/f32-u8/per-tensor),
       counted by valgrind's callgrind as the difference between a run of 1 call and one of
-      1 + K calls (default K 4, N 1048576). ISA default: avx2 (valgrind has no AVX-512)."
+      1 + K calls (default K 4, N 1048576). ISA default: avx2 (valgrind has no AVX-512).
+  cargo xtask downstream [--profile dev|release ...]
+      Builds xtask/downstream (a crate depending on qdq by path, cargo's default profiles)
+      and runs every op on every ISA on the main thread and on a 2 MiB thread; fails if a
+      qdq function's stack frame exceeds 256 KiB. Default: the dev and release profiles.
+  cargo xtask build-time [--dev]
+      Clean release builds of qdq and of gemm 0.18, back to back: seconds, ratio, peak
+      compiler memory (--dev adds a clean dev-profile build of qdq)."
 }
 
 fn profile_cmd(args: &[String]) -> ExitCode {
@@ -268,6 +276,45 @@ fn vs_ort_cmd(args: &[String]) -> ExitCode {
     }
 }
 
+fn downstream_cmd(args: &[String]) -> ExitCode {
+    let mut profiles = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--profile" => match it.next().map(String::as_str) {
+                Some(p @ ("dev" | "release")) => profiles.push(p),
+                _ => return bad_usage("--profile takes dev or release"),
+            },
+            s => return bad_usage(&format!("unknown argument {s}")),
+        }
+    }
+    if profiles.is_empty() {
+        profiles = vec!["dev", "release"];
+    }
+    match buildcheck::downstream(&profiles) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn build_time_cmd(args: &[String]) -> ExitCode {
+    let dev = match args {
+        [] => false,
+        [d] if d == "--dev" => true,
+        _ => return bad_usage("build-time takes only --dev"),
+    };
+    match buildcheck::build_time(dev) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -277,6 +324,8 @@ fn main() -> ExitCode {
         Some("vs-ort") => vs_ort_cmd(&args[1..]),
         Some("exhaustive") => exhaustive_cmd(&args[1..]),
         Some("profile") => profile_cmd(&args[1..]),
+        Some("downstream") => downstream_cmd(&args[1..]),
+        Some("build-time") => build_time_cmd(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{}", usage());
             ExitCode::SUCCESS

@@ -9,6 +9,7 @@
 //!
 //! i32 x with a zero point runs the reference (the difference may not fit in i32).
 
+use crate::isa::Kernel;
 use crate::quantize::{load_codes, ScaleKind};
 use crate::segments::{Scales, Segments};
 use crate::simd::{decode_minifloat, f32_to_bf16_bits, MiniFormat, Simd};
@@ -131,17 +132,44 @@ pub(crate) fn store<S: Simd>(s: S, out: Out, v: S::F, y: &mut [u8]) {
 #[inline(always)]
 pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mut [u8]) {
     if !S::SPECIALIZE {
-        return run_with::<S, 0, 2, 3>(s, job, begin, end, y);
+        return walk::<S, 0, 2, 3>(s, job, begin, end, y);
     }
     match (job.x.dtype.bits(), job.mini.is_some(), job.out) {
-        (8, false, Out::F32) => run_with::<S, 8, 0, 0>(s, job, begin, end, y),
-        (4, false, Out::F32) => run_with::<S, 4, 0, 0>(s, job, begin, end, y),
-        (16, false, Out::F32) => run_with::<S, 16, 0, 0>(s, job, begin, end, y),
-        (8, true, Out::F32) => run_with::<S, 8, 1, 0>(s, job, begin, end, y),
-        (4, true, Out::F32) => run_with::<S, 4, 1, 0>(s, job, begin, end, y),
-        (8, false, Out::F16) => run_with::<S, 8, 0, 1>(s, job, begin, end, y),
-        _ => run_with::<S, 0, 2, 3>(s, job, begin, end, y),
+        (8, false, Out::F32) => walk::<S, 8, 0, 0>(s, job, begin, end, y),
+        (4, false, Out::F32) => walk::<S, 4, 0, 0>(s, job, begin, end, y),
+        (16, false, Out::F32) => walk::<S, 16, 0, 0>(s, job, begin, end, y),
+        (8, true, Out::F32) => walk::<S, 8, 1, 0>(s, job, begin, end, y),
+        (4, true, Out::F32) => walk::<S, 4, 1, 0>(s, job, begin, end, y),
+        (8, false, Out::F16) => walk::<S, 8, 0, 1>(s, job, begin, end, y),
+        _ => walk::<S, 0, 2, 3>(s, job, begin, end, y),
     }
+}
+
+/// The walk of one compile-time variant, as a kernel of its own (see [`Simd::enter`]).
+struct Walk<'j, 'a, 'y, const BITS: u8, const MINI: u8, const OUT: u8> {
+    job: &'j Job<'a>,
+    begin: usize,
+    end: usize,
+    y: &'y mut [u8],
+}
+
+impl<const BITS: u8, const MINI: u8, const OUT: u8> Kernel for Walk<'_, '_, '_, BITS, MINI, OUT> {
+    type Output = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, s: S) {
+        run_with::<S, BITS, MINI, OUT>(s, self.job, self.begin, self.end, self.y)
+    }
+}
+
+/// [`run_with`] in a function of its own.
+fn walk<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8>(
+    s: S,
+    job: &Job<'_>,
+    begin: usize,
+    end: usize,
+    y: &mut [u8],
+) {
+    s.enter(Walk::<BITS, MINI, OUT> { job, begin, end, y })
 }
 
 #[inline(always)]
@@ -186,15 +214,16 @@ fn run_with<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8>(
                 i += take;
             }
             while i + 4 * lanes <= stop {
-                let v0 = s.mul(decode(s, load_full(s, bits, job.x.data, i), bits, signed, mini, z), sc);
-                let v1 = s.mul(decode(s, load_full(s, bits, job.x.data, i + lanes), bits, signed, mini, z), sc);
-                let v2 = s.mul(decode(s, load_full(s, bits, job.x.data, i + 2 * lanes), bits, signed, mini, z), sc);
-                let v3 = s.mul(decode(s, load_full(s, bits, job.x.data, i + 3 * lanes), bits, signed, mini, z), sc);
+                // A loop the optimiser unrolls (one copy of the vector code unoptimised).
+                let mut v = [sc; 4];
+                for (k, vk) in v.iter_mut().enumerate() {
+                    let c = load_full(s, bits, job.x.data, i + k * lanes);
+                    *vk = s.mul(decode(s, c, bits, signed, mini, z), sc);
+                }
                 let at = (i - begin) * os;
-                store(s, out, v0, &mut y[at..]);
-                store(s, out, v1, &mut y[at + lanes * os..]);
-                store(s, out, v2, &mut y[at + 2 * lanes * os..]);
-                store(s, out, v3, &mut y[at + 3 * lanes * os..]);
+                for (k, vk) in v.into_iter().enumerate() {
+                    store(s, out, vk, &mut y[at + k * lanes * os..]);
+                }
                 i += 4 * lanes;
             }
             while i < stop {

@@ -25,6 +25,7 @@
 //! true division. The differential tests against `qdq_ref` (ties at `(k + 1/2) s` for random
 //! scales included) are the proof.
 
+use crate::isa::{IsaKernel, Kernel};
 use crate::segments::{Scales, Segments};
 use crate::simd::{
     bf16_bits_to_f32, encode_minifloat_checked, pow2f, round_bf16, round_f16, MiniFormat, Simd, LIM, MINI_RUNTIME,
@@ -390,12 +391,8 @@ fn int_valid<S: Simd>(s: S, q: S::F, r: S::I, p: &Lanes<S>) -> u32 {
 /// broadcast scale on the fast path), before the zero point: `cvt_rne_clamped(q)`, NaN
 /// at or below `-2^30`. The saturating packs then do the zero-point add and the clamp of
 /// the general path: six vector instructions with AVX-512 where the general path needs ten.
-#[inline(always)]
-fn quantize_sat<S: Simd>(s: S, sp: &Spec, xb: &[u8], p: &Lanes<S>) -> S::I {
-    quantize_sat_m::<S, false>(s, sp, xb, p)
-}
-
-/// [`quantize_sat`] without the clamps when `UNCHECKED` (the caller checks the vectors with
+///
+/// Without the clamps when `UNCHECKED` (the caller checks the vectors with
 /// [`Simd::suspect`] and redoes them clamped): infinite or huge x and NaN then make the
 /// correction NaN or the conversion overflow, which the check catches.
 #[inline(always)]
@@ -418,6 +415,26 @@ fn quantize_sat_m<S: Simd, const UNCHECKED: bool>(s: S, sp: &Spec, xb: &[u8], p:
     }
 }
 
+/// One step of the 8-bit fast path: four vectors of `x` (`4 * LANES` elements), vector `k`
+/// with parameters `p[k]`, converted unclamped; if [`Simd::suspect`] flags any lane (NaN,
+/// infinite or huge x), the four are redone with the clamps. Loops, not four written-out
+/// calls: the optimiser unrolls them, and an unoptimised build then holds one copy of the
+/// vector code instead of eight.
+#[inline(always)]
+fn sat8_step<S: Simd>(s: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::I; 4] {
+    let vb = S::LANES * sp.src.size();
+    let mut c = [s.splat_i(0); 4];
+    for (k, ck) in c.iter_mut().enumerate() {
+        *ck = quantize_sat_m::<S, true>(s, sp, &x[k * vb..(k + 1) * vb], p[k]);
+    }
+    if s.suspect(&c) {
+        for (k, ck) in c.iter_mut().enumerate() {
+            *ck = quantize_sat_m::<S, false>(s, sp, &x[k * vb..(k + 1) * vb], p[k]);
+        }
+    }
+    c
+}
+
 /// The 8-bit fast path over whole steps of four vectors: `x` and `y` hold exactly the
 /// steps' bytes (chunked iteration, so no bounds checks in the loop; `SIGNED` picks the
 /// final pack at compile time).
@@ -426,21 +443,7 @@ fn sat8_loop<S: Simd, const SIGNED: bool>(s: S, sp: &Spec, x: &[u8], y: &mut [u8
     let lanes = S::LANES;
     let vb = lanes * sp.src.size();
     for (xb, yb) in x.chunks_exact(4 * vb).zip(y.chunks_exact_mut(4 * lanes)) {
-        let mut c = [
-            quantize_sat_m::<S, true>(s, sp, &xb[..vb], p),
-            quantize_sat_m::<S, true>(s, sp, &xb[vb..2 * vb], p),
-            quantize_sat_m::<S, true>(s, sp, &xb[2 * vb..3 * vb], p),
-            quantize_sat_m::<S, true>(s, sp, &xb[3 * vb..], p),
-        ];
-        if s.suspect(&c) {
-            // NaN, infinite or huge x somewhere: redo the four vectors with the clamps.
-            c = [
-                quantize_sat(s, sp, &xb[..vb], p),
-                quantize_sat(s, sp, &xb[vb..2 * vb], p),
-                quantize_sat(s, sp, &xb[2 * vb..3 * vb], p),
-                quantize_sat(s, sp, &xb[3 * vb..], p),
-            ];
-        }
+        let c = sat8_step(s, sp, xb, [p, p, p, p]);
         let z = s.splat_i16(p.zi);
         s.store_sat8x4(c, [z, z], SIGNED, yb);
     }
@@ -524,8 +527,8 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
             let xb = &job.x[e_group * xs..(e_group + g * block) * xs];
             let yb = &mut y[e_group - begin..e_group - begin + g * block];
             match qmin < 0 {
-                true => blocked_group::<S, true>(s, &sp, xb, yb, block, [&sa, &ra, &za]),
-                false => blocked_group::<S, false>(s, &sp, xb, yb, block, [&sa, &ra, &za]),
+                true => s.enter(BlockedGroup::<true> { sp: &sp, x: xb, y: yb, block, params: [&sa, &ra, &za] }),
+                false => s.enter(BlockedGroup::<false> { sp: &sp, x: xb, y: yb, block, params: [&sa, &ra, &za] }),
             }
             k += g;
             b += g;
@@ -565,20 +568,7 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
                 for step in 0..bytes / (4 * lanes) {
                     let xq = &xb[step * 4 * vb..(step + 1) * 4 * vb];
                     let yq = &mut yb[step * 4 * lanes..(step + 1) * 4 * lanes];
-                    let mut c = [
-                        quantize_sat_m::<S, true>(s, &sp, &xq[..vb], &pa),
-                        quantize_sat_m::<S, true>(s, &sp, &xq[vb..2 * vb], &pa),
-                        quantize_sat_m::<S, true>(s, &sp, &xq[2 * vb..3 * vb], pf),
-                        quantize_sat_m::<S, true>(s, &sp, &xq[3 * vb..], pf),
-                    ];
-                    if s.suspect(&c) {
-                        c = [
-                            quantize_sat(s, &sp, &xq[..vb], &pa),
-                            quantize_sat(s, &sp, &xq[vb..2 * vb], &pa),
-                            quantize_sat(s, &sp, &xq[2 * vb..3 * vb], pf),
-                            quantize_sat(s, &sp, &xq[3 * vb..], pf),
-                        ];
-                    }
+                    let c = sat8_step(s, &sp, xq, [&pa, &pa, pf, pf]);
                     let z = [s.splat_i16(pa.zi), s.splat_i16(pf.zi)];
                     match qmin < 0 {
                         true => s.store_sat8x4(c, z, true, yq),
@@ -590,7 +580,7 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
             } else {
                 // The part of this block inside the range, on the general path.
                 let (lo, hi) = (e0.max(begin), e1.min(end));
-                run_with::<S, SRC, PREC, 0, 8>(s, job, lo, hi, &mut y[lo - begin..hi - begin]);
+                walk::<S, SRC, PREC, 0, 8>(s, job, lo, hi, &mut y[lo - begin..hi - begin]);
                 j += 1;
                 b += 1;
             }
@@ -629,18 +619,18 @@ fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, con
     let ob = sp.bits as usize / 8;
     let (r0, r1) = (begin.div_ceil(channels), end / channels);
     if r0 >= r1 {
-        return run_with::<S, SRC, PREC, MINI, BITS>(s, job, begin, end, y);
+        return walk::<S, SRC, PREC, MINI, BITS>(s, job, begin, end, y);
     }
     let (head_end, tail_start) = (r0 * channels, r1 * channels);
     if begin < head_end {
-        run_with::<S, SRC, PREC, MINI, BITS>(s, job, begin, head_end, &mut y[..(head_end - begin) * ob]);
+        walk::<S, SRC, PREC, MINI, BITS>(s, job, begin, head_end, &mut y[..(head_end - begin) * ob]);
     }
     let tile = AXIS_TILE_VECTORS * lanes;
     let mut c0 = 0;
     while c0 < channels {
         let tc = tile.min(channels - c0);
         let nv = tc.div_ceil(lanes);
-        let mut params = [seq_lanes(s, job, c0, lanes.min(tc)); AXIS_TILE_VECTORS];
+        let mut params = [fast_lanes(s, 1.0, 1.0, 0); AXIS_TILE_VECTORS];
         for (v, p) in params.iter_mut().enumerate().take(nv) {
             let valid = lanes.min(tc - v * lanes);
             *p = seq_lanes(s, job, c0 + v * lanes, valid);
@@ -665,10 +655,24 @@ fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, con
                 *z = s.pack_i16(params[2 * t].z, params[2 * t + 1].z);
             }
             match qmin < 0 {
-                true => axis_sat8_rows::<S, true>(s, &sp, job.x, y, begin, (r0, r1, channels, c0), &params[..nv], &zz),
-                false => {
-                    axis_sat8_rows::<S, false>(s, &sp, job.x, y, begin, (r0, r1, channels, c0), &params[..nv], &zz)
-                }
+                true => s.enter(AxisSat8Rows::<S, true> {
+                    sp: &sp,
+                    x: job.x,
+                    y: &mut *y,
+                    begin,
+                    geometry: (r0, r1, channels, c0),
+                    params: &params[..nv],
+                    zz: &zz,
+                }),
+                false => s.enter(AxisSat8Rows::<S, false> {
+                    sp: &sp,
+                    x: job.x,
+                    y: &mut *y,
+                    begin,
+                    geometry: (r0, r1, channels, c0),
+                    params: &params[..nv],
+                    zz: &zz,
+                }),
             }
             c0 += tc;
             continue;
@@ -689,7 +693,26 @@ fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, con
         c0 += tc;
     }
     if tail_start < end {
-        run_with::<S, SRC, PREC, MINI, BITS>(s, job, tail_start, end, &mut y[(tail_start - begin) * ob..]);
+        walk::<S, SRC, PREC, MINI, BITS>(s, job, tail_start, end, &mut y[(tail_start - begin) * ob..]);
+    }
+}
+
+/// [`axis_sat8_rows`] as a kernel of its own (once per channel tile).
+struct AxisSat8Rows<'a, S: Simd, const SIGNED: bool> {
+    sp: &'a Spec,
+    x: &'a [u8],
+    y: &'a mut [u8],
+    begin: usize,
+    geometry: (usize, usize, usize, usize),
+    params: &'a [Lanes<S>],
+    zz: &'a [S::I],
+}
+
+impl<S: Simd, const SIGNED: bool> IsaKernel<S> for AxisSat8Rows<'_, S, SIGNED> {
+    type Output = ();
+    #[inline(always)]
+    fn run_on(self, s: S) {
+        axis_sat8_rows::<S, SIGNED>(s, self.sp, self.x, self.y, self.begin, self.geometry, self.params, self.zz)
     }
 }
 
@@ -711,29 +734,32 @@ fn axis_sat8_rows<S: Simd, const SIGNED: bool>(
     let (r0, r1, channels, c0) = geometry;
     let lanes = S::LANES;
     let xs = sp.src.size();
-    let vb = lanes * xs;
     for row in r0..r1 {
         let e0 = row * channels + c0;
         for q in 0..params.len() / 4 {
             let e = e0 + 4 * q * lanes;
             let xq = &x[e * xs..(e + 4 * lanes) * xs];
             let p = &params[4 * q..4 * q + 4];
-            let mut c = [
-                quantize_sat_m::<S, true>(s, sp, &xq[..vb], &p[0]),
-                quantize_sat_m::<S, true>(s, sp, &xq[vb..2 * vb], &p[1]),
-                quantize_sat_m::<S, true>(s, sp, &xq[2 * vb..3 * vb], &p[2]),
-                quantize_sat_m::<S, true>(s, sp, &xq[3 * vb..], &p[3]),
-            ];
-            if s.suspect(&c) {
-                c = [
-                    quantize_sat(s, sp, &xq[..vb], &p[0]),
-                    quantize_sat(s, sp, &xq[vb..2 * vb], &p[1]),
-                    quantize_sat(s, sp, &xq[2 * vb..3 * vb], &p[2]),
-                    quantize_sat(s, sp, &xq[3 * vb..], &p[3]),
-                ];
-            }
+            let c = sat8_step(s, sp, xq, [&p[0], &p[1], &p[2], &p[3]]);
             s.store_sat8x4(c, [zz[2 * q], zz[2 * q + 1]], SIGNED, &mut y[e - begin..e - begin + 4 * lanes]);
         }
+    }
+}
+
+/// [`blocked_group`] as a kernel of its own (once per group of `LANES` blocks).
+struct BlockedGroup<'a, const SIGNED: bool> {
+    sp: &'a Spec,
+    x: &'a [u8],
+    y: &'a mut [u8],
+    block: usize,
+    params: [&'a [u8; 64]; 3],
+}
+
+impl<const SIGNED: bool> Kernel for BlockedGroup<'_, SIGNED> {
+    type Output = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, s: S) {
+        blocked_group::<S, SIGNED>(s, self.sp, self.x, self.y, self.block, self.params)
     }
 }
 
@@ -762,20 +788,7 @@ fn blocked_group<S: Simd, const SIGNED: bool>(
         let pb = fast_lanes(s, f(sa, jb), f(ra, jb), z(jb));
         let xq = &x[step * 4 * vb..(step + 1) * 4 * vb];
         let yq = &mut y[step * 4 * lanes..(step + 1) * 4 * lanes];
-        let mut c = [
-            quantize_sat_m::<S, true>(s, sp, &xq[..vb], &pa),
-            quantize_sat_m::<S, true>(s, sp, &xq[vb..2 * vb], &pa),
-            quantize_sat_m::<S, true>(s, sp, &xq[2 * vb..3 * vb], &pb),
-            quantize_sat_m::<S, true>(s, sp, &xq[3 * vb..], &pb),
-        ];
-        if s.suspect(&c) {
-            c = [
-                quantize_sat(s, sp, &xq[..vb], &pa),
-                quantize_sat(s, sp, &xq[vb..2 * vb], &pa),
-                quantize_sat(s, sp, &xq[2 * vb..3 * vb], &pb),
-                quantize_sat(s, sp, &xq[3 * vb..], &pb),
-            ];
-        }
+        let c = sat8_step(s, sp, xq, [&pa, &pa, &pb, &pb]);
         s.store_sat8x4(c, [s.splat_i16(pa.zi), s.splat_i16(pb.zi)], SIGNED, yq);
     }
 }
@@ -922,9 +935,43 @@ pub(crate) fn group(t: DataType) -> usize {
 
 /// A partial vector (a head up to a packing boundary, or a tail): pads x, runs the very
 /// same vector code, then places the `take` valid codes one by one.
-#[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn partial<S: Simd, const MINI: u8>(
+    s: S,
+    job: &Job<'_>,
+    sp: &Spec,
+    i: usize,
+    take: usize,
+    p: &Lanes<S>,
+    begin: usize,
+    y: &mut [u8],
+) {
+    s.enter(Partial::<S, MINI> { job, sp, i, take, p, begin, y })
+}
+
+/// [`partial_vec`] as a kernel of its own: heads and tails are rare next to whole vectors,
+/// and one shared copy keeps the walks small.
+struct Partial<'j, 'a, 'y, 'p, S: Simd, const MINI: u8> {
+    job: &'j Job<'a>,
+    sp: &'j Spec,
+    i: usize,
+    take: usize,
+    p: &'p Lanes<S>,
+    begin: usize,
+    y: &'y mut [u8],
+}
+
+impl<S: Simd, const MINI: u8> IsaKernel<S> for Partial<'_, '_, '_, '_, S, MINI> {
+    type Output = ();
+    #[inline(always)]
+    fn run_on(self, s: S) {
+        partial_vec::<S, MINI>(s, self.job, self.sp, self.i, self.take, self.p, self.begin, self.y)
+    }
+}
+
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn partial_vec<S: Simd, const MINI: u8>(
     s: S,
     job: &Job<'_>,
     sp: &Spec,
@@ -961,54 +1008,186 @@ pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mu
     let mini = matches!(job.enc, Encode::Mini { .. });
     if !S::SPECIALIZE {
         return match mini {
-            false => run_with::<S, ANY, ANY, 0, ANY>(s, job, begin, end, y),
-            true => run_with::<S, ANY, ANY, 1, ANY>(s, job, begin, end, y),
+            false => walk::<S, ANY, ANY, 0, ANY>(s, job, begin, end, y),
+            true => walk::<S, ANY, ANY, 1, ANY>(s, job, begin, end, y),
         };
     }
     if let (Layout::PerAxis { axis_len, inner: 1, .. }, true) = (job.layout, job.out.bits().is_multiple_of(8)) {
         if axis_len >= S::LANES {
             return match (job.src, job.prec, mini, job.out.bits()) {
-                (Src::F32, Prec::F32, false, 8) => run_per_axis_last::<S, 0, 0, 0, 8>(s, job, begin, end, y, axis_len),
+                (Src::F32, Prec::F32, false, 8) => per_axis_last::<S, 0, 0, 0, 8>(s, job, begin, end, y, axis_len),
                 (Src::F32, Prec::F32, true, 8) => match mini_id(job) {
-                    2 => run_per_axis_last::<S, 0, 0, 2, 8>(s, job, begin, end, y, axis_len),
-                    4 => run_per_axis_last::<S, 0, 0, 4, 8>(s, job, begin, end, y, axis_len),
-                    _ => run_per_axis_last::<S, 0, 0, MINI_RUNTIME, 8>(s, job, begin, end, y, axis_len),
+                    2 => per_axis_last::<S, 0, 0, 2, 8>(s, job, begin, end, y, axis_len),
+                    4 => per_axis_last::<S, 0, 0, 4, 8>(s, job, begin, end, y, axis_len),
+                    _ => per_axis_last::<S, 0, 0, MINI_RUNTIME, 8>(s, job, begin, end, y, axis_len),
                 },
-                (_, _, false, _) => run_per_axis_last::<S, ANY, ANY, 0, ANY>(s, job, begin, end, y, axis_len),
-                (_, _, true, _) => run_per_axis_last::<S, ANY, ANY, 1, ANY>(s, job, begin, end, y, axis_len),
+                (_, _, false, _) => per_axis_last::<S, ANY, ANY, 0, ANY>(s, job, begin, end, y, axis_len),
+                (_, _, true, _) => per_axis_last::<S, ANY, ANY, 1, ANY>(s, job, begin, end, y, axis_len),
             };
         }
     }
     if let Some((axis_len, block)) = blocked_sat8::<S>(job) {
         return match (job.src, job.prec) {
-            (Src::F32, Prec::F32) => run_blocked_sat8::<S, 0, 0>(s, job, begin, end, y, axis_len, block),
-            _ => run_blocked_sat8::<S, ANY, ANY>(s, job, begin, end, y, axis_len, block),
+            (Src::F32, Prec::F32) => blocked_sat8_entry::<S, 0, 0>(s, job, begin, end, y, axis_len, block),
+            _ => blocked_sat8_entry::<S, ANY, ANY>(s, job, begin, end, y, axis_len, block),
         };
     }
     match (job.src, job.prec, mini, job.out.bits()) {
-        (Src::F32, Prec::F32, false, 8) => run_with::<S, 0, 0, 0, 8>(s, job, begin, end, y),
-        (Src::F32, Prec::F32, false, 16) => run_with::<S, 0, 0, 0, 16>(s, job, begin, end, y),
-        (Src::F32, Prec::F32, false, 4) => run_with::<S, 0, 0, 0, 4>(s, job, begin, end, y),
-        (Src::F32, Prec::F32, false, 2) => run_with::<S, 0, 0, 0, 2>(s, job, begin, end, y),
+        (Src::F32, Prec::F32, false, 8) => walk::<S, 0, 0, 0, 8>(s, job, begin, end, y),
+        (Src::F32, Prec::F32, false, 16) => walk::<S, 0, 0, 0, 16>(s, job, begin, end, y),
+        (Src::F32, Prec::F32, false, 4) => walk::<S, 0, 0, 0, 4>(s, job, begin, end, y),
+        (Src::F32, Prec::F32, false, 2) => walk::<S, 0, 0, 0, 2>(s, job, begin, end, y),
         (Src::F32, Prec::F32, true, _) => match mini_id(job) {
-            2 => run_with::<S, 0, 0, 2, 8>(s, job, begin, end, y),
-            3 => run_with::<S, 0, 0, 3, 8>(s, job, begin, end, y),
-            4 => run_with::<S, 0, 0, 4, 8>(s, job, begin, end, y),
-            5 => run_with::<S, 0, 0, 5, 8>(s, job, begin, end, y),
-            6 => run_with::<S, 0, 0, 6, 8>(s, job, begin, end, y),
-            7 => run_with::<S, 0, 0, 7, 8>(s, job, begin, end, y),
-            8 => run_with::<S, 0, 0, 8, 8>(s, job, begin, end, y),
-            9 => run_with::<S, 0, 0, 9, 8>(s, job, begin, end, y),
-            10 => run_with::<S, 0, 0, 10, 4>(s, job, begin, end, y),
-            11 => run_with::<S, 0, 0, 11, 6>(s, job, begin, end, y),
-            12 => run_with::<S, 0, 0, 12, 6>(s, job, begin, end, y),
-            _ => run_with::<S, 0, 0, MINI_RUNTIME, ANY>(s, job, begin, end, y),
+            2 => walk::<S, 0, 0, 2, 8>(s, job, begin, end, y),
+            3 => walk::<S, 0, 0, 3, 8>(s, job, begin, end, y),
+            4 => walk::<S, 0, 0, 4, 8>(s, job, begin, end, y),
+            5 => walk::<S, 0, 0, 5, 8>(s, job, begin, end, y),
+            6 => walk::<S, 0, 0, 6, 8>(s, job, begin, end, y),
+            7 => walk::<S, 0, 0, 7, 8>(s, job, begin, end, y),
+            8 => walk::<S, 0, 0, 8, 8>(s, job, begin, end, y),
+            9 => walk::<S, 0, 0, 9, 8>(s, job, begin, end, y),
+            10 => walk::<S, 0, 0, 10, 4>(s, job, begin, end, y),
+            11 => walk::<S, 0, 0, 11, 6>(s, job, begin, end, y),
+            12 => walk::<S, 0, 0, 12, 6>(s, job, begin, end, y),
+            _ => walk::<S, 0, 0, MINI_RUNTIME, ANY>(s, job, begin, end, y),
         },
-        (Src::F16, Prec::F32, false, 8) => run_with::<S, 1, 0, 0, 8>(s, job, begin, end, y),
-        (Src::Bf16, Prec::F32, false, 8) => run_with::<S, 2, 0, 0, 8>(s, job, begin, end, y),
-        (_, _, false, _) => run_with::<S, ANY, ANY, 0, ANY>(s, job, begin, end, y),
-        (_, _, true, _) => run_with::<S, ANY, ANY, 1, ANY>(s, job, begin, end, y),
+        (Src::F16, Prec::F32, false, 8) => walk::<S, 1, 0, 0, 8>(s, job, begin, end, y),
+        (Src::Bf16, Prec::F32, false, 8) => walk::<S, 2, 0, 0, 8>(s, job, begin, end, y),
+        (_, _, false, _) => walk::<S, ANY, ANY, 0, ANY>(s, job, begin, end, y),
+        (_, _, true, _) => walk::<S, ANY, ANY, 1, ANY>(s, job, begin, end, y),
     }
+}
+
+/// A segment whose scale index advances with the element (per-axis along the last axis,
+/// blocked along another axis), from element `i`: a head of `head` elements up to the
+/// packing boundary, whole vectors with their scale vectors, a partial tail. A kernel of
+/// its own (see [`Simd::enter`]).
+struct SeqRun<'j, 'a, 'y, const MINI: u8> {
+    job: &'j Job<'a>,
+    sp: &'j Spec,
+    seg_start: usize,
+    k0: usize,
+    i: usize,
+    head: usize,
+    stop: usize,
+    begin: usize,
+    y: &'y mut [u8],
+}
+
+impl<const MINI: u8> Kernel for SeqRun<'_, '_, '_, MINI> {
+    type Output = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, s: S) {
+        let SeqRun { job, sp, seg_start, k0, mut i, head, stop, begin, y } = self;
+        let (lanes, xs) = (S::LANES, sp.src.size());
+        if head > 0 {
+            let t = head.min(stop - i);
+            let p = seq_lanes(s, job, k0, t);
+            partial::<S, MINI>(s, job, sp, i, t, &p, begin, y);
+            i += t;
+        }
+        while i + lanes <= stop {
+            let p = seq_lanes(s, job, k0 + (i - seg_start), lanes);
+            let c = quantize_vec::<S, MINI>(s, sp, &job.x[i * xs..(i + lanes) * xs], &p);
+            store_codes(s, sp.bits, c, y, i - begin);
+            i += lanes;
+        }
+        if i < stop {
+            let p = seq_lanes(s, job, k0 + (i - seg_start), stop - i);
+            partial::<S, MINI>(s, job, sp, i, stop - i, &p, begin, y);
+        }
+    }
+}
+
+/// The segment walk of one compile-time variant, as a kernel of its own (see
+/// [`Simd::enter`]).
+struct Walk<'j, 'a, 'y, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> {
+    job: &'j Job<'a>,
+    begin: usize,
+    end: usize,
+    y: &'y mut [u8],
+}
+
+impl<const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Kernel for Walk<'_, '_, '_, SRC, PREC, MINI, BITS> {
+    type Output = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, s: S) {
+        run_with::<S, SRC, PREC, MINI, BITS>(s, self.job, self.begin, self.end, self.y)
+    }
+}
+
+/// [`run_with`] in a function of its own.
+fn walk<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8>(
+    s: S,
+    job: &Job<'_>,
+    begin: usize,
+    end: usize,
+    y: &mut [u8],
+) {
+    s.enter(Walk::<SRC, PREC, MINI, BITS> { job, begin, end, y })
+}
+
+/// [`run_per_axis_last`] of one compile-time variant, as a kernel of its own.
+struct PerAxisLast<'j, 'a, 'y, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> {
+    job: &'j Job<'a>,
+    begin: usize,
+    end: usize,
+    y: &'y mut [u8],
+    channels: usize,
+}
+
+impl<const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Kernel
+    for PerAxisLast<'_, '_, '_, SRC, PREC, MINI, BITS>
+{
+    type Output = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, s: S) {
+        run_per_axis_last::<S, SRC, PREC, MINI, BITS>(s, self.job, self.begin, self.end, self.y, self.channels)
+    }
+}
+
+/// [`run_per_axis_last`] in a function of its own.
+fn per_axis_last<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8>(
+    s: S,
+    job: &Job<'_>,
+    begin: usize,
+    end: usize,
+    y: &mut [u8],
+    channels: usize,
+) {
+    s.enter(PerAxisLast::<SRC, PREC, MINI, BITS> { job, begin, end, y, channels })
+}
+
+/// [`run_blocked_sat8`] of one compile-time variant, as a kernel of its own.
+struct BlockedSat8<'j, 'a, 'y, const SRC: u8, const PREC: u8> {
+    job: &'j Job<'a>,
+    begin: usize,
+    end: usize,
+    y: &'y mut [u8],
+    axis_len: usize,
+    block: usize,
+}
+
+impl<const SRC: u8, const PREC: u8> Kernel for BlockedSat8<'_, '_, '_, SRC, PREC> {
+    type Output = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, s: S) {
+        run_blocked_sat8::<S, SRC, PREC>(s, self.job, self.begin, self.end, self.y, self.axis_len, self.block)
+    }
+}
+
+/// [`run_blocked_sat8`] in a function of its own.
+#[allow(clippy::too_many_arguments)]
+fn blocked_sat8_entry<S: Simd, const SRC: u8, const PREC: u8>(
+    s: S,
+    job: &Job<'_>,
+    begin: usize,
+    end: usize,
+    y: &mut [u8],
+    axis_len: usize,
+    block: usize,
+) {
+    s.enter(BlockedSat8::<SRC, PREC> { job, begin, end, y, axis_len, block })
 }
 
 /// The compile-time format id of a float output (see [`MiniFormat::id`]).
@@ -1061,13 +1240,12 @@ fn run_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: 
                 }
                 while i + 4 * lanes <= stop {
                     let xb = &job.x[i * xs..(i + 4 * lanes) * xs];
+                    // A loop the optimiser unrolls (one copy of the vector code unoptimised).
                     // (No closures here: they would not inherit the ISA's target features.)
-                    let c = [
-                        quantize_vec::<S, MINI>(s, &sp, xb, &p),
-                        quantize_vec::<S, MINI>(s, &sp, &xb[lanes * xs..], &p),
-                        quantize_vec::<S, MINI>(s, &sp, &xb[2 * lanes * xs..], &p),
-                        quantize_vec::<S, MINI>(s, &sp, &xb[3 * lanes * xs..], &p),
-                    ];
+                    let mut c = [s.splat_i(0); 4];
+                    for (k, ck) in c.iter_mut().enumerate() {
+                        *ck = quantize_vec::<S, MINI>(s, &sp, &xb[k * lanes * xs..(k + 1) * lanes * xs], &p);
+                    }
                     if sp.bits == 8 {
                         s.store_u8x4(c, &mut y[i - begin..]);
                     } else {
@@ -1077,32 +1255,15 @@ fn run_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: 
                     }
                     i += 4 * lanes;
                 }
-                while i + lanes <= stop {
-                    let c = quantize_vec::<S, MINI>(s, &sp, &job.x[i * xs..(i + lanes) * xs], &p);
-                    store_codes(s, sp.bits, c, y, i - begin);
-                    i += lanes;
-                }
-                if i < stop {
-                    partial::<S, MINI>(s, job, &sp, i, stop - i, &p, begin, y);
-                }
-            }
-            Scales::Seq(k0) => {
-                if head > 0 {
-                    let t = head.min(stop - i);
-                    let p = seq_lanes(s, job, k0, t);
+                // The last (up to three) vectors and the tail, one partial vector at a time.
+                while i < stop {
+                    let t = lanes.min(stop - i);
                     partial::<S, MINI>(s, job, &sp, i, t, &p, begin, y);
                     i += t;
                 }
-                while i + lanes <= stop {
-                    let p = seq_lanes(s, job, k0 + (i - seg.start), lanes);
-                    let c = quantize_vec::<S, MINI>(s, &sp, &job.x[i * xs..(i + lanes) * xs], &p);
-                    store_codes(s, sp.bits, c, y, i - begin);
-                    i += lanes;
-                }
-                if i < stop {
-                    let p = seq_lanes(s, job, k0 + (i - seg.start), stop - i);
-                    partial::<S, MINI>(s, job, &sp, i, stop - i, &p, begin, y);
-                }
+            }
+            Scales::Seq(k0) => {
+                s.enter(SeqRun::<MINI> { job, sp: &sp, seg_start: seg.start, k0, i, head, stop, begin, y: &mut *y })
             }
         }
     }

@@ -7,6 +7,8 @@
 //! the scalar fallback). Rounding conversions are explicit: [`Simd::cvt_rne`] rounds half
 //! to even whatever the ISA's default mode is.
 
+use crate::isa::IsaKernel;
+
 /// Per-ISA primitives over `LANES` f32 / i32 lanes.
 pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// Lanes per vector (a multiple of 4, so packed 2-, 4- and 6-bit groups never straddle
@@ -28,6 +30,12 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     type I: Copy;
     /// A lane mask.
     type M: Copy;
+
+    /// Runs `k` on this ISA in a function of its own, never inlined into the caller: each
+    /// kernel variant gets its own stack frame and its own unit of code generation, so
+    /// no function holds every variant at once (an unoptimised build keeps every local of
+    /// every inlined call in one frame).
+    fn enter<K: IsaKernel<Self>>(self, k: K) -> K::Output;
 
     fn splat(self, v: f32) -> Self::F;
     fn add(self, a: Self::F, b: Self::F) -> Self::F;

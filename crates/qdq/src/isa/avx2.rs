@@ -68,6 +68,11 @@ impl Avx2 {
 }
 
 impl Simd for Avx2 {
+    #[inline(never)]
+    fn enter<K: crate::isa::IsaKernel<Self>>(self, k: K) -> K::Output {
+        self.0.vectorize(super::Call(k, self))
+    }
+
     const LANES: usize = 8;
     const FLAGS_OVERFLOW: bool = true;
     type F = __m256;

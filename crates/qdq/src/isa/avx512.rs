@@ -42,6 +42,11 @@ impl Avx512 {
 }
 
 impl Simd for Avx512 {
+    #[inline(never)]
+    fn enter<K: crate::isa::IsaKernel<Self>>(self, k: K) -> K::Output {
+        self.0.vectorize(super::Call(k, self))
+    }
+
     const LANES: usize = 16;
     const FLAGS_OVERFLOW: bool = true;
     type F = __m512;

@@ -92,23 +92,39 @@ impl std::fmt::Display for Isa {
     }
 }
 
-/// A kernel written once over [`Simd`].
+/// A kernel written once over [`Simd`], for every ISA.
 pub(crate) trait Kernel {
     type Output;
     fn run<S: Simd>(self, s: S) -> Self::Output;
+}
+
+/// A kernel for one ISA `S`: what [`Simd::enter`] runs. Every [`Kernel`] is one for every
+/// ISA; a kernel that carries vectors of its ISA (a partial vector's parameters) is one
+/// for that ISA alone.
+pub(crate) trait IsaKernel<S: Simd> {
+    type Output;
+    fn run_on(self, s: S) -> Self::Output;
+}
+
+impl<S: Simd, K: Kernel> IsaKernel<S> for K {
+    type Output = K::Output;
+    #[inline(always)]
+    fn run_on(self, s: S) -> K::Output {
+        self.run(s)
+    }
 }
 
 /// A kernel bound to its ISA token, callable by `vectorize`. A closure would do, but
 /// closures cannot be marked `#[inline(always)]` on stable Rust, and the whole kernel must
 /// inline into pulp's `#[target_feature]` function for the intrinsics to inline in turn.
 #[allow(dead_code)]
-struct Call<K, S>(K, S);
+pub(crate) struct Call<K, S>(pub K, pub S);
 
-impl<K: Kernel, S: Simd> pulp::NullaryFnOnce for Call<K, S> {
+impl<K: IsaKernel<S>, S: Simd> pulp::NullaryFnOnce for Call<K, S> {
     type Output = K::Output;
     #[inline(always)]
     fn call(self) -> K::Output {
-        self.0.run(self.1)
+        self.0.run_on(self.1)
     }
 }
 
@@ -120,22 +136,22 @@ pub(crate) fn dispatch<K: Kernel>(isa: Isa, k: K) -> K::Output {
         #[cfg(target_arch = "x86_64")]
         Isa::Avx512 => {
             if let Some(t) = pulp::x86::V4::try_new() {
-                return t.vectorize(Call(k, avx512::Avx512(t)));
+                return avx512::Avx512(t).enter(k);
             }
         }
         #[cfg(target_arch = "x86_64")]
         Isa::Avx2 => {
             if let Some(t) = avx2::V3F16c::try_new() {
-                return t.vectorize(Call(k, avx2::Avx2(t)));
+                return avx2::Avx2(t).enter(k);
             }
         }
         #[cfg(target_arch = "aarch64")]
         Isa::Neon => {
             if let Some(t) = neon::NeonToken::try_new() {
-                return t.vectorize(Call(k, neon::Neon(t)));
+                return neon::Neon(t).enter(k);
             }
         }
         _ => {}
     }
-    k.run(scalar::Scalar)
+    scalar::Scalar.enter(k)
 }

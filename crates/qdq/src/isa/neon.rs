@@ -51,6 +51,11 @@ fn spread(w: u32, mask: u32, shifts: [i32; 4]) -> int32x4_t {
 }
 
 impl Simd for Neon {
+    #[inline(never)]
+    fn enter<K: crate::isa::IsaKernel<Self>>(self, k: K) -> K::Output {
+        self.0.vectorize(super::Call(k, self))
+    }
+
     const LANES: usize = 4;
     type F = float32x4_t;
     type I = int32x4_t;

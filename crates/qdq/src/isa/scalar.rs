@@ -28,6 +28,11 @@ fn zip<T: Copy, U: Copy + Default>(a: [T; L], b: [T; L], f: impl Fn(T, T) -> U) 
 }
 
 impl Simd for Scalar {
+    #[inline(never)]
+    fn enter<K: crate::isa::IsaKernel<Self>>(self, k: K) -> K::Output {
+        k.run_on(self)
+    }
+
     const LANES: usize = L;
     // `f32::mul_add` is a libm call without the FMA feature: divide instead.
     const HAS_FMA: bool = false;

@@ -18,6 +18,7 @@
 //! neutral element of IEEE addition, before any sum.
 
 use crate::dequantize::{store, Out};
+use crate::isa::{IsaKernel, Kernel};
 use crate::quantize::{
     divide, group, load_codes, quantize_vec_m, seq_lanes, splat_lanes, store_codes, Encode, Job, Lanes, Prec, Spec,
     Src, ANY,
@@ -108,15 +109,48 @@ pub(crate) fn forward<S: Simd>(
     let mini = matches!(job.enc, Encode::Mini { .. });
     if S::SPECIALIZE && job.src == Src::F32 && job.prec == Prec::F32 {
         match mini {
-            false => forward_with::<S, 0, 0, 0>(s, job, product, begin, end, y, mask),
-            true => forward_with::<S, 0, 0, 1>(s, job, product, begin, end, y, mask),
+            false => forward_entry::<S, 0, 0, 0>(s, job, product, begin, end, y, mask),
+            true => forward_entry::<S, 0, 0, 1>(s, job, product, begin, end, y, mask),
         }
     } else {
         match mini {
-            false => forward_with::<S, ANY, ANY, 0>(s, job, product, begin, end, y, mask),
-            true => forward_with::<S, ANY, ANY, 1>(s, job, product, begin, end, y, mask),
+            false => forward_entry::<S, ANY, ANY, 0>(s, job, product, begin, end, y, mask),
+            true => forward_entry::<S, ANY, ANY, 1>(s, job, product, begin, end, y, mask),
         }
     }
+}
+
+/// [`forward_with`] of one compile-time variant, as a kernel of its own (see
+/// [`Simd::enter`]).
+struct Forward<'j, 'a, 'y, const SRC: u8, const PREC: u8, const MINI: u8> {
+    job: &'j Job<'a>,
+    product: Product,
+    begin: usize,
+    end: usize,
+    y: &'y mut [u8],
+    mask: Option<&'y mut [u8]>,
+}
+
+impl<const SRC: u8, const PREC: u8, const MINI: u8> Kernel for Forward<'_, '_, '_, SRC, PREC, MINI> {
+    type Output = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, s: S) {
+        forward_with::<S, SRC, PREC, MINI>(s, self.job, self.product, self.begin, self.end, self.y, self.mask)
+    }
+}
+
+/// [`forward_with`] in a function of its own.
+#[allow(clippy::too_many_arguments)]
+fn forward_entry<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8>(
+    s: S,
+    job: &Job<'_>,
+    product: Product,
+    begin: usize,
+    end: usize,
+    y: &mut [u8],
+    mask: Option<&mut [u8]>,
+) {
+    s.enter(Forward::<SRC, PREC, MINI> { job, product, begin, end, y, mask })
 }
 
 #[inline(always)]
@@ -145,7 +179,7 @@ fn forward_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8>(
                 // output type), then four vectors per step with a whole mask word.
                 while i < stop && !(i - begin).is_multiple_of(8) {
                     let take = (8 - (i - begin) % 8).min(lanes).min(stop - i);
-                    let bits = forward_vec::<S, MINI>(s, &f, &p, i, take, y);
+                    let bits = forward_part::<S, MINI>(s, &f, &p, i, take, y);
                     if let Some(m) = mask.as_deref_mut() {
                         put_bits(m, i - begin, bits, take);
                     }
@@ -165,7 +199,7 @@ fn forward_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8>(
                 }
                 while i < stop {
                     let take = lanes.min(stop - i);
-                    let bits = forward_vec::<S, MINI>(s, &f, &p, i, take, y);
+                    let bits = forward_part::<S, MINI>(s, &f, &p, i, take, y);
                     if let Some(m) = mask.as_deref_mut() {
                         put_bits(m, i - begin, bits, take);
                     }
@@ -179,7 +213,7 @@ fn forward_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8>(
                     let head = (gmask + 1 - ((i - begin) & gmask)) & gmask;
                     let take = if head > 0 && product == Product::Codes { head } else { lanes }.min(stop - i);
                     let p = seq_lanes(s, job, k0 + (i - seg.start), take);
-                    let bits = forward_vec::<S, MINI>(s, &f, &p, i, take, y);
+                    let bits = forward_part::<S, MINI>(s, &f, &p, i, take, y);
                     if let Some(m) = mask.as_deref_mut() {
                         put_bits(m, i - begin, bits, take);
                     }
@@ -196,6 +230,35 @@ struct Fwd<'f, 'a> {
     sp: &'f Spec,
     product: Product,
     begin: usize,
+}
+
+/// [`forward_vec`] in a function of its own, for the heads, tails and per-lane-scale
+/// vectors (one shared copy keeps [`forward_with`] small).
+fn forward_part<S: Simd, const MINI: u8>(
+    s: S,
+    f: &Fwd<'_, '_>,
+    p: &Lanes<S>,
+    i: usize,
+    take: usize,
+    y: &mut [u8],
+) -> u32 {
+    s.enter(ForwardPart::<S, MINI> { f, p, i, take, y })
+}
+
+struct ForwardPart<'f, 'g, 'a, 'p, 'y, S: Simd, const MINI: u8> {
+    f: &'f Fwd<'g, 'a>,
+    p: &'p Lanes<S>,
+    i: usize,
+    take: usize,
+    y: &'y mut [u8],
+}
+
+impl<S: Simd, const MINI: u8> IsaKernel<S> for ForwardPart<'_, '_, '_, '_, '_, S, MINI> {
+    type Output = u32;
+    #[inline(always)]
+    fn run_on(self, s: S) -> u32 {
+        forward_vec::<S, MINI>(s, self.f, self.p, self.i, self.take, self.y)
+    }
 }
 
 /// One vector of the forward: elements `i .. i + take` (`take <= LANES`), outputs stored,
@@ -566,7 +629,7 @@ fn run_sum<S: Simd, O: GradOp>(
     dx: &mut Option<(&mut [u8], Out)>,
 ) -> [f32; 2] {
     if m <= SUM_TILE {
-        return tile_sum(s, op, p, a, m, begin, dx);
+        return tile_sum_entry(s, op, p, a, m, begin, dx);
     }
     // Frames (start, len, left sums once the left half is done). Depth <= log2(usize::MAX).
     let mut stack = [(0usize, 0usize, None::<[f32; 2]>); 64];
@@ -581,7 +644,7 @@ fn run_sum<S: Simd, O: GradOp>(
             depth += 1;
             continue;
         }
-        let mut ret = tile_sum(s, op, p, fa, fm, begin, dx);
+        let mut ret = tile_sum_entry(s, op, p, fa, fm, begin, dx);
         depth -= 1;
         // Hand the result up: a parent waiting for its left half starts its right half; a
         // parent with both halves adds them and hands its own result up.
@@ -604,6 +667,36 @@ fn run_sum<S: Simd, O: GradOp>(
                 }
             }
         }
+    }
+}
+
+/// [`tile_sum`] in a function of its own (once per tile of up to 16384 elements).
+fn tile_sum_entry<S: Simd, O: GradOp>(
+    s: S,
+    op: &O,
+    p: &O::P<S>,
+    a: usize,
+    m: usize,
+    begin: usize,
+    dx: &mut Option<(&mut [u8], Out)>,
+) -> [f32; 2] {
+    s.enter(TileSum { op, p, a, m, begin, dx })
+}
+
+struct TileSum<'o, 'p, 'd, 'y, S: Simd, O: GradOp> {
+    op: &'o O,
+    p: &'p O::P<S>,
+    a: usize,
+    m: usize,
+    begin: usize,
+    dx: &'d mut Option<(&'y mut [u8], Out)>,
+}
+
+impl<S: Simd, O: GradOp> IsaKernel<S> for TileSum<'_, '_, '_, '_, S, O> {
+    type Output = [f32; 2];
+    #[inline(always)]
+    fn run_on(self, s: S) -> [f32; 2] {
+        tile_sum(s, self.op, self.p, self.a, self.m, self.begin, self.dx)
     }
 }
 
