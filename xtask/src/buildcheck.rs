@@ -71,7 +71,8 @@ fn stack_immediate(line: &str) -> Option<u64> {
     if let Some(rest) = ins.strip_prefix("sub") {
         let (imm, reg) = rest.trim().split_once(',')?;
         if reg == "%rsp" || reg == "%r11" {
-            return hex(imm.strip_prefix('$')?);
+            // `sub $0xffffffffffffff80,%rsp` is `add $128` written with a short immediate.
+            return hex(imm.strip_prefix('$')?).filter(|n| *n <= i64::MAX as u64);
         }
     }
     if let Some(rest) = ins.strip_prefix("lea") {
@@ -127,7 +128,7 @@ pub fn check_frames(bin: &Path) -> Result<u64, String> {
     if fr.is_empty() {
         return Err(format!("no qdq function found in {}", bin.display()));
     }
-    fr.sort_by(|a, b| b.bytes.cmp(&a.bytes));
+    fr.sort_by_key(|f| std::cmp::Reverse(f.bytes));
     println!("{} qdq functions in {}; the largest frames:", fr.len(), bin.display());
     for f in fr.iter().take(5) {
         let name: String = f.function.chars().take(150).collect();
@@ -234,6 +235,7 @@ mod tests {
 0000000000002000 <qdq::b<T>>:
     2000:\tsub    $0x48,%rsp
     2004:\tlea    -0x41000(%rsp),%r11
+    2008:\tsub    $0xffffffffffffff80,%rsp
 0000000000003000 <other>:
     3000:\tsub    $0x8,%rax
 ";

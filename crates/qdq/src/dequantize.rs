@@ -214,15 +214,16 @@ fn run_with<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8>(
                 i += take;
             }
             while i + 4 * lanes <= stop {
-                let v0 = s.mul(decode(s, load_full(s, bits, job.x.data, i), bits, signed, mini, z), sc);
-                let v1 = s.mul(decode(s, load_full(s, bits, job.x.data, i + lanes), bits, signed, mini, z), sc);
-                let v2 = s.mul(decode(s, load_full(s, bits, job.x.data, i + 2 * lanes), bits, signed, mini, z), sc);
-                let v3 = s.mul(decode(s, load_full(s, bits, job.x.data, i + 3 * lanes), bits, signed, mini, z), sc);
+                // A loop the optimiser unrolls (one copy of the vector code unoptimised).
+                let mut v = [sc; 4];
+                for (k, vk) in v.iter_mut().enumerate() {
+                    let c = load_full(s, bits, job.x.data, i + k * lanes);
+                    *vk = s.mul(decode(s, c, bits, signed, mini, z), sc);
+                }
                 let at = (i - begin) * os;
-                store(s, out, v0, &mut y[at..]);
-                store(s, out, v1, &mut y[at + lanes * os..]);
-                store(s, out, v2, &mut y[at + 2 * lanes * os..]);
-                store(s, out, v3, &mut y[at + 3 * lanes * os..]);
+                for (k, vk) in v.into_iter().enumerate() {
+                    store(s, out, vk, &mut y[at + k * lanes * os..]);
+                }
                 i += 4 * lanes;
             }
             while i < stop {

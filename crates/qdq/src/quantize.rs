@@ -417,25 +417,20 @@ fn quantize_sat_m<S: Simd, const UNCHECKED: bool>(s: S, sp: &Spec, xb: &[u8], p:
 
 /// One step of the 8-bit fast path: four vectors of `x` (`4 * LANES` elements), vector `k`
 /// with parameters `p[k]`, converted unclamped; if [`Simd::suspect`] flags any lane (NaN,
-/// infinite or huge x), the four are redone with the clamps. Written out (a loop indexing
-/// `c` kept the codes in memory).
+/// infinite or huge x), the four are redone with the clamps. Loops, not four written-out
+/// calls: the optimiser unrolls them, and an unoptimised build then holds one copy of the
+/// vector code instead of eight.
 #[inline(always)]
 fn sat8_step<S: Simd>(s: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::I; 4] {
     let vb = S::LANES * sp.src.size();
-    // Written out: a loop here was not unrolled, and the codes then went through memory.
-    let mut c = [
-        quantize_sat_m::<S, true>(s, sp, &x[..vb], p[0]),
-        quantize_sat_m::<S, true>(s, sp, &x[vb..2 * vb], p[1]),
-        quantize_sat_m::<S, true>(s, sp, &x[2 * vb..3 * vb], p[2]),
-        quantize_sat_m::<S, true>(s, sp, &x[3 * vb..4 * vb], p[3]),
-    ];
+    let mut c = [s.splat_i(0); 4];
+    for (k, ck) in c.iter_mut().enumerate() {
+        *ck = quantize_sat_m::<S, true>(s, sp, &x[k * vb..(k + 1) * vb], p[k]);
+    }
     if s.suspect(&c) {
-        c = [
-            quantize_sat_m::<S, false>(s, sp, &x[..vb], p[0]),
-            quantize_sat_m::<S, false>(s, sp, &x[vb..2 * vb], p[1]),
-            quantize_sat_m::<S, false>(s, sp, &x[2 * vb..3 * vb], p[2]),
-            quantize_sat_m::<S, false>(s, sp, &x[3 * vb..4 * vb], p[3]),
-        ];
+        for (k, ck) in c.iter_mut().enumerate() {
+            *ck = quantize_sat_m::<S, false>(s, sp, &x[k * vb..(k + 1) * vb], p[k]);
+        }
     }
     c
 }
@@ -1245,13 +1240,12 @@ fn run_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: 
                 }
                 while i + 4 * lanes <= stop {
                     let xb = &job.x[i * xs..(i + 4 * lanes) * xs];
+                    // A loop the optimiser unrolls (one copy of the vector code unoptimised).
                     // (No closures here: they would not inherit the ISA's target features.)
-                    let c = [
-                        quantize_vec::<S, MINI>(s, &sp, xb, &p),
-                        quantize_vec::<S, MINI>(s, &sp, &xb[lanes * xs..], &p),
-                        quantize_vec::<S, MINI>(s, &sp, &xb[2 * lanes * xs..], &p),
-                        quantize_vec::<S, MINI>(s, &sp, &xb[3 * lanes * xs..], &p),
-                    ];
+                    let mut c = [s.splat_i(0); 4];
+                    for (k, ck) in c.iter_mut().enumerate() {
+                        *ck = quantize_vec::<S, MINI>(s, &sp, &xb[k * lanes * xs..(k + 1) * lanes * xs], &p);
+                    }
                     if sp.bits == 8 {
                         s.store_u8x4(c, &mut y[i - begin..]);
                     } else {
