@@ -146,18 +146,20 @@ pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mu
 }
 
 /// The walk of one compile-time variant, as a kernel of its own (see [`Simd::enter`]).
-struct Walk<'j, 'a, 'y, const BITS: u8, const MINI: u8, const OUT: u8> {
-    job: &'j Job<'a>,
+struct Walk<'a, 'y, const BITS: u8, const MINI: u8, const OUT: u8> {
+    job: Job<'a>,
     begin: usize,
     end: usize,
     y: &'y mut [u8],
 }
 
-impl<const BITS: u8, const MINI: u8, const OUT: u8> Kernel for Walk<'_, '_, '_, BITS, MINI, OUT> {
+impl<const BITS: u8, const MINI: u8, const OUT: u8> Kernel for Walk<'_, '_, BITS, MINI, OUT> {
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, s: S) {
-        run_with::<S, BITS, MINI, OUT>(s, self.job, self.begin, self.end, self.y)
+        // A local copy: no store through `y` can alias it, so its fields stay in registers.
+        let job = self.job;
+        run_with::<S, BITS, MINI, OUT>(s, &job, self.begin, self.end, self.y)
     }
 }
 
@@ -169,7 +171,7 @@ fn walk<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8>(
     end: usize,
     y: &mut [u8],
 ) {
-    s.enter(Walk::<BITS, MINI, OUT> { job, begin, end, y })
+    s.enter(Walk::<BITS, MINI, OUT> { job: *job, begin, end, y })
 }
 
 #[inline(always)]

@@ -527,8 +527,8 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
             let xb = &job.x[e_group * xs..(e_group + g * block) * xs];
             let yb = &mut y[e_group - begin..e_group - begin + g * block];
             match qmin < 0 {
-                true => s.enter(BlockedGroup::<true> { sp: &sp, x: xb, y: yb, block, params: [&sa, &ra, &za] }),
-                false => s.enter(BlockedGroup::<false> { sp: &sp, x: xb, y: yb, block, params: [&sa, &ra, &za] }),
+                true => s.enter(BlockedGroup::<true> { sp, x: xb, y: yb, block, params: [&sa, &ra, &za] }),
+                false => s.enter(BlockedGroup::<false> { sp, x: xb, y: yb, block, params: [&sa, &ra, &za] }),
             }
             k += g;
             b += g;
@@ -656,7 +656,7 @@ fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, con
             }
             match qmin < 0 {
                 true => s.enter(AxisSat8Rows::<S, true> {
-                    sp: &sp,
+                    sp,
                     x: job.x,
                     y: &mut *y,
                     begin,
@@ -665,7 +665,7 @@ fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, con
                     zz: &zz,
                 }),
                 false => s.enter(AxisSat8Rows::<S, false> {
-                    sp: &sp,
+                    sp,
                     x: job.x,
                     y: &mut *y,
                     begin,
@@ -699,7 +699,7 @@ fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, con
 
 /// [`axis_sat8_rows`] as a kernel of its own (once per channel tile).
 struct AxisSat8Rows<'a, S: Simd, const SIGNED: bool> {
-    sp: &'a Spec,
+    sp: Spec,
     x: &'a [u8],
     y: &'a mut [u8],
     begin: usize,
@@ -712,7 +712,7 @@ impl<S: Simd, const SIGNED: bool> IsaKernel<S> for AxisSat8Rows<'_, S, SIGNED> {
     type Output = ();
     #[inline(always)]
     fn run_on(self, s: S) {
-        axis_sat8_rows::<S, SIGNED>(s, self.sp, self.x, self.y, self.begin, self.geometry, self.params, self.zz)
+        axis_sat8_rows::<S, SIGNED>(s, &self.sp, self.x, self.y, self.begin, self.geometry, self.params, self.zz)
     }
 }
 
@@ -748,7 +748,7 @@ fn axis_sat8_rows<S: Simd, const SIGNED: bool>(
 
 /// [`blocked_group`] as a kernel of its own (once per group of `LANES` blocks).
 struct BlockedGroup<'a, const SIGNED: bool> {
-    sp: &'a Spec,
+    sp: Spec,
     x: &'a [u8],
     y: &'a mut [u8],
     block: usize,
@@ -759,7 +759,7 @@ impl<const SIGNED: bool> Kernel for BlockedGroup<'_, SIGNED> {
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, s: S) {
-        blocked_group::<S, SIGNED>(s, self.sp, self.x, self.y, self.block, self.params)
+        blocked_group::<S, SIGNED>(s, &self.sp, self.x, self.y, self.block, self.params)
     }
 }
 
@@ -946,26 +946,28 @@ fn partial<S: Simd, const MINI: u8>(
     begin: usize,
     y: &mut [u8],
 ) {
-    s.enter(Partial::<S, MINI> { job, sp, i, take, p, begin, y })
+    // Copies, not references: a caller's value whose address escapes into a call that is
+    // not inlined would be reloaded from memory after it, in the caller's hot loop too.
+    s.enter(Partial::<S, MINI> { job: *job, sp: *sp, i, take, p: *p, begin, y })
 }
 
 /// [`partial_vec`] as a kernel of its own: heads and tails are rare next to whole vectors,
 /// and one shared copy keeps the walks small.
-struct Partial<'j, 'a, 'y, 'p, S: Simd, const MINI: u8> {
-    job: &'j Job<'a>,
-    sp: &'j Spec,
+struct Partial<'a, 'y, S: Simd, const MINI: u8> {
+    job: Job<'a>,
+    sp: Spec,
     i: usize,
     take: usize,
-    p: &'p Lanes<S>,
+    p: Lanes<S>,
     begin: usize,
     y: &'y mut [u8],
 }
 
-impl<S: Simd, const MINI: u8> IsaKernel<S> for Partial<'_, '_, '_, '_, S, MINI> {
+impl<S: Simd, const MINI: u8> IsaKernel<S> for Partial<'_, '_, S, MINI> {
     type Output = ();
     #[inline(always)]
     fn run_on(self, s: S) {
-        partial_vec::<S, MINI>(s, self.job, self.sp, self.i, self.take, self.p, self.begin, self.y)
+        partial_vec::<S, MINI>(s, &self.job, &self.sp, self.i, self.take, &self.p, self.begin, self.y)
     }
 }
 
@@ -1062,9 +1064,9 @@ pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mu
 /// blocked along another axis), from element `i`: a head of `head` elements up to the
 /// packing boundary, whole vectors with their scale vectors, a partial tail. A kernel of
 /// its own (see [`Simd::enter`]).
-struct SeqRun<'j, 'a, 'y, const MINI: u8> {
-    job: &'j Job<'a>,
-    sp: &'j Spec,
+struct SeqRun<'a, 'y, const MINI: u8> {
+    job: Job<'a>,
+    sp: Spec,
     seg_start: usize,
     k0: usize,
     i: usize,
@@ -1074,11 +1076,12 @@ struct SeqRun<'j, 'a, 'y, const MINI: u8> {
     y: &'y mut [u8],
 }
 
-impl<const MINI: u8> Kernel for SeqRun<'_, '_, '_, MINI> {
+impl<const MINI: u8> Kernel for SeqRun<'_, '_, MINI> {
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, s: S) {
         let SeqRun { job, sp, seg_start, k0, mut i, head, stop, begin, y } = self;
+        let (job, sp) = (&job, &sp);
         let (lanes, xs) = (S::LANES, sp.src.size());
         if head > 0 {
             let t = head.min(stop - i);
@@ -1101,18 +1104,19 @@ impl<const MINI: u8> Kernel for SeqRun<'_, '_, '_, MINI> {
 
 /// The segment walk of one compile-time variant, as a kernel of its own (see
 /// [`Simd::enter`]).
-struct Walk<'j, 'a, 'y, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> {
-    job: &'j Job<'a>,
+struct Walk<'a, 'y, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> {
+    job: Job<'a>,
     begin: usize,
     end: usize,
     y: &'y mut [u8],
 }
 
-impl<const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Kernel for Walk<'_, '_, '_, SRC, PREC, MINI, BITS> {
+impl<const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Kernel for Walk<'_, '_, SRC, PREC, MINI, BITS> {
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, s: S) {
-        run_with::<S, SRC, PREC, MINI, BITS>(s, self.job, self.begin, self.end, self.y)
+        let job = self.job;
+        run_with::<S, SRC, PREC, MINI, BITS>(s, &job, self.begin, self.end, self.y)
     }
 }
 
@@ -1124,12 +1128,12 @@ fn walk<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8>(
     end: usize,
     y: &mut [u8],
 ) {
-    s.enter(Walk::<SRC, PREC, MINI, BITS> { job, begin, end, y })
+    s.enter(Walk::<SRC, PREC, MINI, BITS> { job: *job, begin, end, y })
 }
 
 /// [`run_per_axis_last`] of one compile-time variant, as a kernel of its own.
-struct PerAxisLast<'j, 'a, 'y, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> {
-    job: &'j Job<'a>,
+struct PerAxisLast<'a, 'y, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> {
+    job: Job<'a>,
     begin: usize,
     end: usize,
     y: &'y mut [u8],
@@ -1137,12 +1141,13 @@ struct PerAxisLast<'j, 'a, 'y, const SRC: u8, const PREC: u8, const MINI: u8, co
 }
 
 impl<const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Kernel
-    for PerAxisLast<'_, '_, '_, SRC, PREC, MINI, BITS>
+    for PerAxisLast<'_, '_, SRC, PREC, MINI, BITS>
 {
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, s: S) {
-        run_per_axis_last::<S, SRC, PREC, MINI, BITS>(s, self.job, self.begin, self.end, self.y, self.channels)
+        let job = self.job;
+        run_per_axis_last::<S, SRC, PREC, MINI, BITS>(s, &job, self.begin, self.end, self.y, self.channels)
     }
 }
 
@@ -1155,12 +1160,12 @@ fn per_axis_last<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const B
     y: &mut [u8],
     channels: usize,
 ) {
-    s.enter(PerAxisLast::<SRC, PREC, MINI, BITS> { job, begin, end, y, channels })
+    s.enter(PerAxisLast::<SRC, PREC, MINI, BITS> { job: *job, begin, end, y, channels })
 }
 
 /// [`run_blocked_sat8`] of one compile-time variant, as a kernel of its own.
-struct BlockedSat8<'j, 'a, 'y, const SRC: u8, const PREC: u8> {
-    job: &'j Job<'a>,
+struct BlockedSat8<'a, 'y, const SRC: u8, const PREC: u8> {
+    job: Job<'a>,
     begin: usize,
     end: usize,
     y: &'y mut [u8],
@@ -1168,11 +1173,12 @@ struct BlockedSat8<'j, 'a, 'y, const SRC: u8, const PREC: u8> {
     block: usize,
 }
 
-impl<const SRC: u8, const PREC: u8> Kernel for BlockedSat8<'_, '_, '_, SRC, PREC> {
+impl<const SRC: u8, const PREC: u8> Kernel for BlockedSat8<'_, '_, SRC, PREC> {
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, s: S) {
-        run_blocked_sat8::<S, SRC, PREC>(s, self.job, self.begin, self.end, self.y, self.axis_len, self.block)
+        let job = self.job;
+        run_blocked_sat8::<S, SRC, PREC>(s, &job, self.begin, self.end, self.y, self.axis_len, self.block)
     }
 }
 
@@ -1187,7 +1193,7 @@ fn blocked_sat8_entry<S: Simd, const SRC: u8, const PREC: u8>(
     axis_len: usize,
     block: usize,
 ) {
-    s.enter(BlockedSat8::<SRC, PREC> { job, begin, end, y, axis_len, block })
+    s.enter(BlockedSat8::<SRC, PREC> { job: *job, begin, end, y, axis_len, block })
 }
 
 /// The compile-time format id of a float output (see [`MiniFormat::id`]).
@@ -1263,7 +1269,7 @@ fn run_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: 
                 }
             }
             Scales::Seq(k0) => {
-                s.enter(SeqRun::<MINI> { job, sp: &sp, seg_start: seg.start, k0, i, head, stop, begin, y: &mut *y })
+                s.enter(SeqRun::<MINI> { job: *job, sp, seg_start: seg.start, k0, i, head, stop, begin, y: &mut *y })
             }
         }
     }

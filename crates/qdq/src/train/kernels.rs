@@ -122,8 +122,8 @@ pub(crate) fn forward<S: Simd>(
 
 /// [`forward_with`] of one compile-time variant, as a kernel of its own (see
 /// [`Simd::enter`]).
-struct Forward<'j, 'a, 'y, const SRC: u8, const PREC: u8, const MINI: u8> {
-    job: &'j Job<'a>,
+struct Forward<'a, 'y, const SRC: u8, const PREC: u8, const MINI: u8> {
+    job: Job<'a>,
     product: Product,
     begin: usize,
     end: usize,
@@ -131,11 +131,12 @@ struct Forward<'j, 'a, 'y, const SRC: u8, const PREC: u8, const MINI: u8> {
     mask: Option<&'y mut [u8]>,
 }
 
-impl<const SRC: u8, const PREC: u8, const MINI: u8> Kernel for Forward<'_, '_, '_, SRC, PREC, MINI> {
+impl<const SRC: u8, const PREC: u8, const MINI: u8> Kernel for Forward<'_, '_, SRC, PREC, MINI> {
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, s: S) {
-        forward_with::<S, SRC, PREC, MINI>(s, self.job, self.product, self.begin, self.end, self.y, self.mask)
+        let job = self.job;
+        forward_with::<S, SRC, PREC, MINI>(s, &job, self.product, self.begin, self.end, self.y, self.mask)
     }
 }
 
@@ -150,7 +151,7 @@ fn forward_entry<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8>(
     y: &mut [u8],
     mask: Option<&mut [u8]>,
 ) {
-    s.enter(Forward::<SRC, PREC, MINI> { job, product, begin, end, y, mask })
+    s.enter(Forward::<SRC, PREC, MINI> { job: *job, product, begin, end, y, mask })
 }
 
 #[inline(always)]
@@ -168,7 +169,7 @@ fn forward_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8>(
         m.fill(0);
     }
     let lanes = S::LANES;
-    let f = Fwd { job, sp: &sp, product, begin };
+    let f = Fwd { job: *job, sp, product, begin };
     for seg in Segments::new(job.layout, begin, end) {
         let stop = seg.start + seg.len;
         let mut i = seg.start;
@@ -225,9 +226,10 @@ fn forward_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8>(
 }
 
 /// What every vector of [`forward_with`] shares.
-struct Fwd<'f, 'a> {
-    job: &'f Job<'a>,
-    sp: &'f Spec,
+#[derive(Clone, Copy)]
+struct Fwd<'a> {
+    job: Job<'a>,
+    sp: Spec,
     product: Product,
     begin: usize,
 }
@@ -236,28 +238,29 @@ struct Fwd<'f, 'a> {
 /// vectors (one shared copy keeps [`forward_with`] small).
 fn forward_part<S: Simd, const MINI: u8>(
     s: S,
-    f: &Fwd<'_, '_>,
+    f: &Fwd<'_>,
     p: &Lanes<S>,
     i: usize,
     take: usize,
     y: &mut [u8],
 ) -> u32 {
-    s.enter(ForwardPart::<S, MINI> { f, p, i, take, y })
+    // Copies (see `quantize::partial`).
+    s.enter(ForwardPart::<S, MINI> { f: *f, p: *p, i, take, y })
 }
 
-struct ForwardPart<'f, 'g, 'a, 'p, 'y, S: Simd, const MINI: u8> {
-    f: &'f Fwd<'g, 'a>,
-    p: &'p Lanes<S>,
+struct ForwardPart<'a, 'y, S: Simd, const MINI: u8> {
+    f: Fwd<'a>,
+    p: Lanes<S>,
     i: usize,
     take: usize,
     y: &'y mut [u8],
 }
 
-impl<S: Simd, const MINI: u8> IsaKernel<S> for ForwardPart<'_, '_, '_, '_, '_, S, MINI> {
+impl<S: Simd, const MINI: u8> IsaKernel<S> for ForwardPart<'_, '_, S, MINI> {
     type Output = u32;
     #[inline(always)]
     fn run_on(self, s: S) -> u32 {
-        forward_vec::<S, MINI>(s, self.f, self.p, self.i, self.take, self.y)
+        forward_vec::<S, MINI>(s, &self.f, &self.p, self.i, self.take, self.y)
     }
 }
 
@@ -266,13 +269,13 @@ impl<S: Simd, const MINI: u8> IsaKernel<S> for ForwardPart<'_, '_, '_, '_, '_, S
 #[inline(always)]
 fn forward_vec<S: Simd, const MINI: u8>(
     s: S,
-    f: &Fwd<'_, '_>,
+    f: &Fwd<'_>,
     p: &Lanes<S>,
     i: usize,
     take: usize,
     y: &mut [u8],
 ) -> u32 {
-    let (job, sp) = (f.job, f.sp);
+    let (job, sp) = (&f.job, &f.sp);
     let lanes = S::LANES;
     let xs = sp.src.size();
     let (codes, bits) = if take == lanes {
@@ -413,7 +416,7 @@ fn elementwise_vec<S: Simd>(
 }
 
 /// A backward pass with reductions, written once for [`walk`].
-pub(crate) trait GradOp: Sync {
+pub(crate) trait GradOp: Sync + Copy {
     /// Per-scale parameters (broadcast, or one scale per lane).
     type P<S: Simd>: Copy;
     /// The parameters of scale `k` for every lane.
@@ -428,6 +431,7 @@ pub(crate) trait GradOp: Sync {
 /// Fake quantization backward (`qdq_ref::train::fake_quantize_backward`): the quotient is
 /// recomputed with a true division (the exact IEEE quotient, as the reference), which
 /// decides the mask, the side of a clamped element and the rounding error.
+#[derive(Clone, Copy)]
 pub(crate) struct FakeQuantGrad<'a> {
     /// x, scale, zero point, output type and precision, as the forward.
     pub job: Job<'a>,
@@ -496,6 +500,7 @@ impl GradOp for FakeQuantGrad<'_> {
 }
 
 /// The DequantizeLinear scale gradient: terms `dy * d`.
+#[derive(Clone, Copy)]
 pub(crate) struct DequantizeGrad<'a> {
     pub x: Packed<'a>,
     pub zero_point: Option<Packed<'a>>,
@@ -696,7 +701,9 @@ impl<S: Simd, O: GradOp> IsaKernel<S> for TileSum<'_, '_, '_, '_, S, O> {
     type Output = [f32; 2];
     #[inline(always)]
     fn run_on(self, s: S) -> [f32; 2] {
-        tile_sum(s, self.op, self.p, self.a, self.m, self.begin, self.dx)
+        // Local copies: no store through `dx` can alias them, so they stay in registers.
+        let (op, p) = (*self.op, *self.p);
+        tile_sum(s, &op, &p, self.a, self.m, self.begin, self.dx)
     }
 }
 
