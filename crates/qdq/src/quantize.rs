@@ -295,22 +295,30 @@ pub(crate) const ANY: u8 = u8::MAX;
 impl Spec {
     #[inline(always)]
     pub(crate) fn resolve<const SRC: u8, const PREC: u8, const BITS: u8>(job: &Job<'_>) -> Spec {
+        Spec { src: job.src, prec: job.prec, src_exact: job.src_exact, enc: job.enc, bits: job.out.bits() }
+            .fold::<SRC, PREC, BITS>()
+    }
+
+    /// The spec with the compile-time parts of a variant in place of the run-time values
+    /// (`ANY` keeps the run-time one), so that the per-vector `match`es fold away.
+    #[inline(always)]
+    pub(crate) fn fold<const SRC: u8, const PREC: u8, const BITS: u8>(self) -> Spec {
         let src = match SRC {
             0 => Src::F32,
             1 => Src::F16,
             2 => Src::Bf16,
             3 => Src::I32,
-            _ => job.src,
+            _ => self.src,
         };
         let prec = match PREC {
             0 => Prec::F32,
             1 => Prec::F16,
             2 => Prec::Bf16,
-            _ => job.prec,
+            _ => self.prec,
         };
-        let bits = if BITS == ANY { job.out.bits() } else { BITS as u32 };
-        let src_exact = if PREC == 0 { true } else { job.src_exact };
-        Spec { src, prec, src_exact, enc: job.enc, bits }
+        let bits = if BITS == ANY { self.bits } else { BITS as u32 };
+        let src_exact = if PREC == 0 { true } else { self.src_exact };
+        Spec { src, prec, src_exact, enc: self.enc, bits }
     }
 }
 
@@ -527,8 +535,8 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
             let xb = &job.x[e_group * xs..(e_group + g * block) * xs];
             let yb = &mut y[e_group - begin..e_group - begin + g * block];
             match qmin < 0 {
-                true => s.enter(BlockedGroup::<true> { sp, x: xb, y: yb, block, params: [&sa, &ra, &za] }),
-                false => s.enter(BlockedGroup::<false> { sp, x: xb, y: yb, block, params: [&sa, &ra, &za] }),
+                true => s.enter(BlockedGroup::<SRC, PREC, true> { sp, x: xb, y: yb, block, params: [sa, ra, za] }),
+                false => s.enter(BlockedGroup::<SRC, PREC, false> { sp, x: xb, y: yb, block, params: [sa, ra, za] }),
             }
             k += g;
             b += g;
@@ -655,23 +663,25 @@ fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, con
                 *z = s.pack_i16(params[2 * t].z, params[2 * t + 1].z);
             }
             match qmin < 0 {
-                true => s.enter(AxisSat8Rows::<S, true> {
+                true => s.enter(AxisSat8Rows::<S, SRC, PREC, true> {
                     sp,
                     x: job.x,
                     y: &mut *y,
                     begin,
                     geometry: (r0, r1, channels, c0),
-                    params: &params[..nv],
-                    zz: &zz,
+                    params,
+                    nv,
+                    zz,
                 }),
-                false => s.enter(AxisSat8Rows::<S, false> {
+                false => s.enter(AxisSat8Rows::<S, SRC, PREC, false> {
                     sp,
                     x: job.x,
                     y: &mut *y,
                     begin,
                     geometry: (r0, r1, channels, c0),
-                    params: &params[..nv],
-                    zz: &zz,
+                    params,
+                    nv,
+                    zz,
                 }),
             }
             c0 += tc;
@@ -698,21 +708,27 @@ fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, con
 }
 
 /// [`axis_sat8_rows`] as a kernel of its own (once per channel tile).
-struct AxisSat8Rows<'a, S: Simd, const SIGNED: bool> {
+struct AxisSat8Rows<'a, S: Simd, const SRC: u8, const PREC: u8, const SIGNED: bool> {
     sp: Spec,
     x: &'a [u8],
     y: &'a mut [u8],
     begin: usize,
     geometry: (usize, usize, usize, usize),
-    params: &'a [Lanes<S>],
-    zz: &'a [S::I],
+    /// By value, as everything an entered kernel reads in its loop: the kernel's own
+    /// copy, which no store through `y` can alias.
+    params: [Lanes<S>; AXIS_TILE_VECTORS],
+    nv: usize,
+    zz: [S::I; AXIS_TILE_VECTORS / 2],
 }
 
-impl<S: Simd, const SIGNED: bool> IsaKernel<S> for AxisSat8Rows<'_, S, SIGNED> {
+impl<S: Simd, const SRC: u8, const PREC: u8, const SIGNED: bool> IsaKernel<S>
+    for AxisSat8Rows<'_, S, SRC, PREC, SIGNED>
+{
     type Output = ();
     #[inline(always)]
     fn run_on(self, s: S) {
-        axis_sat8_rows::<S, SIGNED>(s, &self.sp, self.x, self.y, self.begin, self.geometry, self.params, self.zz)
+        let sp = self.sp.fold::<SRC, PREC, 8>();
+        axis_sat8_rows::<S, SIGNED>(s, &sp, self.x, self.y, self.begin, self.geometry, &self.params[..self.nv], &self.zz)
     }
 }
 
@@ -747,19 +763,21 @@ fn axis_sat8_rows<S: Simd, const SIGNED: bool>(
 }
 
 /// [`blocked_group`] as a kernel of its own (once per group of `LANES` blocks).
-struct BlockedGroup<'a, const SIGNED: bool> {
+struct BlockedGroup<'a, const SRC: u8, const PREC: u8, const SIGNED: bool> {
     sp: Spec,
     x: &'a [u8],
     y: &'a mut [u8],
     block: usize,
-    params: [&'a [u8; 64]; 3],
+    params: [[u8; 64]; 3],
 }
 
-impl<const SIGNED: bool> Kernel for BlockedGroup<'_, SIGNED> {
+impl<const SRC: u8, const PREC: u8, const SIGNED: bool> Kernel for BlockedGroup<'_, SRC, PREC, SIGNED> {
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, s: S) {
-        blocked_group::<S, SIGNED>(s, &self.sp, self.x, self.y, self.block, self.params)
+        let [sa, ra, za] = &self.params;
+        let sp = self.sp.fold::<SRC, PREC, 8>();
+        blocked_group::<S, SIGNED>(s, &sp, self.x, self.y, self.block, [sa, ra, za])
     }
 }
 
