@@ -966,7 +966,12 @@ fn partial<S: Simd, const MINI: u8>(
 ) {
     // Copies, not references: a caller's value whose address escapes into a call that is
     // not inlined would be reloaded from memory after it, in the caller's hot loop too.
-    s.enter(Partial::<S, MINI> { job: *job, sp: *sp, i, take, p: *p, begin, y })
+    // A float format known at compile time runs the run-time codec here: partial vectors
+    // are rare, and one copy per ISA (not one per format) keeps the crate quick to build.
+    match MINI {
+        0 => s.enter(Partial::<S, 0> { job: *job, sp: *sp, i, take, p: *p, begin, y }),
+        _ => s.enter(Partial::<S, MINI_RUNTIME> { job: *job, sp: *sp, i, take, p: *p, begin, y }),
+    }
 }
 
 /// [`partial_vec`] as a kernel of its own: heads and tails are rare next to whole vectors,
@@ -1036,11 +1041,6 @@ pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mu
         if axis_len >= S::LANES {
             return match (job.src, job.prec, mini, job.out.bits()) {
                 (Src::F32, Prec::F32, false, 8) => per_axis_last::<S, 0, 0, 0, 8>(s, job, begin, end, y, axis_len),
-                (Src::F32, Prec::F32, true, 8) => match mini_id(job) {
-                    2 => per_axis_last::<S, 0, 0, 2, 8>(s, job, begin, end, y, axis_len),
-                    4 => per_axis_last::<S, 0, 0, 4, 8>(s, job, begin, end, y, axis_len),
-                    _ => per_axis_last::<S, 0, 0, MINI_RUNTIME, 8>(s, job, begin, end, y, axis_len),
-                },
                 (_, _, false, _) => per_axis_last::<S, ANY, ANY, 0, ANY>(s, job, begin, end, y, axis_len),
                 (_, _, true, _) => per_axis_last::<S, ANY, ANY, 1, ANY>(s, job, begin, end, y, axis_len),
             };
@@ -1059,20 +1059,10 @@ pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mu
         (Src::F32, Prec::F32, false, 2) => walk::<S, 0, 0, 0, 2>(s, job, begin, end, y),
         (Src::F32, Prec::F32, true, _) => match mini_id(job) {
             2 => walk::<S, 0, 0, 2, 8>(s, job, begin, end, y),
-            3 => walk::<S, 0, 0, 3, 8>(s, job, begin, end, y),
             4 => walk::<S, 0, 0, 4, 8>(s, job, begin, end, y),
-            5 => walk::<S, 0, 0, 5, 8>(s, job, begin, end, y),
-            6 => walk::<S, 0, 0, 6, 8>(s, job, begin, end, y),
-            7 => walk::<S, 0, 0, 7, 8>(s, job, begin, end, y),
-            8 => walk::<S, 0, 0, 8, 8>(s, job, begin, end, y),
-            9 => walk::<S, 0, 0, 9, 8>(s, job, begin, end, y),
             10 => walk::<S, 0, 0, 10, 4>(s, job, begin, end, y),
-            11 => walk::<S, 0, 0, 11, 6>(s, job, begin, end, y),
-            12 => walk::<S, 0, 0, 12, 6>(s, job, begin, end, y),
             _ => walk::<S, 0, 0, MINI_RUNTIME, ANY>(s, job, begin, end, y),
         },
-        (Src::F16, Prec::F32, false, 8) => walk::<S, 1, 0, 0, 8>(s, job, begin, end, y),
-        (Src::Bf16, Prec::F32, false, 8) => walk::<S, 2, 0, 0, 8>(s, job, begin, end, y),
         (_, _, false, _) => walk::<S, ANY, ANY, 0, ANY>(s, job, begin, end, y),
         (_, _, true, _) => walk::<S, ANY, ANY, 1, ANY>(s, job, begin, end, y),
     }
@@ -1287,7 +1277,12 @@ fn run_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: 
                 }
             }
             Scales::Seq(k0) => {
-                s.enter(SeqRun::<MINI> { job: *job, sp, seg_start: seg.start, k0, i, head, stop, begin, y: &mut *y })
+                // Per-lane scales: the run-time float codec, as for partial vectors.
+                let (job, seg_start) = (*job, seg.start);
+                match MINI {
+                    0 => s.enter(SeqRun::<0> { job, sp, seg_start, k0, i, head, stop, begin, y: &mut *y }),
+                    _ => s.enter(SeqRun::<MINI_RUNTIME> { job, sp, seg_start, k0, i, head, stop, begin, y: &mut *y }),
+                }
             }
         }
     }
