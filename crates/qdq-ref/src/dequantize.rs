@@ -11,7 +11,7 @@
 //! * `O` is `output_dtype` when set, otherwise the scale's type; it must be f32, f16 or
 //!   bf16, so an e8m0 scale needs `output_dtype` (R13).
 //! * The multiply is done in f32 and rounded once to `O`, as both the ONNX reference and
-//!   onnxruntime do (digest 2.2: strict f16 arithmetic would differ in about 25% of
+//!   onnxruntime do (strict f16 arithmetic would differ in about 25% of
 //!   random u16 x f16 cases; nobody implements it).
 //! * The zero point is subtracted exactly in integer arithmetic. The reference converts an
 //!   i32 x to f32 first and then subtracts in f64, losing the low bits (R11): for

@@ -2,8 +2,7 @@
 //!
 //! Every type knows its ONNX enum value, its canonical short name (the one used in
 //! error messages, benches and JSON output), its width in bits and how many bytes a
-//! tensor of `n` elements occupies when serialised the ONNX way (section 3.4 of the
-//! digest):
+//! tensor of `n` elements occupies when serialised the ONNX way:
 //!
 //! | width | bytes for n elements | layout |
 //! |---|---|---|

@@ -8,7 +8,7 @@
 //! y     = QuantizeLinear(x, scale, zp)                 as in crate::quantize (f32 division)
 //! ```
 //!
-//! Where the implementations disagree (digest 2.3, R17, R18) this crate chooses:
+//! Where the implementations disagree (rules R17 and R18 of the README's table of reference deviations) this crate chooses:
 //!
 //! | input | result | why |
 //! |---|---|---|

@@ -22,7 +22,7 @@
 //! precision, subnormals included). Every input this crate rounds is an `f64` that holds an
 //! f32, f16, bf16 or an f64 quotient exactly, so there is no double rounding.
 //!
-//! # Special values (digest 3.2, 3.3; ONNX Cast-24+ tables)
+//! # Special values (the ONNX Cast-24+ conversion tables)
 //!
 //! | flavour | types | NaN in | overflow / ±inf, saturate=1 | overflow, saturate=0 | ±inf, saturate=0 | -0 |
 //! |---|---|---|---|---|---|---|

@@ -10,7 +10,7 @@
 //!
 //! The last block along the axis may be short: with D=4, B=3 the blocks are {0,1,2} and {3}.
 //!
-//! [`resolve`] picks the layout from tensor shapes with the rule of digest 4.1, which agrees
+//! [`resolve`] picks the layout from tensor shapes with this rule, which agrees
 //! with onnxruntime: a scalar or `[1]` scale with `block_size == 0` is per-tensor (`axis`
 //! is then ignored, even out of range); a 1-D scale with `block_size == 0` is per-axis; a
 //! scale of x's rank with `block_size > 0` is blocked and must have shape

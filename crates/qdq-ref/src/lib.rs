@@ -25,7 +25,7 @@
 //!
 //! ## Where this crate deliberately differs from the ONNX reference implementation
 //!
-//! The ONNX reference (`onnx.reference`) is wrong or silent in places (digest R1-R21). This
+//! The ONNX reference (`onnx.reference`) is wrong or silent in places (rules R1-R21 of the README). This
 //! crate follows the operator text and makes every case deterministic:
 //!
 //! | case | this crate | reference |

@@ -8,7 +8,7 @@
 //! * 6-bit: `b0 = x0 | (x1 & 3) << 6`, `b1 = x1 >> 2 | (x2 & 0xF) << 4`, `b2 = x2 >> 4 | x3 << 2`;
 //! * 8/16/32-bit: plain little-endian words.
 //!
-//! Readers ignore padding bits (onnxruntime leaves garbage there, digest O3). Writers in
+//! Readers ignore padding bits (onnxruntime leaves garbage there). Writers in
 //! this crate always leave them zero: see [`zero_padding`].
 
 use crate::dtype::DataType;
@@ -88,7 +88,7 @@ mod tests {
     }
 
     #[test]
-    fn digest_packing_examples() {
+    fn packing_examples() {
         assert_eq!(pack_ints(DataType::I4, &[1, -2, 7, -8, 3]), [0xe1, 0x87, 0x03]);
         assert_eq!(pack_ints(DataType::U4, &[1, 2, 15]), [0x21, 0x0f]);
         assert_eq!(pack_ints(DataType::U2, &[1, 2, 3, 0, 3]), [0x39, 0x03]);

@@ -1,5 +1,5 @@
 //! The tensor-level API: type-tagged tensor views in, output tensors out, with every
-//! per-opset rule of the ONNX schemas enforced (digest 4.4).
+//! per-opset rule of the ONNX schemas enforced (the README's "Errors" section).
 //!
 //! This is what a graph runtime or the conformance runner calls. It validates types,
 //! attributes and shapes for the operator version, picks the granularity from the shapes

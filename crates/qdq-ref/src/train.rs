@@ -2,7 +2,7 @@
 //! straight-through estimator, the `lda` coefficient, bit-packed masks, fake quantization
 //! and learnable scale / zero-point gradients (LSQ).
 //!
-//! None of this is part of ONNX. Seed 004 (a deep-learning toolkit's QuantizeLinear) gives
+//! None of this is part of ONNX. A deep-learning toolkit's QuantizeLinear gives
 //! the op two training parameters: `training?` (store what the backward pass needs) and
 //! `lda coeff` (a factor applied to the loss derivative before it is passed to the previous
 //! layer). They are parameters of these functions, never node attributes.

@@ -70,7 +70,7 @@ fn encode_matches_ml_dtypes_round_half_even_and_saturation() {
         let fmt = FloatFormat::of(t).unwrap();
         let got = fmt.encode(v as f64, saturate);
         if fmt.is_nan(want) {
-            // NaN payloads differ between implementations (digest O2): compare the class.
+            // NaN payloads differ between implementations : compare the class.
             assert!(fmt.is_nan(got), "{t} sat={saturate} {v:e}: got {got:#x}, ml_dtypes NaN {want:#x}");
         } else {
             assert_eq!(got, want, "{t} sat={saturate} {v:e} ({:#010x})", v.to_bits());

@@ -1,4 +1,4 @@
-//! Every error condition of digest 4.4 (and the robustness rules of the brief): each returns
+//! Every error condition of the README's "Errors" section (and the bad-input rules): each returns
 //! a typed error whose message names the offending input or attribute.
 
 mod common;

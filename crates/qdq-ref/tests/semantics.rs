@@ -1,4 +1,4 @@
-//! Exact expected values: the seeds' examples and the digest's edge tables (ties, ±0, NaN,
+//! Exact expected values: the ONNX operator examples and the edge tables (ties, ±0, NaN,
 //! ±inf, subnormals, saturation edges, every float8 saturate-table row, R1-R21).
 
 mod common;
@@ -107,7 +107,7 @@ fn division_precision_follows_scale_type_and_precision_attribute() {
     let u16zp = ints(DataType::U16, &[], &[0]);
     let x = f32s(&[1], &[70000.0]);
     assert_eq!(int_values(&q(Opset::onnx(23), &x, &f32_scalar(1.0), Some(&u16zp), p16)), [65535]);
-    // f16 division (digest 2.1): 102.375 / 1.337890625 is exactly 76.5 in f16 -> 76.
+    // f16 division: 102.375 / 1.337890625 is exactly 76.5 in f16 -> 76.
     let x = half(DataType::F16, &[1], &[102.375]);
     let s = half(DataType::F16, &[], &[1.337890625]);
     assert_eq!(int_values(&q(Opset::onnx(21), &x, &s, Some(&u8zp(0)), Default::default())), [76]);

@@ -32,6 +32,8 @@
 
 #![deny(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
+// `unsafe` lives in the ISA modules (`isa/`), which allow it one by one; nothing else may.
+#![deny(unsafe_code)]
 
 mod dequantize;
 mod dynamic;

@@ -18,17 +18,19 @@
 //! **Exact division at multiply speed.** With `r = RN(1/s)` computed once per scale:
 //! `q0 = x*r; e = fma(-q0, s, x); q = fma(e, r, q0)` is the correctly rounded quotient
 //! (Markstein) whenever `s` and `r` are normal and `x` and the residual do not underflow.
-//! The kernels use it when the scale is in `[2^-125, 2^125]`, select `q0` where the residual
-//! is zero (exact products, signed zeros) or the correction is NaN (infinite x or an
-//! overflowing quotient, where `q0` is the IEEE result), and fall back to a true division
-//! for any vector holding a nonzero `|x| < 2^-96`. Scales outside that range always use
-//! true division. The differential tests against `qdq_ref` (ties at `(k + 1/2) s` for random
-//! scales included) are the proof.
+//! The kernels use it when `|s|` is in [`FAST_SCALE`] = `[2^-30, 2^30]`: an `x` small enough
+//! to break it (`|x| < 2^-96`) then gives `|q| < 2^-66`, which every output type rounds to
+//! ±0 whatever its last bits, so no vector needs a check. Where the signs of zeros and
+//! infinities matter (float outputs), `q0` is selected where the residual is zero (exact
+//! products, signed zeros) or the correction is NaN (infinite x or an overflowing quotient,
+//! where `q0` is the IEEE result). Scales outside the range always use a true division.
+//! The differential tests against `qdq_ref` (ties at `(k + 1/2) s` for random scales
+//! included) are the proof.
 
 use crate::isa::{IsaKernel, Kernel};
 use crate::segments::{Scales, Segments};
 use crate::simd::{
-    bf16_bits_to_f32, encode_minifloat_checked, pow2f, round_bf16, round_f16, MiniFormat, Simd, LIM, MINI_RUNTIME,
+    bf16_bits_to_f32, encode_minifloat_checked, round_bf16, round_f16, MiniFormat, Simd, LIM, MINI_RUNTIME,
 };
 use qdq_ref::float::{decode_e8m0, FloatFormat};
 use qdq_ref::{packing, DataType, Layout, Packed, Precision};
@@ -278,6 +280,25 @@ pub(crate) fn divide<S: Simd>(s: S, x: S::F, sc: S::F, r: S::F, fast: bool) -> S
     s.markstein_fix(q0, e, q1)
 }
 
+/// The scales (by magnitude) whose quotients the kernels compute with Markstein's exact
+/// division (module docs): the one definition of the fast range.
+pub(crate) const FAST_SCALE: core::ops::RangeInclusive<f32> = (1.0 / (1u64 << 30) as f32)..=((1u64 << 30) as f32);
+
+/// Whether scale `v` is in [`FAST_SCALE`].
+#[inline(always)]
+pub(crate) fn fast_scale(v: f32) -> bool {
+    FAST_SCALE.contains(&v.abs())
+}
+
+/// The lanes of `v` outside [`FAST_SCALE`] (NaN included), as a mask.
+#[inline(always)]
+pub(crate) fn slow_scale_lanes<S: Simd>(s: S, v: S::F) -> S::M {
+    let a = s.and_i(s.bits(v), s.splat_i(i32::MAX));
+    let lo = s.lt_i(a, s.splat_i(FAST_SCALE.start().to_bits() as i32));
+    let hi = s.lt_i(s.splat_i(FAST_SCALE.end().to_bits() as i32), a);
+    s.or_m(lo, hi)
+}
+
 /// The per-call switches of the vector loop, resolved once. The hot combinations are
 /// instantiated with compile-time values (see [`run`]), so the per-vector `match`es fold
 /// away; the rest read them at run time (still one predictable branch per vector).
@@ -519,12 +540,7 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
         // The common case: a whole group of contiguous full blocks inside the range, every
         // scale in the fast range: one tight loop, no per-block checks.
         let e_group = row_start + b * block;
-        let fast_lanes_bits = {
-            let a = s.and_i(s.bits(p.s), s.splat_i(i32::MAX));
-            let lo = s.lt_i(a, s.splat_i(pow2f(-30).to_bits() as i32));
-            let hi = s.lt_i(s.splat_i(pow2f(30).to_bits() as i32), a);
-            !s.mask_bits(s.or_m(lo, hi)) & ((1u64 << lanes) - 1) as u32
-        };
+        let fast_lanes_bits = !s.mask_bits(slow_scale_lanes(s, p.s)) & ((1u64 << lanes) - 1) as u32;
         if g == lanes
             && axis_len.is_multiple_of(block)
             && e_group >= begin
@@ -552,9 +568,8 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
             let sj = lane_f32(&sa, j);
             // Eligible: a whole block inside the range, a fast scale, and (for two-vector
             // blocks) a partner block that is eligible too.
-            let whole = |e0: usize, len: usize, sj: f32| {
-                len == block && e0 >= begin && e0 + len <= end && (pow2f(-30)..=pow2f(30)).contains(&sj.abs())
-            };
+            let whole =
+                |e0: usize, len: usize, sj: f32| len == block && e0 >= begin && e0 + len <= end && fast_scale(sj);
             let vpb = block / lanes;
             let next_ok = vpb.is_multiple_of(4) || {
                 // The partner: the next block of the group, in the same row.
@@ -644,12 +659,7 @@ fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, con
             *p = seq_lanes(s, job, c0 + v * lanes, valid);
             // Markstein lane by lane when every scale of the vector is in the fast range
             // (padding lanes hold 1).
-            let a = s.and_i(s.bits(p.s), s.splat_i(i32::MAX));
-            let out = s.or_m(
-                s.lt_i(a, s.splat_i(pow2f(-30).to_bits() as i32)),
-                s.lt_i(s.splat_i(pow2f(30).to_bits() as i32), a),
-            );
-            if S::HAS_FMA && s.mask_bits(out) == 0 {
+            if S::HAS_FMA && s.mask_bits(slow_scale_lanes(s, p.s)) == 0 {
                 p.r = s.div(s.splat(1.0), p.s);
                 p.fast = true;
             }
@@ -728,7 +738,16 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const SIGNED: bool> IsaKernel<S>
     #[inline(always)]
     fn run_on(self, s: S) {
         let sp = self.sp.fold::<SRC, PREC, 8>();
-        axis_sat8_rows::<S, SIGNED>(s, &sp, self.x, self.y, self.begin, self.geometry, &self.params[..self.nv], &self.zz)
+        axis_sat8_rows::<S, SIGNED>(
+            s,
+            &sp,
+            self.x,
+            self.y,
+            self.begin,
+            self.geometry,
+            &self.params[..self.nv],
+            &self.zz,
+        )
     }
 }
 
@@ -825,11 +844,8 @@ pub(crate) fn splat_lanes<S: Simd>(s: S, job: &Job<'_>, k: usize) -> Lanes<S> {
     let raw = job.scale_kind.get(job.scale, k);
     let sp = job.prec.round_scalar(raw);
     let r = 1.0 / sp;
-    let a = sp.abs();
-    // Markstein's correction is exact when s, 1/s, x and the residual are normal. Keeping
-    // |s| in [2^-30, 2^30] makes every x that could fail (|x| < 2^-96) give |q| < 2^-66,
-    // which every output type rounds to ±0 whatever its last bits: no per-vector check.
-    let fast = (pow2f(-30)..=pow2f(30)).contains(&a);
+    // Markstein's exact division (module docs), without a per-vector check.
+    let fast = fast_scale(sp);
     let z = job.zp(k);
     let (lo, hi) = match job.enc {
         Encode::Int { qmin, qmax } => ((qmin - z) as f32, (qmax - z) as f32),

@@ -236,14 +236,7 @@ struct Fwd<'a> {
 
 /// [`forward_vec`] in a function of its own, for the heads, tails and per-lane-scale
 /// vectors (one shared copy keeps [`forward_with`] small).
-fn forward_part<S: Simd, const MINI: u8>(
-    s: S,
-    f: &Fwd<'_>,
-    p: &Lanes<S>,
-    i: usize,
-    take: usize,
-    y: &mut [u8],
-) -> u32 {
+fn forward_part<S: Simd, const MINI: u8>(s: S, f: &Fwd<'_>, p: &Lanes<S>, i: usize, take: usize, y: &mut [u8]) -> u32 {
     // Copies (see `quantize::partial`).
     s.enter(ForwardPart::<S, MINI> { f: *f, p: *p, i, take, y })
 }
@@ -267,14 +260,7 @@ impl<S: Simd, const MINI: u8> IsaKernel<S> for ForwardPart<'_, '_, S, MINI> {
 /// One vector of the forward: elements `i .. i + take` (`take <= LANES`), outputs stored,
 /// the mask bits of those elements returned.
 #[inline(always)]
-fn forward_vec<S: Simd, const MINI: u8>(
-    s: S,
-    f: &Fwd<'_>,
-    p: &Lanes<S>,
-    i: usize,
-    take: usize,
-    y: &mut [u8],
-) -> u32 {
+fn forward_vec<S: Simd, const MINI: u8>(s: S, f: &Fwd<'_>, p: &Lanes<S>, i: usize, take: usize, y: &mut [u8]) -> u32 {
     let (job, sp) = (&f.job, &f.sp);
     let lanes = S::LANES;
     let xs = sp.src.size();
