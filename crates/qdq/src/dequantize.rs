@@ -137,7 +137,6 @@ pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mu
     match (job.x.dtype.bits(), job.mini.is_some(), job.out) {
         (8, false, Out::F32) => walk::<S, 8, 0, 0>(s, job, begin, end, y),
         (4, false, Out::F32) => walk::<S, 4, 0, 0>(s, job, begin, end, y),
-        (16, false, Out::F32) => walk::<S, 16, 0, 0>(s, job, begin, end, y),
         (8, true, Out::F32) => walk::<S, 8, 1, 0>(s, job, begin, end, y),
         (4, true, Out::F32) => walk::<S, 4, 1, 0>(s, job, begin, end, y),
         (8, false, Out::F16) => walk::<S, 8, 0, 1>(s, job, begin, end, y),

@@ -603,7 +603,12 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
             } else {
                 // The part of this block inside the range, on the general path.
                 let (lo, hi) = (e0.max(begin), e1.min(end));
-                walk::<S, SRC, PREC, 0, 8>(s, job, lo, hi, &mut y[lo - begin..hi - begin]);
+                // One of the variants `run` has anyway (not a walk of its own).
+                let yb = &mut y[lo - begin..hi - begin];
+                match SRC {
+                    0 => walk::<S, 0, 0, 0, 8>(s, job, lo, hi, yb),
+                    _ => walk::<S, ANY, ANY, 0, ANY>(s, job, lo, hi, yb),
+                }
                 j += 1;
                 b += 1;
             }
@@ -982,12 +987,9 @@ fn partial<S: Simd, const MINI: u8>(
 ) {
     // Copies, not references: a caller's value whose address escapes into a call that is
     // not inlined would be reloaded from memory after it, in the caller's hot loop too.
-    // A float format known at compile time runs the run-time codec here: partial vectors
-    // are rare, and one copy per ISA (not one per format) keeps the crate quick to build.
-    match MINI {
-        0 => s.enter(Partial::<S, 0> { job: *job, sp: *sp, i, take, p: *p, begin, y }),
-        _ => s.enter(Partial::<S, MINI_RUNTIME> { job: *job, sp: *sp, i, take, p: *p, begin, y }),
-    }
+    // One copy per ISA, with the run-time codec (integer outputs included): partial
+    // vectors are rare next to whole ones, and fewer copies keep the crate quick to build.
+    s.enter(Partial::<S, MINI_RUNTIME> { job: *job, sp: *sp, i, take, p: *p, begin, y })
 }
 
 /// [`partial_vec`] as a kernel of its own: heads and tails are rare next to whole vectors,
@@ -1293,12 +1295,9 @@ fn run_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: 
                 }
             }
             Scales::Seq(k0) => {
-                // Per-lane scales: the run-time float codec, as for partial vectors.
+                // Per-lane scales: one copy per ISA, as for partial vectors.
                 let (job, seg_start) = (*job, seg.start);
-                match MINI {
-                    0 => s.enter(SeqRun::<0> { job, sp, seg_start, k0, i, head, stop, begin, y: &mut *y }),
-                    _ => s.enter(SeqRun::<MINI_RUNTIME> { job, sp, seg_start, k0, i, head, stop, begin, y: &mut *y }),
-                }
+                s.enter(SeqRun::<MINI_RUNTIME> { job, sp, seg_start, k0, i, head, stop, begin, y: &mut *y })
             }
         }
     }
