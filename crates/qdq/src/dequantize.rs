@@ -214,19 +214,24 @@ fn run_with<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8>(
                 partial(s, job, i, take, sc, z, begin, out, y);
                 i += take;
             }
-            while i + 4 * lanes <= stop {
-                // A loop the optimiser unrolls (one copy of the vector code unoptimised).
+            // Whole steps of four vectors over exactly their bytes (chunked iteration: no
+            // bounds checks in the loop). A loop per step the optimiser unrolls, and an
+            // unoptimised build keeps one copy of the vector code.
+            let steps = (stop - i) / (4 * lanes);
+            let xbits = bits as usize;
+            let xb = &job.x.data[i * xbits / 8..(i + steps * 4 * lanes) * xbits / 8];
+            let yb = &mut y[(i - begin) * os..(i - begin + steps * 4 * lanes) * os];
+            for (xq, yq) in xb.chunks_exact(4 * lanes * xbits / 8).zip(yb.chunks_exact_mut(4 * lanes * os)) {
                 let mut v = [sc; 4];
                 for (k, vk) in v.iter_mut().enumerate() {
-                    let c = load_full(s, bits, job.x.data, i + k * lanes);
+                    let c = load_full(s, bits, xq, k * lanes);
                     *vk = s.mul(decode(s, c, bits, signed, mini, z), sc);
                 }
-                let at = (i - begin) * os;
                 for (k, vk) in v.into_iter().enumerate() {
-                    store(s, out, vk, &mut y[at + k * lanes * os..]);
+                    store(s, out, vk, &mut yq[k * lanes * os..]);
                 }
-                i += 4 * lanes;
             }
+            i += steps * 4 * lanes;
             while i < stop {
                 let take = (stop - i).min(lanes);
                 partial(s, job, i, take, sc, z, begin, out, y);
