@@ -1270,23 +1270,28 @@ fn run_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: 
                     }
                     i += steps * 4 * lanes;
                 }
-                while i + 4 * lanes <= stop {
-                    let xb = &job.x[i * xs..(i + 4 * lanes) * xs];
-                    // A loop the optimiser unrolls (one copy of the vector code unoptimised).
-                    // (No closures here: they would not inherit the ISA's target features.)
+                // Whole steps of four vectors over exactly their bytes (chunked iteration: no
+                // bounds checks in the loop; `i - begin` is on a packing boundary here). A
+                // loop per step the optimiser unrolls: one copy of the vector code
+                // unoptimised. (No closures: they would not inherit the ISA's features.)
+                let steps = (stop - i) / (4 * lanes);
+                let ob = sp.bits as usize;
+                let xb = &job.x[i * xs..(i + steps * 4 * lanes) * xs];
+                let yb = &mut y[(i - begin) * ob / 8..(i - begin + steps * 4 * lanes) * ob / 8];
+                for (xq, yq) in xb.chunks_exact(4 * lanes * xs).zip(yb.chunks_exact_mut(4 * lanes * ob / 8)) {
                     let mut c = [s.splat_i(0); 4];
                     for (k, ck) in c.iter_mut().enumerate() {
-                        *ck = quantize_vec::<S, MINI>(s, &sp, &xb[k * lanes * xs..(k + 1) * lanes * xs], &p);
+                        *ck = quantize_vec::<S, MINI>(s, &sp, &xq[k * lanes * xs..(k + 1) * lanes * xs], &p);
                     }
                     if sp.bits == 8 {
-                        s.store_u8x4(c, &mut y[i - begin..]);
+                        s.store_u8x4(c, yq);
                     } else {
                         for (k, ck) in c.into_iter().enumerate() {
-                            store_codes(s, sp.bits, ck, y, i - begin + k * lanes);
+                            store_codes(s, sp.bits, ck, yq, k * lanes);
                         }
                     }
-                    i += 4 * lanes;
                 }
+                i += steps * 4 * lanes;
                 // The last (up to three) vectors and the tail, one partial vector at a time.
                 while i < stop {
                     let t = lanes.min(stop - i);
