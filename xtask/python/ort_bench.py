@@ -1,9 +1,8 @@
 #!/usr/bin/env python3
 """Times onnxruntime's QuantizeLinear / DequantizeLinear / DynamicQuantizeLinear.
 
-Run by `cargo xtask vs-ort` (see xtask/src/vs_ort.rs); needs onnxruntime, numpy and
-ml_dtypes only (the models are written with a small protobuf encoder below, so the `onnx`
-package is not needed).
+Run by `cargo xtask vs-ort` (see xtask/src/vs_ort.rs); needs onnx (whose `onnx.helper`
+writes the one-node models), onnxruntime, numpy and ml_dtypes.
 
     ort_bench.py [--sizes 1048576,16777216] [--threads 1,2] [--reps 3] [--batch-ms 25] SPEC...
 
@@ -34,13 +33,13 @@ zero points for the integer types (128, 32768, 8, 2 for u8, u16, u4, u2; 0 for s
 """
 
 import json
-import struct
 import sys
 import time
 
 import ml_dtypes
 import numpy as np
 import onnxruntime as ort
+from onnx import helper
 
 # ---------------------------------------------------------------------------------------
 # Element types
@@ -113,63 +112,25 @@ def quantize_codes(t, x, s, zp):
 
 
 # ---------------------------------------------------------------------------------------
-# A minimal protobuf writer for the ONNX messages the models need.
-
-
-def _varint(v):
-    out = bytearray()
-    v &= (1 << 64) - 1
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def _key(field, wire):
-    return _varint((field << 3) | wire)
-
-
-def f_int(field, v):
-    return _key(field, 0) + _varint(v)
-
-
-def f_bytes(field, b):
-    if isinstance(b, str):
-        b = b.encode()
-    return _key(field, 2) + _varint(len(b)) + b
+# Models (onnx.helper)
 
 
 def tensor_proto(name, dtype, dims, raw):
-    return b"".join(f_int(1, d) for d in dims) + f_int(2, ONNX_TYPE[dtype]) + f_bytes(8, name) + f_bytes(9, raw)
+    return helper.make_tensor(name, ONNX_TYPE[dtype], dims, vals=raw, raw=True)
 
 
 def value_info(name, dtype, dims):
-    shape = b"".join(f_bytes(1, f_int(1, d)) for d in dims)
-    tensor_type = f_int(1, ONNX_TYPE[dtype]) + f_bytes(2, shape)
-    return f_bytes(1, name) + f_bytes(2, f_bytes(1, tensor_type))
+    return helper.make_tensor_value_info(name, ONNX_TYPE[dtype], dims)
 
 
-def attribute_int(name, v):
-    return f_bytes(1, name) + f_int(3, v) + f_int(20, 2)  # type INT
-
-
-def node_proto(op, inputs, outputs, attrs):
-    b = b"".join(f_bytes(1, i) for i in inputs) + b"".join(f_bytes(2, o) for o in outputs)
-    b += f_bytes(3, op.lower()) + f_bytes(4, op) + b"".join(f_bytes(5, a) for a in attrs)
-    return b
-
-
-def model_proto(node, inputs, outputs, initializers, opset):
-    graph = f_bytes(1, node) + f_bytes(2, "bench")
-    graph += b"".join(f_bytes(5, t) for t in initializers)
-    graph += b"".join(f_bytes(11, v) for v in inputs) + b"".join(f_bytes(12, v) for v in outputs)
+def model_proto(op, inputs, outputs, attrs, input_infos, output_infos, initializers, opset):
+    """The serialised one-node model: `attrs` is a dict of integer attributes."""
+    node = helper.make_node(op, inputs, outputs, name=op.lower(), **attrs)
+    graph = helper.make_graph([node], "bench", input_infos, output_infos, initializer=initializers)
     ir = 10 if opset <= 21 else 11 if opset <= 23 else 12
-    opset_id = f_bytes(1, "") + f_int(2, opset)
-    return f_int(1, ir) + f_bytes(2, "qdq ort_bench") + f_bytes(7, graph) + f_bytes(8, opset_id)
+    model = helper.make_model(graph, producer_name="qdq ort_bench", ir_version=ir,
+                              opset_imports=[helper.make_opsetid("", opset)])
+    return model.SerializeToString()
 
 
 # ---------------------------------------------------------------------------------------
@@ -247,16 +208,16 @@ def build(spec, n, seed):
             f"{qt} needs ai.onnx opset {opset}; onnxruntime {ort.__version__} implements opsets <= {MAX_OPSET}")
     xdims, sdims, axis, block = layout_shapes(layout, param, n)
     count = int(np.prod(sdims)) if sdims else 1
-    attrs = []
+    attrs = {}
     if axis is not None:
-        attrs.append(attribute_int("axis", axis))
+        attrs["axis"] = axis
     if block is not None:
-        attrs.append(attribute_int("block_size", block))
+        attrs["block_size"] = block
     x = uniform(n, seed)
     keep = []
     if op == "dynamic_quantize":
-        node = node_proto("DynamicQuantizeLinear", ["x"], ["y", "y_scale", "y_zero_point"], [])
-        model = model_proto(node, [value_info("x", "f32", [n])],
+        model = model_proto("DynamicQuantizeLinear", ["x"], ["y", "y_scale", "y_zero_point"], {},
+                            [value_info("x", "f32", [n])],
                             [value_info("y", "u8", [n]), value_info("y_scale", "f32", []),
                              value_info("y_zero_point", "u8", [])], [], 21)
         v, buf = ortvalue("f32", x, n, [n])
@@ -276,9 +237,9 @@ def build(spec, n, seed):
         if src != "f32":
             raise ValueError("ort_bench quantizes from f32 only")
         if not has_zp:
-            attrs.append(attribute_int("output_dtype", ONNX_TYPE[qt]))
-        node = node_proto("QuantizeLinear", inputs, ["y"], attrs)
-        model = model_proto(node, [value_info("x", "f32", xdims)], [value_info("y", qt, xdims)], inits, opset)
+            attrs["output_dtype"] = ONNX_TYPE[qt]
+        model = model_proto("QuantizeLinear", inputs, ["y"], attrs, [value_info("x", "f32", xdims)],
+                            [value_info("y", qt, xdims)], inits, opset)
         v, buf = ortvalue("f32", x, n, xdims)
         feeds = {"x": v}
         outs = {"y": output_value(qt, xdims)}
@@ -290,8 +251,8 @@ def build(spec, n, seed):
         sx = expand_scales(s, layout, param, xdims).reshape(-1)
         zp = ZERO_POINT.get(qt, 0)
         codes = pack_codes(qt, quantize_codes(qt, x, sx, zp))
-        node = node_proto("DequantizeLinear", inputs, ["y"], attrs)
-        model = model_proto(node, [value_info("x", qt, xdims)], [value_info("y", "f32", xdims)], inits, opset)
+        model = model_proto("DequantizeLinear", inputs, ["y"], attrs, [value_info("x", qt, xdims)],
+                            [value_info("y", "f32", xdims)], inits, opset)
         v, buf = ortvalue(qt, codes, n, xdims)
         feeds = {"x": v}
         outs = {"y": output_value("f32", xdims)}

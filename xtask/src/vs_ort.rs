@@ -1,6 +1,6 @@
 //! `cargo xtask vs-ort`: qdq against onnxruntime on the same shapes, in the same run.
 //!
-//! 1. A Python virtual environment with `onnxruntime`, `numpy` and `ml_dtypes` is created at
+//! 1. A Python virtual environment with `onnx`, `onnxruntime`, `numpy` and `ml_dtypes` is created at
 //!    `target/venv-ort` (reused when it already imports them; `--python` names another
 //!    interpreter instead).
 //! 2. For each of `--rounds` rounds (default 3): `xtask/python/ort_bench.py` times
@@ -24,7 +24,7 @@ use qdq::{Config, DataType};
 use qdq_benches::{median, size_name, time_batches, Case, Shape};
 
 /// The onnxruntime-side packages.
-pub const PACKAGES: [&str; 3] = ["onnxruntime", "numpy", "ml_dtypes"];
+pub const PACKAGES: [&str; 4] = ["onnx", "onnxruntime", "numpy", "ml_dtypes"];
 
 /// Command-line options.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -155,7 +155,7 @@ fn venv_python(venv: &Path) -> PathBuf {
 
 fn imports_ok(python: &Path) -> bool {
     Command::new(python)
-        .args(["-c", "import onnxruntime, numpy, ml_dtypes"])
+        .args(["-c", "import onnx, onnxruntime, numpy, ml_dtypes"])
         .output()
         .map(|o| o.status.success())
         .unwrap_or(false)
@@ -182,7 +182,7 @@ pub fn ensure_python(python: Option<&Path>, log: &mut dyn Write) -> Result<PathB
         return if imports_ok(p) {
             Ok(p.to_path_buf())
         } else {
-            Err(format!("{} cannot import onnxruntime, numpy and ml_dtypes", p.display()))
+            Err(format!("{} cannot import onnx, onnxruntime, numpy and ml_dtypes", p.display()))
         };
     }
     let venv = crate::workspace_root().join("target").join("venv-ort");
