@@ -296,7 +296,7 @@ pub fn quantize_linear_with<B: Backend + ?Sized>(
 ) -> Result<Tensor> {
     let plan = plan_quantize(opset, x, scale, zero_point, attrs)?;
     let mut data = vec![0u8; plan.y_bytes];
-    backend.quantize(&plan, &mut data);
+    backend.quantize(&plan, &mut data)?;
     Ok(Tensor { dtype: plan.opts.output, shape: plan.x.shape.to_vec(), data })
 }
 
@@ -417,7 +417,7 @@ pub fn dequantize_linear_with<B: Backend + ?Sized>(
 ) -> Result<Tensor> {
     let plan = plan_dequantize(opset, x, scale, zero_point, attrs)?;
     let mut data = vec![0u8; plan.y_bytes];
-    backend.dequantize(&plan, &mut data);
+    backend.dequantize(&plan, &mut data)?;
     Ok(Tensor { dtype: plan.output, shape: plan.shape.to_vec(), data })
 }
 
@@ -438,7 +438,7 @@ pub fn dynamic_quantize_linear_with<B: Backend + ?Sized>(
     }
     let n = x.checked_len("x")?;
     let mut y = vec![0u8; n];
-    let (scale, zp) = backend.dynamic_quantize(x.data, &mut y);
+    let (scale, zp) = backend.dynamic_quantize(x.data, &mut y)?;
     Ok([
         Tensor { dtype: DataType::U8, shape: x.shape.to_vec(), data: y },
         Tensor { dtype: DataType::F32, shape: vec![], data: scale.to_le_bytes().to_vec() },
@@ -447,15 +447,17 @@ pub fn dynamic_quantize_linear_with<B: Backend + ?Sized>(
 }
 
 /// What executes validated calls: [`Reference`] here, the SIMD kernels in the `qdq` crate.
-/// The plans are validated, so implementations need not check anything.
+/// The plans are validated, so an implementation checks only what is its own (the `qdq`
+/// backend: whether its configured ISA is available), and reports that as an error rather
+/// than running something else.
 pub trait Backend {
     /// Runs a QuantizeLinear plan into `y` (`plan.y_bytes` bytes, zero-initialised).
-    fn quantize(&self, plan: &QuantizePlan<'_>, y: &mut [u8]);
+    fn quantize(&self, plan: &QuantizePlan<'_>, y: &mut [u8]) -> Result<()>;
     /// Runs a DequantizeLinear plan into `y` (`plan.y_bytes` bytes).
-    fn dequantize(&self, plan: &DequantizePlan<'_>, y: &mut [u8]);
+    fn dequantize(&self, plan: &DequantizePlan<'_>, y: &mut [u8]) -> Result<()>;
     /// DynamicQuantizeLinear of `x` (little-endian f32 bytes) into `y` (one byte per element);
     /// returns the scale and zero point.
-    fn dynamic_quantize(&self, x: &[u8], y: &mut [u8]) -> (f32, u8);
+    fn dynamic_quantize(&self, x: &[u8], y: &mut [u8]) -> Result<(f32, u8)>;
 }
 
 /// The scalar reference backend.
@@ -463,7 +465,7 @@ pub trait Backend {
 pub struct Reference;
 
 impl Backend for Reference {
-    fn quantize(&self, plan: &QuantizePlan<'_>, y: &mut [u8]) {
+    fn quantize(&self, plan: &QuantizePlan<'_>, y: &mut [u8]) -> Result<()> {
         quantize::run(
             &Bytes { dtype: plan.x.dtype, data: plan.x.data },
             plan.len,
@@ -474,9 +476,10 @@ impl Backend for Reference {
             plan.precision,
             y,
         );
+        Ok(())
     }
 
-    fn dequantize(&self, plan: &DequantizePlan<'_>, y: &mut [u8]) {
+    fn dequantize(&self, plan: &DequantizePlan<'_>, y: &mut [u8]) -> Result<()> {
         dequantize::run(
             &plan.x,
             &Bytes { dtype: plan.scale.dtype, data: plan.scale.data },
@@ -484,9 +487,10 @@ impl Backend for Reference {
             &plan.layout,
             &mut BytesMut { dtype: plan.output, data: y },
         );
+        Ok(())
     }
 
-    fn dynamic_quantize(&self, x: &[u8], y: &mut [u8]) -> (f32, u8) {
+    fn dynamic_quantize(&self, x: &[u8], y: &mut [u8]) -> Result<(f32, u8)> {
         use crate::values::Read;
         let xs = Bytes { dtype: DataType::F32, data: x };
         let (lo, hi) = dynamic::range((0..y.len()).map(|i| xs.value(i) as f32));
@@ -494,7 +498,7 @@ impl Backend for Reference {
         for (i, o) in y.iter_mut().enumerate() {
             *o = dynamic::dynamic_value(xs.value(i) as f32, scale, zp);
         }
-        (scale, zp)
+        Ok((scale, zp))
     }
 }
 

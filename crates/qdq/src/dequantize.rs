@@ -10,7 +10,7 @@
 //! i32 x with a zero point runs the reference (the difference may not fit in i32).
 
 use crate::isa::Kernel;
-use crate::quantize::{load_codes, ScaleKind};
+use crate::quantize::{load_codes, load_full, ScaleKind};
 use crate::segments::{Scales, Segments};
 use crate::simd::{decode_minifloat, f32_to_bf16_bits, MiniFormat, Simd};
 use qdq_ref::float::FloatFormat;
@@ -72,21 +72,6 @@ impl<'a> Job<'a> {
         // A float zero point is zero (validated) and takes no part in the arithmetic.
         let zero_point = if mini.is_some() { None } else { zero_point };
         Some(Job { x, scale_kind: ScaleKind::of(scale_type)?, scale, zero_point, mini, out: Out::of(out)?, layout })
-    }
-}
-
-/// Codes of `LANES` elements from element `i` (full vector, `i` aligned to the packing
-/// group), zero-extended; `bits` folds to a constant in the specialised loops.
-#[inline(always)]
-fn load_full<S: Simd>(s: S, bits: u32, data: &[u8], i: usize) -> S::I {
-    let b = &data[i * bits as usize / 8..];
-    match bits {
-        8 => s.load_u8(b),
-        16 => s.load_u16(b),
-        32 => s.load_i32(b),
-        4 => s.load_u4(b),
-        2 => s.load_u2(b),
-        _ => s.load_u6(b),
     }
 }
 
@@ -193,12 +178,7 @@ fn run_with<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8>(
     let gmask = crate::quantize::group(job.x.dtype) - 1;
     let os = out.size();
     let lanes = S::LANES;
-    let n_scales = job.scale.len()
-        / match job.scale_kind {
-            ScaleKind::F32 => 4,
-            ScaleKind::F16 | ScaleKind::Bf16 => 2,
-            ScaleKind::E8M0 => 1,
-        };
+    let n_scales = job.scale.len() / job.scale_kind.size();
     for seg in Segments::new(job.layout, begin, end) {
         let mut i = seg.start;
         let stop = seg.start + seg.len;

@@ -466,8 +466,9 @@ pub fn dynamic_quantize_with(cfg: &Config, x: &[f32], y: &mut [u8]) -> Result<(f
 pub struct Fast(pub Config);
 
 impl qdq_ref::Backend for Fast {
-    fn quantize(&self, plan: &QuantizePlan<'_>, y: &mut [u8]) {
-        let r = quantize_core(
+    /// An ISA this CPU lacks is an error (never a silent fallback to the reference).
+    fn quantize(&self, plan: &QuantizePlan<'_>, y: &mut [u8]) -> Result<()> {
+        quantize_core(
             &self.0,
             (plan.x.dtype, plan.x.data),
             plan.len,
@@ -478,15 +479,11 @@ impl qdq_ref::Backend for Fast {
             plan.precision,
             0..plan.len,
             y,
-        );
-        if r.is_err() {
-            // Only an unavailable forced ISA can fail here; fall back to the reference.
-            qdq_ref::Reference.quantize(plan, y);
-        }
+        )
     }
 
-    fn dequantize(&self, plan: &DequantizePlan<'_>, y: &mut [u8]) {
-        let r = dequantize_core(
+    fn dequantize(&self, plan: &DequantizePlan<'_>, y: &mut [u8]) -> Result<()> {
+        dequantize_core(
             &self.0,
             plan.x,
             (plan.scale.dtype, plan.scale.data),
@@ -495,14 +492,11 @@ impl qdq_ref::Backend for Fast {
             plan.output,
             0..plan.x.len,
             y,
-        );
-        if r.is_err() {
-            qdq_ref::Reference.dequantize(plan, y);
-        }
+        )
     }
 
-    fn dynamic_quantize(&self, x: &[u8], y: &mut [u8]) -> (f32, u8) {
-        dynamic::run(&self.0, x, y).unwrap_or_else(|_| qdq_ref::Reference.dynamic_quantize(x, y))
+    fn dynamic_quantize(&self, x: &[u8], y: &mut [u8]) -> Result<(f32, u8)> {
+        dynamic::run(&self.0, x, y)
     }
 }
 

@@ -93,7 +93,7 @@ impl ScaleKind {
         })
     }
 
-    fn size(self) -> usize {
+    pub(crate) fn size(self) -> usize {
         match self {
             ScaleKind::F32 => 4,
             ScaleKind::F16 | ScaleKind::Bf16 => 2,
@@ -722,7 +722,10 @@ fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, con
     }
 }
 
-/// [`axis_sat8_rows`] as a kernel of its own (once per channel tile).
+/// The rows `r0..r1` of one channel tile (`geometry = (r0, r1, channels, first channel)`)
+/// on the saturating 8-bit path, as a kernel of its own (once per tile): `params` per
+/// vector (the first `nv`), `zz` the zero points of vector pairs packed for
+/// [`Simd::store_sat8x4`].
 struct AxisSat8Rows<'a, S: Simd, const SRC: u8, const PREC: u8, const SIGNED: bool> {
     sp: Spec,
     x: &'a [u8],
@@ -743,50 +746,26 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const SIGNED: bool> IsaKernel<S>
     #[inline(always)]
     fn run_on(self, s: S) {
         let sp = self.sp.fold::<SRC, PREC, 8>();
-        axis_sat8_rows::<S, SIGNED>(
-            s,
-            &sp,
-            self.x,
-            self.y,
-            self.begin,
-            self.geometry,
-            &self.params[..self.nv],
-            &self.zz,
-        )
-    }
-}
-
-/// The rows `r0..r1` of one channel tile (`geometry = (r0, r1, channels, first channel)`)
-/// on the saturating 8-bit path: `params` per vector, `zz` the zero points of vector pairs
-/// packed for [`Simd::store_sat8x4`].
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn axis_sat8_rows<S: Simd, const SIGNED: bool>(
-    s: S,
-    sp: &Spec,
-    x: &[u8],
-    y: &mut [u8],
-    begin: usize,
-    geometry: (usize, usize, usize, usize),
-    params: &[Lanes<S>],
-    zz: &[S::I],
-) {
-    let (r0, r1, channels, c0) = geometry;
-    let lanes = S::LANES;
-    let xs = sp.src.size();
-    for row in r0..r1 {
-        let e0 = row * channels + c0;
-        for q in 0..params.len() / 4 {
-            let e = e0 + 4 * q * lanes;
-            let xq = &x[e * xs..(e + 4 * lanes) * xs];
-            let p = &params[4 * q..4 * q + 4];
-            let c = sat8_step(s, sp, xq, [&p[0], &p[1], &p[2], &p[3]]);
-            s.store_sat8x4(c, [zz[2 * q], zz[2 * q + 1]], SIGNED, &mut y[e - begin..e - begin + 4 * lanes]);
+        let (r0, r1, channels, c0) = self.geometry;
+        let (params, zz, x, y, begin) = (&self.params[..self.nv], &self.zz, self.x, self.y, self.begin);
+        let lanes = S::LANES;
+        let xs = sp.src.size();
+        for row in r0..r1 {
+            let e0 = row * channels + c0;
+            for q in 0..params.len() / 4 {
+                let e = e0 + 4 * q * lanes;
+                let xq = &x[e * xs..(e + 4 * lanes) * xs];
+                let p = &params[4 * q..4 * q + 4];
+                let c = sat8_step(s, &sp, xq, [&p[0], &p[1], &p[2], &p[3]]);
+                s.store_sat8x4(c, [zz[2 * q], zz[2 * q + 1]], SIGNED, &mut y[e - begin..e - begin + 4 * lanes]);
+            }
         }
     }
 }
 
-/// [`blocked_group`] as a kernel of its own (once per group of `LANES` blocks).
+/// `LANES` contiguous full blocks of [`run_blocked_sat8`] whose scales are all in the fast
+/// range, as a kernel of its own (once per group): `params` holds the scales, reciprocals
+/// and zero points as little-endian lanes.
 struct BlockedGroup<'a, const SRC: u8, const PREC: u8, const SIGNED: bool> {
     sp: Spec,
     x: &'a [u8],
@@ -799,39 +778,26 @@ impl<const SRC: u8, const PREC: u8, const SIGNED: bool> Kernel for BlockedGroup<
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, s: S) {
-        let [sa, ra, za] = &self.params;
         let sp = self.sp.fold::<SRC, PREC, 8>();
-        blocked_group::<S, SIGNED>(s, &sp, self.x, self.y, self.block, [sa, ra, za])
-    }
-}
-
-/// `LANES` contiguous full blocks of [`run_blocked_sat8`] whose scales are all in the fast
-/// range: `params` holds the scales, reciprocals and zero points as little-endian lanes.
-#[inline(always)]
-fn blocked_group<S: Simd, const SIGNED: bool>(
-    s: S,
-    sp: &Spec,
-    x: &[u8],
-    y: &mut [u8],
-    block: usize,
-    params: [&[u8; 64]; 3],
-) {
-    let lanes = S::LANES;
-    let vb = lanes * sp.src.size();
-    let [sa, ra, za] = params;
-    let f = |a: &[u8; 64], j: usize| f32::from_le_bytes([a[4 * j], a[4 * j + 1], a[4 * j + 2], a[4 * j + 3]]);
-    let z = |j: usize| i32::from_le_bytes([za[4 * j], za[4 * j + 1], za[4 * j + 2], za[4 * j + 3]]);
-    // Steps of four vectors: two blocks of two vectors, or a quarter of a larger block.
-    let steps = lanes * block / (4 * lanes);
-    let per_block = (block / (4 * lanes)).max(1);
-    for step in 0..steps {
-        let (ja, jb) = if block == 2 * lanes { (2 * step, 2 * step + 1) } else { (step / per_block, step / per_block) };
-        let pa = fast_lanes(s, f(sa, ja), f(ra, ja), z(ja));
-        let pb = fast_lanes(s, f(sa, jb), f(ra, jb), z(jb));
-        let xq = &x[step * 4 * vb..(step + 1) * 4 * vb];
-        let yq = &mut y[step * 4 * lanes..(step + 1) * 4 * lanes];
-        let c = sat8_step(s, sp, xq, [&pa, &pa, &pb, &pb]);
-        s.store_sat8x4(c, [s.splat_i16(pa.zi), s.splat_i16(pb.zi)], SIGNED, yq);
+        let (x, y, block) = (self.x, self.y, self.block);
+        let [sa, ra, za] = &self.params;
+        let lanes = S::LANES;
+        let vb = lanes * sp.src.size();
+        let f = |a: &[u8; 64], j: usize| f32::from_le_bytes([a[4 * j], a[4 * j + 1], a[4 * j + 2], a[4 * j + 3]]);
+        let z = |j: usize| i32::from_le_bytes([za[4 * j], za[4 * j + 1], za[4 * j + 2], za[4 * j + 3]]);
+        // Steps of four vectors: two blocks of two vectors, or a quarter of a larger block.
+        let steps = lanes * block / (4 * lanes);
+        let per_block = (block / (4 * lanes)).max(1);
+        for step in 0..steps {
+            let (ja, jb) =
+                if block == 2 * lanes { (2 * step, 2 * step + 1) } else { (step / per_block, step / per_block) };
+            let pa = fast_lanes(s, f(sa, ja), f(ra, ja), z(ja));
+            let pb = fast_lanes(s, f(sa, jb), f(ra, jb), z(jb));
+            let xq = &x[step * 4 * vb..(step + 1) * 4 * vb];
+            let yq = &mut y[step * 4 * lanes..(step + 1) * 4 * lanes];
+            let c = sat8_step(s, &sp, xq, [&pa, &pa, &pb, &pb]);
+            s.store_sat8x4(c, [s.splat_i16(pa.zi), s.splat_i16(pb.zi)], SIGNED, yq);
+        }
     }
 }
 
@@ -911,6 +877,22 @@ pub(crate) fn seq_lanes<S: Simd>(s: S, job: &Job<'_>, k: usize, valid: usize) ->
     Lanes { s: sp, raw: sv, r: sp, fast: false, zi: 0, z, lo, hi, zf }
 }
 
+/// Codes of `LANES` elements from element `i` of packed `bits`-wide data (a full vector,
+/// `i` on a packing-group boundary), zero-extended; `bits` folds to a constant in the
+/// specialised loops.
+#[inline(always)]
+pub(crate) fn load_full<S: Simd>(s: S, bits: u32, data: &[u8], i: usize) -> S::I {
+    let b = &data[i * bits as usize / 8..];
+    match bits {
+        8 => s.load_u8(b),
+        16 => s.load_u16(b),
+        32 => s.load_i32(b),
+        4 => s.load_u4(b),
+        2 => s.load_u2(b),
+        _ => s.load_u6(b),
+    }
+}
+
 /// Loads `LANES` element codes of a packed tensor from element `k` as i32 (sign-extended
 /// when `signed` and the type is signed). `valid` lanes are real; the rest read as 0.
 #[inline(always)]
@@ -920,16 +902,7 @@ pub(crate) fn load_codes<S: Simd>(s: S, p: &Packed<'_>, k: usize, valid: usize, 
     let full = valid == S::LANES && k + S::LANES <= p.len;
     let aligned = (k * bits).is_multiple_of(8);
     let raw = if full && aligned {
-        let b = &p.data[k * bits / 8..];
-        match bits {
-            8 => s.load_u8(b),
-            16 => s.load_u16(b),
-            32 => s.load_i32(b),
-            4 => s.load_u4(b),
-            2 => s.load_u2(b),
-            6 => s.load_u6(b),
-            _ => unreachable!("no {bits}-bit type"),
-        }
+        load_full(s, t.bits(), p.data, k)
     } else {
         let mut tmp = [0u8; 64];
         for i in 0..valid.min(S::LANES) {
@@ -992,7 +965,7 @@ fn partial<S: Simd, const MINI: u8>(
     s.enter(Partial::<S, MINI_RUNTIME> { job: *job, sp: *sp, i, take, p: *p, begin, y })
 }
 
-/// [`partial_vec`] as a kernel of its own: heads and tails are rare next to whole vectors,
+/// [`partial`] as a kernel of its own: heads and tails are rare next to whole vectors,
 /// and one shared copy keeps the walks small.
 struct Partial<'a, 'y, S: Simd, const MINI: u8> {
     job: Job<'a>,
@@ -1008,31 +981,17 @@ impl<S: Simd, const MINI: u8> IsaKernel<S> for Partial<'_, '_, S, MINI> {
     type Output = ();
     #[inline(always)]
     fn run_on(self, s: S) {
-        partial_vec::<S, MINI>(s, &self.job, &self.sp, self.i, self.take, &self.p, self.begin, self.y)
-    }
-}
-
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn partial_vec<S: Simd, const MINI: u8>(
-    s: S,
-    job: &Job<'_>,
-    sp: &Spec,
-    i: usize,
-    take: usize,
-    p: &Lanes<S>,
-    begin: usize,
-    y: &mut [u8],
-) {
-    let xs = job.src.size();
-    let mut xt = [0u8; 64];
-    xt[..take * xs].copy_from_slice(&job.x[i * xs..(i + take) * xs]);
-    let c = quantize_vec::<S, MINI>(s, sp, &xt, p);
-    let mut ct = [0u8; 64];
-    s.store_i32(c, &mut ct);
-    for t in 0..take {
-        let code = i32::from_le_bytes([ct[4 * t], ct[4 * t + 1], ct[4 * t + 2], ct[4 * t + 3]]);
-        packing::set(job.out, y, i - begin + t, code as u32);
+        let Partial { job, sp, i, take, p, begin, y } = self;
+        let xs = job.src.size();
+        let mut xt = [0u8; 64];
+        xt[..take * xs].copy_from_slice(&job.x[i * xs..(i + take) * xs]);
+        let c = quantize_vec::<S, MINI>(s, &sp, &xt, &p);
+        let mut ct = [0u8; 64];
+        s.store_i32(c, &mut ct);
+        for t in 0..take {
+            let code = i32::from_le_bytes([ct[4 * t], ct[4 * t + 1], ct[4 * t + 2], ct[4 * t + 3]]);
+            packing::set(job.out, y, i - begin + t, code as u32);
+        }
     }
 }
 

@@ -54,6 +54,27 @@ impl Segments {
         };
         Segments { layout, e: begin, end, o, d, j }
     }
+
+    /// Moves `len` elements along the axis (inner size 1), to the next outer index at
+    /// its end.
+    #[inline]
+    fn advance_axis(&mut self, len: usize, axis_len: usize) {
+        self.d += len;
+        if self.d == axis_len {
+            self.d = 0;
+            self.o += 1;
+        }
+    }
+
+    /// Moves `len` elements along the inner dimension, to the next axis index at its end.
+    #[inline]
+    fn advance_inner(&mut self, len: usize, inner: usize, axis_len: usize) {
+        self.j += len;
+        if self.j == inner {
+            self.j = 0;
+            self.advance_axis(1, axis_len);
+        }
+    }
 }
 
 impl Iterator for Segments {
@@ -67,30 +88,17 @@ impl Iterator for Segments {
         let left = self.end - self.e;
         let (len, scales) = match self.layout {
             Layout::PerTensor => (left, Scales::Splat(0)),
+            Layout::PerAxis { axis_len, inner: 1, .. } => {
+                let len = (axis_len - self.d).min(left);
+                let seg = (len, Scales::Seq(self.d));
+                self.advance_axis(len, axis_len);
+                seg
+            }
             Layout::PerAxis { axis_len, inner, .. } => {
-                if inner == 1 {
-                    let len = (axis_len - self.d).min(left);
-                    let seg = (len, Scales::Seq(self.d));
-                    self.d += len;
-                    if self.d == axis_len {
-                        self.d = 0;
-                        self.o += 1;
-                    }
-                    seg
-                } else {
-                    let len = (inner - self.j).min(left);
-                    let seg = (len, Scales::Splat(self.d));
-                    self.j += len;
-                    if self.j == inner {
-                        self.j = 0;
-                        self.d += 1;
-                        if self.d == axis_len {
-                            self.d = 0;
-                            self.o += 1;
-                        }
-                    }
-                    seg
-                }
+                let len = (inner - self.j).min(left);
+                let seg = (len, Scales::Splat(self.d));
+                self.advance_inner(len, inner, axis_len);
+                seg
             }
             Layout::Blocked { axis_len, inner, block, .. } => {
                 let blocks = axis_len.div_ceil(block);
@@ -98,24 +106,12 @@ impl Iterator for Segments {
                 if inner == 1 {
                     let block_end = ((self.d / block + 1) * block).min(axis_len);
                     let len = (block_end - self.d).min(left);
-                    self.d += len;
-                    if self.d == axis_len {
-                        self.d = 0;
-                        self.o += 1;
-                    }
+                    self.advance_axis(len, axis_len);
                     (len, Scales::Splat(k_row))
                 } else {
                     let len = (inner - self.j).min(left);
                     let seg = (len, Scales::Seq(k_row * inner + self.j));
-                    self.j += len;
-                    if self.j == inner {
-                        self.j = 0;
-                        self.d += 1;
-                        if self.d == axis_len {
-                            self.d = 0;
-                            self.o += 1;
-                        }
-                    }
+                    self.advance_inner(len, inner, axis_len);
                     seg
                 }
             }

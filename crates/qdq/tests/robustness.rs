@@ -415,3 +415,28 @@ fn empty_blocked_and_per_axis_layouts_quantize_like_the_reference() {
         }
     }
 }
+
+/// The tensor-level backend reports an ISA the CPU lacks as an error (it used to fall back
+/// to the reference silently).
+#[test]
+fn tensor_backend_reports_an_unavailable_isa() {
+    let Some(isa) = qdq::Isa::ALL.into_iter().find(|i| !i.is_available()) else {
+        println!("skipped: this CPU has every ISA, so none can be unavailable");
+        return;
+    };
+    let cfg = qdq::Config::default().with_isa(isa);
+    let x = f32_bytes(&[0.5, -1.0, 3.0]);
+    let one = f32_bytes(&[1.0]);
+    let xt = TensorRef { dtype: DataType::F32, shape: &[3], data: &x };
+    let s = TensorRef { dtype: DataType::F32, shape: &[], data: &one };
+    let q = qdq_ref::tensor::quantize_linear_with(&qdq::Fast(cfg), V25, xt, s, None, &QuantizeAttributes::default());
+    let e = expect(q, ErrorKind::InvalidAttribute, "not available");
+    assert!(e.message().contains(isa.name()), "{e}");
+    let codes = [1u8, 2, 3];
+    let xq = TensorRef { dtype: DataType::U8, shape: &[3], data: &codes };
+    let d =
+        qdq_ref::tensor::dequantize_linear_with(&qdq::Fast(cfg), V25, xq, s, None, &DequantizeAttributes::default());
+    expect(d, ErrorKind::InvalidAttribute, "not available");
+    let dq = qdq_ref::tensor::dynamic_quantize_linear_with(&qdq::Fast(cfg), Opset::onnx(11), xt);
+    expect(dq, ErrorKind::InvalidAttribute, "not available");
+}
