@@ -172,9 +172,11 @@ fn timed(cmd: &mut Command) -> Result<(f64, Option<u64>), String> {
 /// `cargo xtask build-time`: clean release builds of `qdq` (this workspace) and of
 /// `gemm` 0.18 (a fresh crate depending on it), back to back, each into an empty target
 /// directory, with the dependencies already downloaded; prints both times, the ratio and
-/// the peak memory of the largest compiler process. `also_dev` adds a clean dev-profile
-/// build of qdq.
-pub fn build_time(also_dev: bool) -> Result<(), String> {
+/// the peak memory of the largest compiler process. `rounds` pairs of builds alternate
+/// (qdq, gemm, qdq, gemm, ...) and the median ratio is reported: on a shared virtual
+/// machine one pair can be off by a third. `also_dev` adds a clean dev-profile build of
+/// qdq.
+pub fn build_time(also_dev: bool, rounds: usize) -> Result<(), String> {
     let root = root();
     let scratch = root.join("target/build-time");
     let gemm_dir = scratch.join("gemm-probe");
@@ -195,29 +197,35 @@ pub fn build_time(also_dev: bool) -> Result<(), String> {
         Ok(d)
     };
     let mut rows = Vec::new();
-    let mut qdq = Command::new(cargo());
-    qdq.args(["build", "--release", "-p", "qdq"]).current_dir(&root).env("CARGO_TARGET_DIR", fresh("qdq")?);
-    println!("building qdq (release, clean) ...");
-    let q = timed(&mut qdq)?;
-    rows.push(("qdq release", q));
-    let mut gemm = Command::new(cargo());
-    gemm.args(["build", "--release"]).current_dir(&gemm_dir).env("CARGO_TARGET_DIR", fresh("gemm")?);
-    println!("building gemm 0.18 (release, clean) ...");
-    let g = timed(&mut gemm)?;
-    rows.push(("gemm 0.18 release", g));
+    let mut ratios = Vec::new();
+    for round in 1..=rounds.max(1) {
+        let mut qdq = Command::new(cargo());
+        qdq.args(["build", "--release", "-p", "qdq"]).current_dir(&root).env("CARGO_TARGET_DIR", fresh("qdq")?);
+        println!("round {round}: building qdq (release, clean) ...");
+        let q = timed(&mut qdq)?;
+        rows.push((format!("qdq release #{round}"), q));
+        let mut gemm = Command::new(cargo());
+        gemm.args(["build", "--release"]).current_dir(&gemm_dir).env("CARGO_TARGET_DIR", fresh("gemm")?);
+        println!("round {round}: building gemm 0.18 (release, clean) ...");
+        let g = timed(&mut gemm)?;
+        rows.push((format!("gemm 0.18 release #{round}"), g));
+        ratios.push(q.0 / g.0);
+    }
     if also_dev {
         let mut dev = Command::new(cargo());
         dev.args(["build", "-p", "qdq"]).current_dir(&root).env("CARGO_TARGET_DIR", fresh("qdq-dev")?);
         println!("building qdq (dev, clean) ...");
-        rows.push(("qdq dev", timed(&mut dev)?));
+        rows.push(("qdq dev".to_string(), timed(&mut dev)?));
     }
     let _ = std::fs::remove_dir_all(&scratch);
-    println!("{:<20} {:>9} {:>16}", "build", "seconds", "peak rustc MB");
+    println!("{:<24} {:>9} {:>16}", "build", "seconds", "peak rustc MB");
     for (name, (secs, rss)) in &rows {
         let mb = rss.map_or("n/a".to_string(), |k| format!("{:.0}", k as f64 / 1024.0));
-        println!("{name:<20} {secs:>9.1} {mb:>16}");
+        println!("{name:<24} {secs:>9.1} {mb:>16}");
     }
-    println!("ratio qdq / gemm (release): {:.2}", q.0 / g.0);
+    let each: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
+    ratios.sort_by(f64::total_cmp);
+    println!("ratio qdq / gemm (release): median {:.2} of [{}]", ratios[ratios.len() / 2], each.join(", "));
     Ok(())
 }
 

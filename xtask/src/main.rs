@@ -42,9 +42,10 @@ fn usage() -> &'static str {
       Builds xtask/downstream (a crate depending on qdq by path, cargo's default profiles)
       and runs every op on every ISA on the main thread and on a 2 MiB thread; fails if a
       qdq function's stack frame exceeds 256 KiB. Default: the dev and release profiles.
-  cargo xtask build-time [--dev]
+  cargo xtask build-time [--dev] [--rounds N]
       Clean release builds of qdq and of gemm 0.18, back to back: seconds, ratio, peak
-      compiler memory (--dev adds a clean dev-profile build of qdq)."
+      compiler memory (--dev adds a clean dev-profile build of qdq; --rounds N alternates
+      N pairs and reports the median ratio)."
 }
 
 fn profile_cmd(args: &[String]) -> ExitCode {
@@ -301,12 +302,19 @@ fn downstream_cmd(args: &[String]) -> ExitCode {
 }
 
 fn build_time_cmd(args: &[String]) -> ExitCode {
-    let dev = match args {
-        [] => false,
-        [d] if d == "--dev" => true,
-        _ => return bad_usage("build-time takes only --dev"),
-    };
-    match buildcheck::build_time(dev) {
+    let (mut dev, mut rounds) = (false, 1);
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--dev" => dev = true,
+            "--rounds" => match it.next().and_then(|n| n.parse::<usize>().ok()).filter(|n| (1..=9).contains(n)) {
+                Some(n) => rounds = n,
+                None => return bad_usage("--rounds takes a number from 1 to 9"),
+            },
+            s => return bad_usage(&format!("unknown argument {s}")),
+        }
+    }
+    match buildcheck::build_time(dev, rounds) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
