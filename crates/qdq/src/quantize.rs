@@ -550,10 +550,8 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
             let xs = sp.src.size();
             let xb = &job.x[e_group * xs..(e_group + g * block) * xs];
             let yb = &mut y[e_group - begin..e_group - begin + g * block];
-            match qmin < 0 {
-                true => s.enter(BlockedGroup::<SRC, PREC, true> { sp, x: xb, y: yb, block, params: [sa, ra, za] }),
-                false => s.enter(BlockedGroup::<SRC, PREC, false> { sp, x: xb, y: yb, block, params: [sa, ra, za] }),
-            }
+            let signed = qmin < 0;
+            s.enter(BlockedGroup::<SRC, PREC> { sp, signed, x: xb, y: yb, block, params: [sa, ra, za] });
             k += g;
             b += g;
             row_start += b / per_row * axis_len;
@@ -677,28 +675,17 @@ fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, con
             for (t, z) in zz.iter_mut().enumerate().take(nv / 2) {
                 *z = s.pack_i16(params[2 * t].z, params[2 * t + 1].z);
             }
-            match qmin < 0 {
-                true => s.enter(AxisSat8Rows::<S, SRC, PREC, true> {
-                    sp,
-                    x: job.x,
-                    y: &mut *y,
-                    begin,
-                    geometry: (r0, r1, channels, c0),
-                    params,
-                    nv,
-                    zz,
-                }),
-                false => s.enter(AxisSat8Rows::<S, SRC, PREC, false> {
-                    sp,
-                    x: job.x,
-                    y: &mut *y,
-                    begin,
-                    geometry: (r0, r1, channels, c0),
-                    params,
-                    nv,
-                    zz,
-                }),
-            }
+            s.enter(AxisSat8Rows::<S, SRC, PREC> {
+                sp,
+                signed: qmin < 0,
+                x: job.x,
+                y: &mut *y,
+                begin,
+                geometry: (r0, r1, channels, c0),
+                params,
+                nv,
+                zz,
+            });
             c0 += tc;
             continue;
         }
@@ -726,8 +713,10 @@ fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, con
 /// on the saturating 8-bit path, as a kernel of its own (once per tile): `params` per
 /// vector (the first `nv`), `zz` the zero points of vector pairs packed for
 /// [`Simd::store_sat8x4`].
-struct AxisSat8Rows<'a, S: Simd, const SRC: u8, const PREC: u8, const SIGNED: bool> {
+struct AxisSat8Rows<'a, S: Simd, const SRC: u8, const PREC: u8> {
     sp: Spec,
+    /// i8 (else u8) codes: the final pack.
+    signed: bool,
     x: &'a [u8],
     y: &'a mut [u8],
     begin: usize,
@@ -739,12 +728,21 @@ struct AxisSat8Rows<'a, S: Simd, const SRC: u8, const PREC: u8, const SIGNED: bo
     zz: [S::I; AXIS_TILE_VECTORS / 2],
 }
 
-impl<S: Simd, const SRC: u8, const PREC: u8, const SIGNED: bool> IsaKernel<S>
-    for AxisSat8Rows<'_, S, SRC, PREC, SIGNED>
-{
+impl<S: Simd, const SRC: u8, const PREC: u8> IsaKernel<S> for AxisSat8Rows<'_, S, SRC, PREC> {
     type Output = ();
     #[inline(always)]
     fn run_on(self, s: S) {
+        // The final pack at compile time: one branch here, none per step.
+        match self.signed {
+            true => self.rows::<true>(s),
+            false => self.rows::<false>(s),
+        }
+    }
+}
+
+impl<S: Simd, const SRC: u8, const PREC: u8> AxisSat8Rows<'_, S, SRC, PREC> {
+    #[inline(always)]
+    fn rows<const SIGNED: bool>(self, s: S) {
         let sp = self.sp.fold::<SRC, PREC, 8>();
         let (r0, r1, channels, c0) = self.geometry;
         let (params, zz, x, y, begin) = (&self.params[..self.nv], &self.zz, self.x, self.y, self.begin);
@@ -766,18 +764,31 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const SIGNED: bool> IsaKernel<S>
 /// `LANES` contiguous full blocks of [`run_blocked_sat8`] whose scales are all in the fast
 /// range, as a kernel of its own (once per group): `params` holds the scales, reciprocals
 /// and zero points as little-endian lanes.
-struct BlockedGroup<'a, const SRC: u8, const PREC: u8, const SIGNED: bool> {
+struct BlockedGroup<'a, const SRC: u8, const PREC: u8> {
     sp: Spec,
+    /// i8 (else u8) codes: the final pack.
+    signed: bool,
     x: &'a [u8],
     y: &'a mut [u8],
     block: usize,
     params: [[u8; 64]; 3],
 }
 
-impl<const SRC: u8, const PREC: u8, const SIGNED: bool> Kernel for BlockedGroup<'_, SRC, PREC, SIGNED> {
+impl<const SRC: u8, const PREC: u8> Kernel for BlockedGroup<'_, SRC, PREC> {
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, s: S) {
+        // The final pack at compile time: one branch here, none per step.
+        match self.signed {
+            true => self.blocks::<S, true>(s),
+            false => self.blocks::<S, false>(s),
+        }
+    }
+}
+
+impl<const SRC: u8, const PREC: u8> BlockedGroup<'_, SRC, PREC> {
+    #[inline(always)]
+    fn blocks<S: Simd, const SIGNED: bool>(self, s: S) {
         let sp = self.sp.fold::<SRC, PREC, 8>();
         let (x, y, block) = (self.x, self.y, self.block);
         let [sa, ra, za] = &self.params;

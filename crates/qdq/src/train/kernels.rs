@@ -622,7 +622,7 @@ fn run_sum<S: Simd, O: GradOp>(
     dx: &mut Option<(&mut [u8], Out)>,
 ) -> [f32; 2] {
     if m <= SUM_TILE {
-        return tile_sum_entry(s, op, p, a, m, begin, dx);
+        return s.enter(TileSum { op, p, a, m, begin, dx });
     }
     // Frames (start, len, left sums once the left half is done). Depth <= log2(usize::MAX).
     let mut stack = [(0usize, 0usize, None::<[f32; 2]>); 64];
@@ -637,7 +637,7 @@ fn run_sum<S: Simd, O: GradOp>(
             depth += 1;
             continue;
         }
-        let mut ret = tile_sum_entry(s, op, p, fa, fm, begin, dx);
+        let mut ret = s.enter(TileSum { op, p, a: fa, m: fm, begin, dx: &mut *dx });
         depth -= 1;
         // Hand the result up: a parent waiting for its left half starts its right half; a
         // parent with both halves adds them and hands its own result up.
@@ -663,19 +663,7 @@ fn run_sum<S: Simd, O: GradOp>(
     }
 }
 
-/// [`tile_sum`] in a function of its own (once per tile of up to 16384 elements).
-fn tile_sum_entry<S: Simd, O: GradOp>(
-    s: S,
-    op: &O,
-    p: &O::P<S>,
-    a: usize,
-    m: usize,
-    begin: usize,
-    dx: &mut Option<(&mut [u8], Out)>,
-) -> [f32; 2] {
-    s.enter(TileSum { op, p, a, m, begin, dx })
-}
-
+/// [`tile_sum`] as a kernel of its own (entered once per tile of up to 16384 elements).
 struct TileSum<'o, 'p, 'd, 'y, S: Simd, O: GradOp> {
     op: &'o O,
     p: &'p O::P<S>,
