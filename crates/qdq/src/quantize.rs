@@ -1028,16 +1028,22 @@ pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mu
     if let (Layout::PerAxis { axis_len, inner: 1, .. }, true) = (job.layout, job.out.bits().is_multiple_of(8)) {
         if axis_len >= S::LANES {
             return match (job.src, job.prec, mini, job.out.bits()) {
-                (Src::F32, Prec::F32, false, 8) => per_axis_last::<S, 0, 0, 0, 8>(s, job, begin, end, y, axis_len),
-                (_, _, false, _) => per_axis_last::<S, ANY, ANY, 0, ANY>(s, job, begin, end, y, axis_len),
-                (_, _, true, _) => per_axis_last::<S, ANY, ANY, 1, ANY>(s, job, begin, end, y, axis_len),
+                (Src::F32, Prec::F32, false, 8) => {
+                    s.enter(PerAxisLast::<0, 0, 0, 8> { job: *job, begin, end, y, channels: axis_len })
+                }
+                (_, _, false, _) => {
+                    s.enter(PerAxisLast::<ANY, ANY, 0, ANY> { job: *job, begin, end, y, channels: axis_len })
+                }
+                (_, _, true, _) => {
+                    s.enter(PerAxisLast::<ANY, ANY, 1, ANY> { job: *job, begin, end, y, channels: axis_len })
+                }
             };
         }
     }
     if let Some((axis_len, block)) = blocked_sat8::<S>(job) {
         return match (job.src, job.prec) {
-            (Src::F32, Prec::F32) => blocked_sat8_entry::<S, 0, 0>(s, job, begin, end, y, axis_len, block),
-            _ => blocked_sat8_entry::<S, ANY, ANY>(s, job, begin, end, y, axis_len, block),
+            (Src::F32, Prec::F32) => s.enter(BlockedSat8::<0, 0> { job: *job, begin, end, y, axis_len, block }),
+            _ => s.enter(BlockedSat8::<ANY, ANY> { job: *job, begin, end, y, axis_len, block }),
         };
     }
     match (job.src, job.prec, mini, job.out.bits()) {
@@ -1147,18 +1153,6 @@ impl<const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Kernel
     }
 }
 
-/// [`run_per_axis_last`] in a function of its own.
-fn per_axis_last<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8>(
-    s: S,
-    job: &Job<'_>,
-    begin: usize,
-    end: usize,
-    y: &mut [u8],
-    channels: usize,
-) {
-    s.enter(PerAxisLast::<SRC, PREC, MINI, BITS> { job: *job, begin, end, y, channels })
-}
-
 /// [`run_blocked_sat8`] of one compile-time variant, as a kernel of its own.
 struct BlockedSat8<'a, 'y, const SRC: u8, const PREC: u8> {
     job: Job<'a>,
@@ -1176,20 +1170,6 @@ impl<const SRC: u8, const PREC: u8> Kernel for BlockedSat8<'_, '_, SRC, PREC> {
         let job = self.job;
         run_blocked_sat8::<S, SRC, PREC>(s, &job, self.begin, self.end, self.y, self.axis_len, self.block)
     }
-}
-
-/// [`run_blocked_sat8`] in a function of its own.
-#[allow(clippy::too_many_arguments)]
-fn blocked_sat8_entry<S: Simd, const SRC: u8, const PREC: u8>(
-    s: S,
-    job: &Job<'_>,
-    begin: usize,
-    end: usize,
-    y: &mut [u8],
-    axis_len: usize,
-    block: usize,
-) {
-    s.enter(BlockedSat8::<SRC, PREC> { job: *job, begin, end, y, axis_len, block })
 }
 
 /// The compile-time format id of a float output (see [`MiniFormat::id`]).

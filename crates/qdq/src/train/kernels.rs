@@ -109,15 +109,15 @@ pub(crate) fn forward<S: Simd>(
     let mini = matches!(job.enc, Encode::Mini { .. });
     if S::SPECIALIZE && job.src == Src::F32 && job.prec == Prec::F32 {
         match mini {
-            false => forward_entry::<S, 0, 0, 0>(s, job, product, begin, end, y, mask),
-            true => forward_entry::<S, 0, 0, 1>(s, job, product, begin, end, y, mask),
+            false => s.enter(Forward::<0, 0, 0> { job: *job, product, begin, end, y, mask }),
+            true => s.enter(Forward::<0, 0, 1> { job: *job, product, begin, end, y, mask }),
         }
     } else {
         // The rarer sources and precisions, and the portable ISA (whose integer outputs
         // would take 20 % more instructions through the float variant).
         match mini {
-            false => forward_entry::<S, ANY, ANY, 0>(s, job, product, begin, end, y, mask),
-            true => forward_entry::<S, ANY, ANY, 1>(s, job, product, begin, end, y, mask),
+            false => s.enter(Forward::<ANY, ANY, 0> { job: *job, product, begin, end, y, mask }),
+            true => s.enter(Forward::<ANY, ANY, 1> { job: *job, product, begin, end, y, mask }),
         }
     }
 }
@@ -140,20 +140,6 @@ impl<const SRC: u8, const PREC: u8, const MINI: u8> Kernel for Forward<'_, '_, S
         let job = self.job;
         forward_with::<S, SRC, PREC, MINI>(s, &job, self.product, self.begin, self.end, self.y, self.mask)
     }
-}
-
-/// [`forward_with`] in a function of its own.
-#[allow(clippy::too_many_arguments)]
-fn forward_entry<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8>(
-    s: S,
-    job: &Job<'_>,
-    product: Product,
-    begin: usize,
-    end: usize,
-    y: &mut [u8],
-    mask: Option<&mut [u8]>,
-) {
-    s.enter(Forward::<SRC, PREC, MINI> { job: *job, product, begin, end, y, mask })
 }
 
 #[inline(always)]
