@@ -51,6 +51,7 @@ pub use qdq_ref::{
 };
 
 use std::ops::Range;
+use half::slice::HalfFloatSliceExt;
 
 fn invalid(msg: String) -> Error {
     Error::new(ErrorKind::InvalidAttribute, msg)
@@ -170,8 +171,8 @@ fn split(out: DataType, per: usize, b: usize, e: usize, y: &mut [u8], f: &(dyn F
 fn as_bytes<'a>(v: &Values<'a>) -> &'a [u8] {
     match *v {
         Values::F32(s) => bytemuck::cast_slice(s),
-        Values::F16(s) => bytemuck::cast_slice(s),
-        Values::Bf16(s) => bytemuck::cast_slice(s),
+        Values::F16(s) => bytemuck::cast_slice(s.reinterpret_cast()),
+        Values::Bf16(s) => bytemuck::cast_slice(s.reinterpret_cast()),
         Values::I32(s) => bytemuck::cast_slice(s),
         Values::E8M0(s) => s,
     }
@@ -379,8 +380,8 @@ fn dequantize_core(
 fn values_mut_bytes<'a>(y: &'a mut ValuesMut<'_>) -> &'a mut [u8] {
     match y {
         ValuesMut::F32(s) => bytemuck::cast_slice_mut(s),
-        ValuesMut::F16(s) => bytemuck::cast_slice_mut(s),
-        ValuesMut::Bf16(s) => bytemuck::cast_slice_mut(s),
+        ValuesMut::F16(s) => bytemuck::cast_slice_mut(s.reinterpret_cast_mut()),
+        ValuesMut::Bf16(s) => bytemuck::cast_slice_mut(s.reinterpret_cast_mut()),
     }
 }
 
