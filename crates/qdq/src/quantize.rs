@@ -1018,29 +1018,17 @@ pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mu
         return;
     }
     let mini = matches!(job.enc, Encode::Mini { .. });
-    // The layout drivers, for the SIMD ISAs only (see `Simd::SPECIALIZE`; a branch on the
-    // constant, so that the portable ISA does not even instantiate them).
-    if S::SPECIALIZE {
-        if let (Layout::PerAxis { axis_len, inner: 1, .. }, true) = (job.layout, job.out.bits().is_multiple_of(8)) {
+    // The layout drivers: f32 input with f32 arithmetic to 8-bit integers (the bench's
+    // per-axis and blocked cases), on the SIMD ISAs only. A branch on constants, so that
+    // other ISAs do not even instantiate them; every other call takes the segment walk.
+    if S::SPECIALIZE && job.src == Src::F32 && job.prec == Prec::F32 && !mini && job.out.bits() == 8 {
+        if let Layout::PerAxis { axis_len, inner: 1, .. } = job.layout {
             if axis_len >= S::LANES {
-                return match (job.src, job.prec, mini, job.out.bits()) {
-                    (Src::F32, Prec::F32, false, 8) => {
-                        s.enter(PerAxisLast::<0, 0, 0, 8> { job: *job, begin, end, y, channels: axis_len })
-                    }
-                    (_, _, false, _) => {
-                        s.enter(PerAxisLast::<ANY, ANY, 0, ANY> { job: *job, begin, end, y, channels: axis_len })
-                    }
-                    (_, _, true, _) => {
-                        s.enter(PerAxisLast::<ANY, ANY, 1, ANY> { job: *job, begin, end, y, channels: axis_len })
-                    }
-                };
+                return s.enter(PerAxisLast::<0, 0, 0, 8> { job: *job, begin, end, y, channels: axis_len });
             }
         }
         if let Some((axis_len, block)) = blocked_sat8::<S>(job) {
-            return match (job.src, job.prec) {
-                (Src::F32, Prec::F32) => s.enter(BlockedSat8::<0, 0> { job: *job, begin, end, y, axis_len, block }),
-                _ => s.enter(BlockedSat8::<ANY, ANY> { job: *job, begin, end, y, axis_len, block }),
-            };
+            return s.enter(BlockedSat8::<0, 0> { job: *job, begin, end, y, axis_len, block });
         }
     }
     // Every ISA specialises f32 input to 8-bit integers and to the three common float
