@@ -50,8 +50,8 @@ pub use qdq_ref::{
     Result, Tensor, TensorRef, Values, ValuesMut,
 };
 
-use std::ops::Range;
 use half::slice::HalfFloatSliceExt;
+use std::ops::Range;
 
 fn invalid(msg: String) -> Error {
     Error::new(ErrorKind::InvalidAttribute, msg)

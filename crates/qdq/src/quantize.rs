@@ -495,7 +495,7 @@ fn blocked_sat8<S: Simd>(job: &Job<'_>) -> Option<(usize, usize)> {
     }
 }
 
-/// Blocked quantization along the last axis to an 8-bit type, the layout of weight and
+/// Blocked quantization of f32 along the last axis to an 8-bit integer type, the layout of weight and
 /// activation blocks (block 32, 64, 128 ...). A per-block `splat_lanes` (scalar
 /// reciprocal, zero-point decode) would cost as much as the block's 32 elements, so the
 /// parameters of 16 consecutive blocks come from vector loads and one vector division,
@@ -505,7 +505,7 @@ fn blocked_sat8<S: Simd>(job: &Job<'_>) -> Option<(usize, usize)> {
 /// segment walk.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
+fn run_blocked_sat8<S: Simd>(
     s: S,
     job: &Job<'_>,
     begin: usize,
@@ -514,7 +514,7 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
     axis_len: usize,
     block: usize,
 ) {
-    let sp = Spec::resolve::<SRC, PREC, 8>(job);
+    let sp = Spec::resolve::<0, 0, 8>(job);
     let Encode::Int { qmin, .. } = sp.enc else { return };
     let lanes = S::LANES;
     let vb = lanes * sp.src.size();
@@ -550,7 +550,7 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
             let xb = &job.x[e_group * xs..(e_group + g * block) * xs];
             let yb = &mut y[e_group - begin..e_group - begin + g * block];
             let signed = qmin < 0;
-            s.enter(BlockedGroup::<SRC, PREC> { sp, signed, x: xb, y: yb, block, params: [sa, ra, za] });
+            s.enter(BlockedGroup { sp, signed, x: xb, y: yb, block, params: [sa, ra, za] });
             k += g;
             b += g;
             row_start += b / per_row * axis_len;
@@ -600,12 +600,8 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
             } else {
                 // The part of this block inside the range, on the general path.
                 let (lo, hi) = (e0.max(begin), e1.min(end));
-                // One of the variants `run` has anyway (not a walk of its own).
-                let yb = &mut y[lo - begin..hi - begin];
-                match SRC {
-                    0 => walk::<S, 0, 0, 0, 8>(s, job, lo, hi, yb),
-                    _ => walk::<S, ANY, ANY, 0, ANY>(s, job, lo, hi, yb),
-                }
+                // The variant `run` has anyway (not a walk of its own).
+                walk::<S, 0, 0, 0, 8>(s, job, lo, hi, &mut y[lo - begin..hi - begin]);
                 j += 1;
                 b += 1;
             }
@@ -621,34 +617,26 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
 /// Vectors of channels per tile of [`run_per_axis_last`].
 const AXIS_TILE_VECTORS: usize = 16;
 
-/// Per-axis quantization along the last axis (`[rows, C]`, one scale per channel), whole-
-/// byte outputs: each vector of x meets `LANES` different scales, the same ones on every
-/// row. The general walk rebuilds those parameters (scale loads, zero points, bounds) for
+/// Per-axis quantization of f32 to an 8-bit integer type along the last axis (`[rows, C]`,
+/// one scale per channel): each vector of x meets `LANES` different scales, the same ones
+/// on every row. The general walk rebuilds those parameters (scale loads, zero points, bounds) for
 /// every vector and divides; here a tile of up to 16 vectors of channels gets its
 /// parameters once (with vector reciprocals, so Markstein's exact division applies lane by
 /// lane), then every full row of the range runs through the tile. Rows cut by the range
 /// take the general walk.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8>(
-    s: S,
-    job: &Job<'_>,
-    begin: usize,
-    end: usize,
-    y: &mut [u8],
-    channels: usize,
-) {
-    let sp = Spec::resolve::<SRC, PREC, BITS>(job);
+fn run_per_axis_last<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mut [u8], channels: usize) {
+    let sp = Spec::resolve::<0, 0, 8>(job);
     let lanes = S::LANES;
     let xs = sp.src.size();
-    let ob = sp.bits as usize / 8;
+    let ob = 1;
     let (r0, r1) = (begin.div_ceil(channels), end / channels);
     if r0 >= r1 {
-        return walk::<S, SRC, PREC, MINI, BITS>(s, job, begin, end, y);
+        return walk::<S, 0, 0, 0, 8>(s, job, begin, end, y);
     }
     let (head_end, tail_start) = (r0 * channels, r1 * channels);
     if begin < head_end {
-        walk::<S, SRC, PREC, MINI, BITS>(s, job, begin, head_end, &mut y[..(head_end - begin) * ob]);
+        walk::<S, 0, 0, 0, 8>(s, job, begin, head_end, &mut y[..(head_end - begin) * ob]);
     }
     let tile = AXIS_TILE_VECTORS * lanes;
     let mut c0 = 0;
@@ -668,13 +656,13 @@ fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, con
         }
         // 8-bit integers with every scale fast and whole vectors in fours: the saturating
         // 8-bit path, the zero points packed once per tile in the packs' lane order.
-        let sat = MINI == 0 && sp.bits == 8 && tc.is_multiple_of(4 * lanes) && params.iter().take(nv).all(|p| p.fast);
+        let sat = tc.is_multiple_of(4 * lanes) && params.iter().take(nv).all(|p| p.fast);
         if let (true, Encode::Int { qmin, .. }) = (sat, sp.enc) {
             let mut zz = [s.splat_i(0); AXIS_TILE_VECTORS / 2];
             for (t, z) in zz.iter_mut().enumerate().take(nv / 2) {
                 *z = s.pack_i16(params[2 * t].z, params[2 * t + 1].z);
             }
-            s.enter(AxisSat8Rows::<S, SRC, PREC> {
+            s.enter(AxisSat8Rows::<S> {
                 sp,
                 signed: qmin < 0,
                 x: job.x,
@@ -694,17 +682,17 @@ fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, con
                 let e = e0 + v * lanes;
                 let valid = lanes.min(tc - v * lanes);
                 if valid == lanes {
-                    let (c, _) = quantize_vec_m::<S, MINI, false>(s, &sp, &job.x[e * xs..(e + lanes) * xs], p);
+                    let (c, _) = quantize_vec_m::<S, 0, false>(s, &sp, &job.x[e * xs..(e + lanes) * xs], p);
                     store_codes(s, sp.bits, c, y, e - begin);
                 } else {
-                    partial::<S, MINI>(s, job, &sp, e, valid, p, begin, y);
+                    partial::<S, 0>(s, job, &sp, e, valid, p, begin, y);
                 }
             }
         }
         c0 += tc;
     }
     if tail_start < end {
-        walk::<S, SRC, PREC, MINI, BITS>(s, job, tail_start, end, &mut y[(tail_start - begin) * ob..]);
+        walk::<S, 0, 0, 0, 8>(s, job, tail_start, end, &mut y[(tail_start - begin) * ob..]);
     }
 }
 
@@ -712,7 +700,7 @@ fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, con
 /// on the saturating 8-bit path, as a kernel of its own (once per tile): `params` per
 /// vector (the first `nv`), `zz` the zero points of vector pairs packed for
 /// [`Simd::store_sat8x4`].
-struct AxisSat8Rows<'a, S: Simd, const SRC: u8, const PREC: u8> {
+struct AxisSat8Rows<'a, S: Simd> {
     sp: Spec,
     /// i8 (else u8) codes: the final pack.
     signed: bool,
@@ -727,7 +715,7 @@ struct AxisSat8Rows<'a, S: Simd, const SRC: u8, const PREC: u8> {
     zz: [S::I; AXIS_TILE_VECTORS / 2],
 }
 
-impl<S: Simd, const SRC: u8, const PREC: u8> IsaKernel<S> for AxisSat8Rows<'_, S, SRC, PREC> {
+impl<S: Simd> IsaKernel<S> for AxisSat8Rows<'_, S> {
     type Output = ();
     #[inline(always)]
     fn run_on(self, s: S) {
@@ -739,10 +727,10 @@ impl<S: Simd, const SRC: u8, const PREC: u8> IsaKernel<S> for AxisSat8Rows<'_, S
     }
 }
 
-impl<S: Simd, const SRC: u8, const PREC: u8> AxisSat8Rows<'_, S, SRC, PREC> {
+impl<S: Simd> AxisSat8Rows<'_, S> {
     #[inline(always)]
     fn rows<const SIGNED: bool>(self, s: S) {
-        let sp = self.sp.fold::<SRC, PREC, 8>();
+        let sp = self.sp.fold::<0, 0, 8>();
         let (r0, r1, channels, c0) = self.geometry;
         let (params, zz, x, y, begin) = (&self.params[..self.nv], &self.zz, self.x, self.y, self.begin);
         let lanes = S::LANES;
@@ -763,7 +751,7 @@ impl<S: Simd, const SRC: u8, const PREC: u8> AxisSat8Rows<'_, S, SRC, PREC> {
 /// `LANES` contiguous full blocks of [`run_blocked_sat8`] whose scales are all in the fast
 /// range, as a kernel of its own (once per group): `params` holds the scales, reciprocals
 /// and zero points as little-endian lanes.
-struct BlockedGroup<'a, const SRC: u8, const PREC: u8> {
+struct BlockedGroup<'a> {
     sp: Spec,
     /// i8 (else u8) codes: the final pack.
     signed: bool,
@@ -773,7 +761,7 @@ struct BlockedGroup<'a, const SRC: u8, const PREC: u8> {
     params: [[u8; 64]; 3],
 }
 
-impl<const SRC: u8, const PREC: u8> Kernel for BlockedGroup<'_, SRC, PREC> {
+impl Kernel for BlockedGroup<'_> {
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, s: S) {
@@ -785,10 +773,10 @@ impl<const SRC: u8, const PREC: u8> Kernel for BlockedGroup<'_, SRC, PREC> {
     }
 }
 
-impl<const SRC: u8, const PREC: u8> BlockedGroup<'_, SRC, PREC> {
+impl BlockedGroup<'_> {
     #[inline(always)]
     fn blocks<S: Simd, const SIGNED: bool>(self, s: S) {
-        let sp = self.sp.fold::<SRC, PREC, 8>();
+        let sp = self.sp.fold::<0, 0, 8>();
         let (x, y, block) = (self.x, self.y, self.block);
         let [sa, ra, za] = &self.params;
         let lanes = S::LANES;
@@ -1024,11 +1012,11 @@ pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mu
     if S::SPECIALIZE && job.src == Src::F32 && job.prec == Prec::F32 && !mini && job.out.bits() == 8 {
         if let Layout::PerAxis { axis_len, inner: 1, .. } = job.layout {
             if axis_len >= S::LANES {
-                return s.enter(PerAxisLast::<0, 0, 0, 8> { job: *job, begin, end, y, channels: axis_len });
+                return s.enter(PerAxisLast { job: *job, begin, end, y, channels: axis_len });
             }
         }
         if let Some((axis_len, block)) = blocked_sat8::<S>(job) {
-            return s.enter(BlockedSat8::<0, 0> { job: *job, begin, end, y, axis_len, block });
+            return s.enter(BlockedSat8 { job: *job, begin, end, y, axis_len, block });
         }
     }
     // Every ISA specialises f32 input to 8-bit integers and to the three common float
@@ -1122,8 +1110,8 @@ fn walk<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8>(
     s.enter(Walk::<SRC, PREC, MINI, BITS> { job: *job, begin, end, y })
 }
 
-/// [`run_per_axis_last`] of one compile-time variant, as a kernel of its own.
-struct PerAxisLast<'a, 'y, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> {
+/// [`run_per_axis_last`] as a kernel of its own.
+struct PerAxisLast<'a, 'y> {
     job: Job<'a>,
     begin: usize,
     end: usize,
@@ -1131,19 +1119,17 @@ struct PerAxisLast<'a, 'y, const SRC: u8, const PREC: u8, const MINI: u8, const 
     channels: usize,
 }
 
-impl<const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Kernel
-    for PerAxisLast<'_, '_, SRC, PREC, MINI, BITS>
-{
+impl Kernel for PerAxisLast<'_, '_> {
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, s: S) {
         let job = self.job;
-        run_per_axis_last::<S, SRC, PREC, MINI, BITS>(s, &job, self.begin, self.end, self.y, self.channels)
+        run_per_axis_last::<S>(s, &job, self.begin, self.end, self.y, self.channels)
     }
 }
 
-/// [`run_blocked_sat8`] of one compile-time variant, as a kernel of its own.
-struct BlockedSat8<'a, 'y, const SRC: u8, const PREC: u8> {
+/// [`run_blocked_sat8`] as a kernel of its own.
+struct BlockedSat8<'a, 'y> {
     job: Job<'a>,
     begin: usize,
     end: usize,
@@ -1152,12 +1138,12 @@ struct BlockedSat8<'a, 'y, const SRC: u8, const PREC: u8> {
     block: usize,
 }
 
-impl<const SRC: u8, const PREC: u8> Kernel for BlockedSat8<'_, '_, SRC, PREC> {
+impl Kernel for BlockedSat8<'_, '_> {
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, s: S) {
         let job = self.job;
-        run_blocked_sat8::<S, SRC, PREC>(s, &job, self.begin, self.end, self.y, self.axis_len, self.block)
+        run_blocked_sat8::<S>(s, &job, self.begin, self.end, self.y, self.axis_len, self.block)
     }
 }
 
