@@ -1,12 +1,12 @@
-//! AVX-512 (F, BW, VL, DQ, CD: pulp's `V4`) primitives, 16 lanes.
+//! AVX-512 (F, BW, VL, DQ, CD: x86-64-v4) primitives, 16 lanes.
 //!
 //! Rounding is explicit everywhere: `vcvtps2dq` and `vcvtdq2ps` with embedded
 //! round-to-nearest-even, `vcvtps2ph` with an immediate RNE, so MXCSR is never consulted.
 //!
 //! # Safety
 //!
-//! A [`Avx512`] value can only be built from a `pulp::x86::V4` token, which proves the CPU
-//! has every feature used here; the kernels run inside `V4::vectorize`, so the intrinsics
+//! A [`Avx512`] value can only be built from the [`V4`] token, which proves the CPU has
+//! every feature used here; the kernels run inside `V4::vectorize`, so the intrinsics
 //! inline into code compiled with those features. Every pointer access goes through a
 //! slice of exactly the accessed length (bounds-checked by the slicing itself), or through
 //! a masked load/store that touches only the unmasked bytes of such a slice.
@@ -17,9 +17,53 @@ use super::sse;
 use crate::simd::Simd;
 use core::arch::x86_64::*;
 
+/// Proof that the CPU has the x86-64-v4 features the kernels use, AVX-512 F, BW, CD, DQ and
+/// VL over the AVX2 / FMA / F16C level (the way pulp's tokens work; pulp's own `V4`,
+/// behind its `x86-v4` feature, brings a vector library qdq does not use and doubles
+/// pulp's build time).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct V4 {
+    _private: (),
+}
+
+impl V4 {
+    /// Whether this CPU has every feature (std caches the detection).
+    pub(crate) fn is_available() -> bool {
+        is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("avx512cd")
+            && is_x86_feature_detected!("avx512dq")
+            && is_x86_feature_detected!("avx512vl")
+            && is_x86_feature_detected!("avx2")
+            && is_x86_feature_detected!("fma")
+            && is_x86_feature_detected!("f16c")
+            && is_x86_feature_detected!("bmi1")
+            && is_x86_feature_detected!("bmi2")
+            && is_x86_feature_detected!("lzcnt")
+            && is_x86_feature_detected!("popcnt")
+    }
+
+    /// The token, if this CPU has every feature.
+    pub(crate) fn try_new() -> Option<V4> {
+        V4::is_available().then_some(V4 { _private: () })
+    }
+
+    /// Runs `f` in a function compiled with the features, into which it inlines.
+    #[inline(always)]
+    pub(crate) fn vectorize<F: pulp::NullaryFnOnce>(self, f: F) -> F::Output {
+        #[target_feature(enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx2,fma,f16c,bmi1,bmi2,lzcnt,popcnt")]
+        #[inline]
+        fn imp<F: pulp::NullaryFnOnce>(f: F) -> F::Output {
+            f.call()
+        }
+        // SAFETY: a `V4` exists only where `is_available` found every enabled feature.
+        unsafe { imp(f) }
+    }
+}
+
 /// The AVX-512 ISA token.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Avx512(#[allow(dead_code)] pub pulp::x86::V4);
+pub(crate) struct Avx512(#[allow(dead_code)] pub V4);
 
 const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 

@@ -58,7 +58,7 @@ impl Isa {
             #[cfg(target_arch = "x86_64")]
             Isa::Avx2 => avx2::V3F16c::is_available(),
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 => pulp::x86::V4::is_available(),
+            Isa::Avx512 => avx512::V4::is_available(),
             #[cfg(target_arch = "aarch64")]
             Isa::Neon => neon::NeonToken::is_available(),
             #[allow(unreachable_patterns)]
@@ -135,7 +135,7 @@ pub(crate) fn dispatch<K: Kernel>(isa: Isa, k: K) -> K::Output {
     match isa {
         #[cfg(target_arch = "x86_64")]
         Isa::Avx512 => {
-            if let Some(t) = pulp::x86::V4::try_new() {
+            if let Some(t) = avx512::V4::try_new() {
                 return avx512::Avx512(t).enter(k);
             }
         }

@@ -4,7 +4,7 @@
 //! # Safety
 //!
 //! Every function here requires SSE2, SSSE3 and SSE4.1. Callers are the `avx2` and `avx512`
-//! modules, whose tokens (pulp `V3`-with-F16C and `V4`) prove those features.
+//! modules, whose tokens (`V3F16c` and `V4`) prove those features.
 
 #![allow(unsafe_code)]
 
