@@ -35,20 +35,26 @@
 // `unsafe` lives in the ISA modules (`isa/`), which allow it one by one; nothing else may.
 #![deny(unsafe_code)]
 
+mod config;
 mod dequantize;
 mod dynamic;
+mod fallback;
 mod isa;
 mod quantize;
 mod segments;
 mod simd;
+mod tensor;
+mod threads;
 pub mod train;
 
+pub use config::Config;
 pub use isa::Isa;
 pub use qdq_ref::{
     bf16, dtype, f16, float, layout, packing, schema, Attribute, DataType, DequantizeAttributes, DequantizePlan,
     Domain, Error, ErrorKind, Layout, Opset, Packed, Precision, QuantizeAttributes, QuantizeOptions, QuantizePlan,
     Result, Tensor, TensorRef, Values, ValuesMut,
 };
+pub use tensor::{dequantize_linear, dynamic_quantize_linear, quantize_linear, run_node, run_node_with, Fast};
 
 use half::slice::HalfFloatSliceExt;
 use std::ops::Range;
@@ -57,72 +63,21 @@ fn invalid(msg: String) -> Error {
     Error::new(ErrorKind::InvalidAttribute, msg)
 }
 
-/// How a call runs: which ISA, and whether it may use rayon.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Config {
-    /// The ISA to use; `None` means [`Isa::detect`] (best available, or `QDQ_ISA`).
-    pub isa: Option<Isa>,
-    /// Use the rayon pool for calls of at least [`Config::parallel_threshold`] elements.
-    pub parallel: bool,
-    /// Below this many elements a call stays on the calling thread.
-    pub parallel_threshold: usize,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config { isa: None, parallel: true, parallel_threshold: 64 * 1024 }
-    }
-}
-
-impl Config {
-    /// Single-threaded, best ISA.
-    pub fn sequential() -> Self {
-        Config { parallel: false, ..Config::default() }
-    }
-
-    /// Forces an ISA (builder style).
-    pub fn with_isa(self, isa: Isa) -> Self {
-        Config { isa: Some(isa), ..self }
-    }
-
-    fn resolve_isa(&self) -> Result<Isa> {
-        match self.isa {
-            None => Ok(Isa::detect()),
-            Some(i) if i.is_available() => Ok(i),
-            Some(i) => Err(invalid(format!("ISA {i} is not available on this CPU"))),
-        }
-    }
-
-    /// Elements per parallel chunk for `n` elements (a multiple of 64, so chunks start on a
-    /// byte boundary for every packed type), or `None` to run on the calling thread.
-    fn chunk(&self, n: usize) -> Option<usize> {
-        // Check the cheap conditions first: a sequential call must not even start rayon's pool.
-        if !self.parallel || n < self.parallel_threshold {
-            return None;
-        }
-        let threads = rayon::current_num_threads();
-        if threads < 2 {
-            return None;
-        }
-        let per = n.div_ceil(threads * 4).max(16 * 1024);
-        Some(per.next_multiple_of(64))
-    }
-}
-
 /// Byte offset of element `e` in a tensor of type `t` (`e` a multiple of 4, or any `e` for
 /// whole-byte types).
 fn byte_at(t: DataType, e: usize) -> usize {
     e * t.bits() as usize / 8
 }
 
-struct QuantizeKernel<'a, 'b> {
-    job: &'b quantize::Job<'a>,
+/// A validated job over the elements `begin..end`, into `y` (the bytes of that range).
+struct RangeKernel<'b, J> {
+    job: &'b J,
     begin: usize,
     end: usize,
     y: &'b mut [u8],
 }
 
-impl isa::Kernel for QuantizeKernel<'_, '_> {
+impl isa::Kernel for RangeKernel<'_, quantize::Job<'_>> {
     type Output = ();
     #[inline(always)]
     fn run<S: simd::Simd>(self, s: S) {
@@ -130,42 +85,12 @@ impl isa::Kernel for QuantizeKernel<'_, '_> {
     }
 }
 
-struct DequantizeKernel<'a, 'b> {
-    job: &'b dequantize::Job<'a>,
-    begin: usize,
-    end: usize,
-    y: &'b mut [u8],
-}
-
-impl isa::Kernel for DequantizeKernel<'_, '_> {
+impl isa::Kernel for RangeKernel<'_, dequantize::Job<'_>> {
     type Output = ();
     #[inline(always)]
     fn run<S: simd::Simd>(self, s: S) {
         dequantize::run(s, self.job, self.begin, self.end, self.y)
     }
-}
-
-/// Runs `f(begin, end, y_part)` over `range`, split into parallel chunks when `cfg` allows.
-fn drive(cfg: &Config, out: DataType, range: Range<usize>, y: &mut [u8], f: &(dyn Fn(usize, usize, &mut [u8]) + Sync)) {
-    match cfg.chunk(range.len()) {
-        None => f(range.start, range.end, y),
-        Some(per) => split(out, per, range.start, range.end, y, f),
-    }
-}
-
-/// Runs `f` over chunks of `per` elements of `b..e` (the last one shorter), halving at a
-/// chunk boundary and handing both halves to `rayon::join`. `y` holds the bytes of `b..e`;
-/// `per` is a multiple of 64, so every cut is on a byte boundary for every packed type and
-/// threads never share a byte. Recursion instead of a collected list of chunks: the
-/// parallel path allocates nothing (rayon's jobs live on the stack).
-fn split(out: DataType, per: usize, b: usize, e: usize, y: &mut [u8], f: &(dyn Fn(usize, usize, &mut [u8]) + Sync)) {
-    let chunks = (e - b).div_ceil(per);
-    if chunks <= 1 {
-        return f(b, e, y);
-    }
-    let mid = b + chunks / 2 * per;
-    let (lo, hi) = y.split_at_mut(byte_at(out, mid - b));
-    rayon::join(|| split(out, per, b, mid, lo, f), || split(out, per, mid, e, hi, f));
 }
 
 fn as_bytes<'a>(v: &Values<'a>) -> &'a [u8] {
@@ -181,7 +106,7 @@ fn as_bytes<'a>(v: &Values<'a>) -> &'a [u8] {
 /// The core of every quantize entry point: elements `range` of a validated call into `y`
 /// (the bytes of that range).
 #[allow(clippy::too_many_arguments)]
-fn quantize_core(
+pub(crate) fn quantize_core(
     cfg: &Config,
     x: (DataType, &[u8]),
     n: usize,
@@ -197,7 +122,7 @@ fn quantize_core(
     let out = opts.output;
     match quantize::Job::new(x.0, x.1, scale.0, scale.1, zero_point, layout, out, opts.saturate, precision) {
         Some(job) => quantize_job(cfg, isa, &job, range.clone(), y),
-        None => reference_quantize(x, scale, zero_point, layout, opts, precision, range.clone(), y),
+        None => fallback::quantize(x, scale, zero_point, layout, opts, precision, range.clone(), y),
     }
     if range.end == n {
         packing::zero_padding(out, y, range.len());
@@ -207,31 +132,9 @@ fn quantize_core(
 
 /// Runs a resolved quantize job over the elements `range` (`y` holds their bytes).
 fn quantize_job(cfg: &Config, isa: Isa, job: &quantize::Job<'_>, range: Range<usize>, y: &mut [u8]) {
-    drive(cfg, job.out, range, y, &|b, e, part| isa::dispatch(isa, QuantizeKernel { job, begin: b, end: e, y: part }));
-}
-
-/// The reference loop for the combinations without a vector kernel, over `range`.
-#[allow(clippy::too_many_arguments)]
-fn reference_quantize(
-    x: (DataType, &[u8]),
-    scale: (DataType, &[u8]),
-    zero_point: Option<Packed<'_>>,
-    layout: Layout,
-    opts: &QuantizeOptions,
-    precision: Precision,
-    range: Range<usize>,
-    y: &mut [u8],
-) {
-    let xt = TensorRef { dtype: x.0, shape: &[], data: x.1 };
-    let st = TensorRef { dtype: scale.0, shape: &[], data: scale.1 };
-    for i in range.clone() {
-        let k = layout.scale_index(i);
-        let xv = qdq_ref::tensor::wide_value(&xt, i);
-        let sv = qdq_ref::tensor::wide_value(&st, k);
-        let z = zero_point.as_ref().map(|zp| qdq_ref::quantize::zero_point_value(zp, k));
-        let code = qdq_ref::quantize::quantize_value(xv, sv, z, opts.output, precision, opts.saturate);
-        packing::set(opts.output, y, i - range.start, code);
-    }
+    threads::drive_one(cfg, range, y, job.out.bits(), &|b, e, y| {
+        isa::dispatch(isa, RangeKernel { job, begin: b, end: e, y })
+    });
 }
 
 /// QuantizeLinear into a caller-provided buffer: the same contract and results as
@@ -346,7 +249,7 @@ fn check_range(out: DataType, n: usize, range: &Range<usize>, y_len: usize) -> R
 }
 
 #[allow(clippy::too_many_arguments)]
-fn dequantize_core(
+pub(crate) fn dequantize_core(
     cfg: &Config,
     x: Packed<'_>,
     scale: (DataType, &[u8]),
@@ -358,21 +261,10 @@ fn dequantize_core(
 ) -> Result<()> {
     let isa = cfg.resolve_isa()?;
     match dequantize::Job::new(x, scale.0, scale.1, zero_point, layout, out) {
-        Some(job) => drive(cfg, out, range, y, &|b, e, part| {
-            isa::dispatch(isa, DequantizeKernel { job: &job, begin: b, end: e, y: part })
+        Some(job) => threads::drive_one(cfg, range, y, out.bits(), &|b, e, y| {
+            isa::dispatch(isa, RangeKernel { job: &job, begin: b, end: e, y })
         }),
-        None => {
-            // i32 x with a zero point: the reference loop.
-            let st = TensorRef { dtype: scale.0, shape: &[], data: scale.1 };
-            let os = out.bits() as usize / 8;
-            for i in range.clone() {
-                let k = layout.scale_index(i);
-                let s = qdq_ref::tensor::wide_value(&st, k) as f32;
-                let v = qdq_ref::dequantize::dequantize_value(&x, i, zero_point.as_ref().map(|z| (z, k)), s);
-                let at = (i - range.start) * os;
-                qdq_ref::tensor::put_wide(out, &mut y[at..at + os], v);
-            }
-        }
+        None => fallback::dequantize(&x, scale, zero_point.as_ref(), layout, out, range, y),
     }
     Ok(())
 }
@@ -460,93 +352,4 @@ pub fn dynamic_quantize_with(cfg: &Config, x: &[f32], y: &mut [u8]) -> Result<(f
         ));
     }
     dynamic::run(cfg, bytemuck::cast_slice(x), y)
-}
-
-/// The SIMD backend for the tensor-level API (executes [`qdq_ref`]'s validated plans).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Fast(pub Config);
-
-impl qdq_ref::Backend for Fast {
-    /// An ISA this CPU lacks is an error (never a silent fallback to the reference).
-    fn quantize(&self, plan: &QuantizePlan<'_>, y: &mut [u8]) -> Result<()> {
-        quantize_core(
-            &self.0,
-            (plan.x.dtype, plan.x.data),
-            plan.len,
-            (plan.scale.dtype, plan.scale.data),
-            plan.zero_point,
-            plan.layout,
-            &plan.opts,
-            plan.precision,
-            0..plan.len,
-            y,
-        )
-    }
-
-    fn dequantize(&self, plan: &DequantizePlan<'_>, y: &mut [u8]) -> Result<()> {
-        dequantize_core(
-            &self.0,
-            plan.x,
-            (plan.scale.dtype, plan.scale.data),
-            plan.zero_point,
-            plan.layout,
-            plan.output,
-            0..plan.x.len,
-            y,
-        )
-    }
-
-    fn dynamic_quantize(&self, x: &[u8], y: &mut [u8]) -> Result<(f32, u8)> {
-        dynamic::run(&self.0, x, y)
-    }
-}
-
-/// QuantizeLinear at an opset (see [`qdq_ref::quantize_linear`]), on the SIMD backend.
-pub fn quantize_linear(
-    opset: Opset,
-    x: TensorRef<'_>,
-    scale: TensorRef<'_>,
-    zero_point: Option<TensorRef<'_>>,
-    attrs: &QuantizeAttributes,
-) -> Result<Tensor> {
-    qdq_ref::tensor::quantize_linear_with(&Fast::default(), opset, x, scale, zero_point, attrs)
-}
-
-/// DequantizeLinear at an opset (see [`qdq_ref::dequantize_linear`]), on the SIMD backend.
-pub fn dequantize_linear(
-    opset: Opset,
-    x: TensorRef<'_>,
-    scale: TensorRef<'_>,
-    zero_point: Option<TensorRef<'_>>,
-    attrs: &DequantizeAttributes,
-) -> Result<Tensor> {
-    qdq_ref::tensor::dequantize_linear_with(&Fast::default(), opset, x, scale, zero_point, attrs)
-}
-
-/// DynamicQuantizeLinear (see [`qdq_ref::dynamic_quantize_linear`]), on the SIMD backend.
-pub fn dynamic_quantize_linear(opset: Opset, x: TensorRef<'_>) -> Result<[Tensor; 3]> {
-    qdq_ref::tensor::dynamic_quantize_linear_with(&Fast::default(), opset, x)
-}
-
-/// Runs a node (see [`qdq_ref::run_node`]) on the SIMD backend.
-pub fn run_node(
-    op_type: &str,
-    opset: Opset,
-    inputs: &[Option<TensorRef<'_>>],
-    attributes: &[Attribute<'_>],
-    num_outputs: usize,
-) -> Result<Vec<Tensor>> {
-    qdq_ref::tensor::run_node_with(&Fast::default(), op_type, opset, inputs, attributes, num_outputs)
-}
-
-/// [`run_node`] with an explicit [`Config`].
-pub fn run_node_with(
-    cfg: &Config,
-    op_type: &str,
-    opset: Opset,
-    inputs: &[Option<TensorRef<'_>>],
-    attributes: &[Attribute<'_>],
-    num_outputs: usize,
-) -> Result<Vec<Tensor>> {
-    qdq_ref::tensor::run_node_with(&Fast(*cfg), op_type, opset, inputs, attributes, num_outputs)
 }

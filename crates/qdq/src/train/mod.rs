@@ -22,6 +22,7 @@ use crate::dequantize::Out;
 use crate::isa::{self, Isa, Kernel};
 use crate::quantize::{Job, Src};
 use crate::simd::{MiniFormat, Simd};
+use crate::threads::{drive, split};
 use crate::{as_bytes, values_mut_bytes, Config};
 use kernels::{Backward, DequantizeGrad, Elementwise, FakeQuantGrad, GradOp, Product, Walk};
 use qdq_ref::float::FloatFormat;
@@ -79,51 +80,6 @@ impl<O: GradOp> Kernel for WalkKernel<'_, '_, O> {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// Parallel splitting.
-
-/// Output buffers of a range of elements: bytes and bits per element.
-type Outs<'a> = [Option<(&'a mut [u8], u32)>; 2];
-
-/// Cuts `outs` after `at` elements (a multiple of 64, so a byte boundary for every width).
-fn cut(outs: Outs<'_>, at: usize) -> (Outs<'_>, Outs<'_>) {
-    let [a, b] = outs;
-    let (a0, a1) = cut_one(a, at);
-    let (b0, b1) = cut_one(b, at);
-    ([a0, b0], [a1, b1])
-}
-
-type Out1<'a> = Option<(&'a mut [u8], u32)>;
-
-fn cut_one(o: Out1<'_>, at: usize) -> (Out1<'_>, Out1<'_>) {
-    match o {
-        Some((buf, bits)) => {
-            let (l, r) = buf.split_at_mut(at * bits as usize / 8);
-            (Some((l, bits)), Some((r, bits)))
-        }
-        None => (None, None),
-    }
-}
-
-/// Runs `f(begin, end, outs)` over `0..n` in chunks of `cfg.chunk(n)` elements (halving
-/// with `rayon::join`, nothing allocated), or in one call.
-fn drive(cfg: &Config, n: usize, outs: Outs<'_>, f: &(dyn Fn(usize, usize, Outs<'_>) + Sync)) {
-    match cfg.chunk(n) {
-        None => f(0, n, outs),
-        Some(per) => split(per, 0, n, outs, f),
-    }
-}
-
-fn split(per: usize, b: usize, e: usize, outs: Outs<'_>, f: &(dyn Fn(usize, usize, Outs<'_>) + Sync)) {
-    let chunks = (e - b).div_ceil(per);
-    if chunks <= 1 {
-        return f(b, e, outs);
-    }
-    let mid = b + chunks / 2 * per;
-    let (lo, hi) = cut(outs, mid - b);
-    rayon::join(|| split(per, b, mid, lo, f), || split(per, mid, e, hi, f));
-}
-
 fn bits_of(out: Out) -> u32 {
     8 * out.size() as u32
 }
@@ -176,7 +132,7 @@ pub fn quantize_train_with(
     };
     let out = p.opts.output;
     let n = x.len();
-    drive(cfg, n, [Some((y, out.bits())), Some((mask, 1))], &|b, e, [y, m]| {
+    drive(cfg, 0..n, [Some((y, out.bits())), Some((mask, 1))], &|b, e, [y, m]| {
         let (Some((y, _)), m) = (y, m) else { return };
         let mask = m.map(|(m, _)| m);
         isa::dispatch(isa, ForwardKernel { job: &job, product: Product::Codes, begin: b, end: e, y, mask });
@@ -208,7 +164,7 @@ pub fn fake_quantize_with(
     let n = x.len();
     let product = Product::Dequantized(out);
     let outs = [Some((values_mut_bytes(&mut y), bits_of(out))), mask.map(|m| (m, 1))];
-    drive(cfg, n, outs, &|b, e, [y, m]| {
+    drive(cfg, 0..n, outs, &|b, e, [y, m]| {
         let (Some((y, _)), m) = (y, m) else { return };
         let mask = m.map(|(m, _)| m);
         isa::dispatch(isa, ForwardKernel { job: &job, product, begin: b, end: e, y, mask });
@@ -225,7 +181,7 @@ fn src_of(v: &Values<'_>) -> Src {
 }
 
 fn run_elementwise(cfg: &Config, isa: Isa, b: &Backward<'_>, n: usize, dx: &mut [u8]) {
-    drive(cfg, n, [Some((dx, bits_of(b.out))), None], &|lo, hi, [dx, _]| {
+    drive(cfg, 0..n, [Some((dx, bits_of(b.out))), None], &|lo, hi, [dx, _]| {
         if let Some((dx, _)) = dx {
             isa::dispatch(isa, ElementwiseKernel { b, begin: lo, end: hi, dx });
         }

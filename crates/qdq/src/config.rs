@@ -1,0 +1,55 @@
+//! How a call runs: the ISA, and whether (and in what chunks) it may use rayon.
+
+use crate::{invalid, Isa, Result};
+
+/// How a call runs: which ISA, and whether it may use rayon.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// The ISA to use; `None` means [`Isa::detect`] (best available, or `QDQ_ISA`).
+    pub isa: Option<Isa>,
+    /// Use the rayon pool for calls of at least [`Config::parallel_threshold`] elements.
+    pub parallel: bool,
+    /// Below this many elements a call stays on the calling thread.
+    pub parallel_threshold: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { isa: None, parallel: true, parallel_threshold: 64 * 1024 }
+    }
+}
+
+impl Config {
+    /// Single-threaded, best ISA.
+    pub fn sequential() -> Self {
+        Config { parallel: false, ..Config::default() }
+    }
+
+    /// Forces an ISA (builder style).
+    pub fn with_isa(self, isa: Isa) -> Self {
+        Config { isa: Some(isa), ..self }
+    }
+
+    pub(crate) fn resolve_isa(&self) -> Result<Isa> {
+        match self.isa {
+            None => Ok(Isa::detect()),
+            Some(i) if i.is_available() => Ok(i),
+            Some(i) => Err(invalid(format!("ISA {i} is not available on this CPU"))),
+        }
+    }
+
+    /// Elements per parallel chunk for `n` elements (a multiple of 64, so chunks start on a
+    /// byte boundary for every packed type), or `None` to run on the calling thread.
+    pub(crate) fn chunk(&self, n: usize) -> Option<usize> {
+        // Check the cheap conditions first: a sequential call must not even start rayon's pool.
+        if !self.parallel || n < self.parallel_threshold {
+            return None;
+        }
+        let threads = rayon::current_num_threads();
+        if threads < 2 {
+            return None;
+        }
+        let per = n.div_ceil(threads * 4).max(16 * 1024);
+        Some(per.next_multiple_of(64))
+    }
+}
