@@ -258,14 +258,18 @@ fn partial<S: Simd>(
     out: Out,
     y: &mut [u8],
 ) {
+    store_out(s, out, dequantize_vec(s, job, i, take, sc, z), y, i - begin, take);
+}
+
+/// Stores the first `valid` lanes of `v` as `out` at element `e` of `y`.
+#[inline(always)]
+pub(crate) fn store_out<S: Simd>(s: S, out: Out, v: S::F, y: &mut [u8], e: usize, valid: usize) {
     let os = out.size();
-    let v = dequantize_vec(s, job, i, take, sc, z);
-    let at = (i - begin) * os;
-    if take == S::LANES {
-        store(s, out, v, &mut y[at..at + S::LANES * os]);
+    if valid == S::LANES {
+        store(s, out, v, &mut y[e * os..(e + S::LANES) * os]);
     } else {
         let mut tmp = [0u8; 64];
         store(s, out, v, &mut tmp);
-        y[at..at + take * os].copy_from_slice(&tmp[..take * os]);
+        y[e * os..(e + valid) * os].copy_from_slice(&tmp[..valid * os]);
     }
 }

@@ -27,6 +27,18 @@ fn zip<T: Copy, U: Copy + Default>(a: [T; L], b: [T; L], f: impl Fn(T, T) -> U) 
     out
 }
 
+/// `m ? a : b` lane by lane.
+#[inline(always)]
+fn pick<T: Copy>(m: [bool; L], a: [T; L], b: [T; L]) -> [T; L] {
+    let mut out = b;
+    for i in 0..L {
+        if m[i] {
+            out[i] = a[i];
+        }
+    }
+    out
+}
+
 impl Simd for Scalar {
     #[inline(never)]
     fn enter<K: crate::isa::IsaKernel<Self>>(self, k: K) -> K::Output {
@@ -95,13 +107,7 @@ impl Simd for Scalar {
     }
     #[inline(always)]
     fn select(self, m: Self::M, a: Self::F, b: Self::F) -> Self::F {
-        let mut out = b;
-        for i in 0..L {
-            if m[i] {
-                out[i] = a[i];
-            }
-        }
-        out
+        pick(m, a, b)
     }
     #[inline(always)]
     fn or_m(self, a: Self::M, b: Self::M) -> Self::M {
@@ -161,13 +167,7 @@ impl Simd for Scalar {
     }
     #[inline(always)]
     fn select_i(self, m: Self::M, a: Self::I, b: Self::I) -> Self::I {
-        let mut out = b;
-        for i in 0..L {
-            if m[i] {
-                out[i] = a[i];
-            }
-        }
-        out
+        pick(m, a, b)
     }
     #[inline(always)]
     fn bits(self, a: Self::F) -> Self::I {

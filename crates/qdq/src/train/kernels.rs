@@ -17,7 +17,7 @@
 //! Padding lanes of partial vectors compute on zero input and are masked to `-0`, the
 //! neutral element of IEEE addition, before any sum.
 
-use crate::dequantize::{store, Out};
+use crate::dequantize::{store, store_out, Out};
 use crate::isa::{IsaKernel, Kernel};
 use crate::quantize::{
     divide, group, load_codes, quantize_vec_m, seq_lanes, splat_lanes, store_codes, Encode, Job, Lanes, Prec, Spec,
@@ -68,19 +68,6 @@ fn load_src<S: Simd>(s: S, src: Src, data: &[u8], i: usize, valid: usize) -> S::
         let mut tmp = [0u8; 64];
         tmp[..valid * w].copy_from_slice(&data[i * w..(i + valid) * w]);
         src.load(s, &tmp)
-    }
-}
-
-/// Stores the first `valid` lanes of `v` as `out` at element `e` of `y`.
-#[inline(always)]
-fn store_out<S: Simd>(s: S, out: Out, v: S::F, y: &mut [u8], e: usize, valid: usize) {
-    let os = out.size();
-    if valid == S::LANES {
-        store(s, out, v, &mut y[e * os..(e + S::LANES) * os]);
-    } else {
-        let mut tmp = [0u8; 64];
-        store(s, out, v, &mut tmp);
-        y[e * os..(e + valid) * os].copy_from_slice(&tmp[..valid * os]);
     }
 }
 

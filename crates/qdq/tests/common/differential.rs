@@ -3,23 +3,6 @@
 
 use qdq::{DataType, Layout, Opset, QuantizeAttributes, TensorRef};
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
-
 const SPECIALS: [f32; 18] = [
     0.0,
     -0.0,
@@ -86,7 +69,7 @@ fn random_codes(rng: &mut Rng, t: DataType, n: usize) -> Vec<u8> {
     b
 }
 
-use super::configs;
+use super::{configs, Rng};
 
 /// Shapes `(x_shape, layout kind)` covering per-tensor, per-axis first/middle/last and
 /// blocked last/middle with remainder blocks.

@@ -7,6 +7,26 @@ pub mod training;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// The test data generator: xorshift64, seeded per test (deterministic runs).
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    /// Uniform in `0..n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    /// Uniform in `[0, 1)` with 24 bits.
+    pub fn unit(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
 /// Set by the `no_threads` binary (qemu user-mode emulation in this sandbox cannot start
 /// threads): only sequential configurations are exercised.
 pub static NO_THREADS: AtomicBool = AtomicBool::new(false);

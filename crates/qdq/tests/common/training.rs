@@ -1,27 +1,10 @@
 //! Training mode: `qdq::train` on every ISA (forced), sequential and parallel, against
 //! `qdq_ref::train`, bit for bit (NaN by class), and the forwards against the inference ops.
 
-use super::configs;
+use super::{configs, Rng};
 use qdq::train::{self as fast, FakeQuantGrads, GradOptions, QuantParams};
 use qdq::{DataType, Layout, Packed, QuantizeOptions, Values, ValuesMut};
 use qdq_ref::train as reference;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
 
 const SPECIALS: [f32; 14] = [
     0.0,
