@@ -105,29 +105,49 @@ fn as_bytes<'a>(v: &Values<'a>) -> &'a [u8] {
 
 /// The core of every quantize entry point: elements `range` of a validated call into `y`
 /// (the bytes of that range).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn quantize_core(
-    cfg: &Config,
-    x: (DataType, &[u8]),
-    n: usize,
-    scale: (DataType, &[u8]),
-    zero_point: Option<Packed<'_>>,
-    layout: Layout,
-    opts: &QuantizeOptions,
-    precision: Precision,
-    range: Range<usize>,
-    y: &mut [u8],
-) -> Result<()> {
+pub(crate) fn quantize_core(cfg: &Config, plan: &QuantizePlan<'_>, range: Range<usize>, y: &mut [u8]) -> Result<()> {
     let isa = cfg.resolve_isa()?;
-    let out = opts.output;
-    match quantize::Job::new(x.0, x.1, scale.0, scale.1, zero_point, layout, out, opts.saturate, precision) {
+    let (x, scale, out) = (&plan.x, &plan.scale, plan.opts.output);
+    match quantize::Job::new(
+        x.dtype,
+        x.data,
+        scale.dtype,
+        scale.data,
+        plan.zero_point,
+        plan.layout,
+        out,
+        plan.opts.saturate,
+        plan.precision,
+    ) {
         Some(job) => quantize_job(cfg, isa, &job, range.clone(), y),
-        None => fallback::quantize(x, scale, zero_point, layout, opts, precision, range.clone(), y),
+        None => fallback::quantize(plan, range.clone(), y),
     }
-    if range.end == n {
+    if range.end == plan.len {
         packing::zero_padding(out, y, range.len());
     }
     Ok(())
+}
+
+/// A slice-level quantize call as the plan the tensor-level API validates.
+fn quantize_plan<'a>(
+    x: &Values<'a>,
+    scale: &Values<'a>,
+    zero_point: Option<Packed<'a>>,
+    layout: Layout,
+    opts: &QuantizeOptions,
+    precision: Precision,
+    y_bytes: usize,
+) -> QuantizePlan<'a> {
+    QuantizePlan {
+        x: TensorRef { dtype: x.dtype(), shape: &[], data: as_bytes(x) },
+        scale: TensorRef { dtype: scale.dtype(), shape: &[], data: as_bytes(scale) },
+        zero_point,
+        layout,
+        opts: *opts,
+        precision,
+        len: x.len(),
+        y_bytes,
+    }
 }
 
 /// Runs a resolved quantize job over the elements `range` (`y` holds their bytes).
@@ -169,18 +189,7 @@ pub fn quantize_with(
         opts,
         y.len(),
     )?;
-    quantize_core(
-        cfg,
-        (x.dtype(), as_bytes(&x)),
-        n,
-        (scale.dtype(), as_bytes(&scale)),
-        zero_point,
-        layout,
-        opts,
-        p,
-        0..n,
-        y,
-    )
+    quantize_core(cfg, &quantize_plan(&x, &scale, zero_point, layout, opts, p, y.len()), 0..n, y)
 }
 
 /// Quantizes only the elements `range` of the call into `y_part`, which holds the output
@@ -210,18 +219,7 @@ pub fn quantize_range(
     )?;
     check_range(opts.output, n, &range, y_part.len())?;
     let seq = Config { parallel: false, ..*cfg };
-    quantize_core(
-        &seq,
-        (x.dtype(), as_bytes(&x)),
-        n,
-        (scale.dtype(), as_bytes(&scale)),
-        zero_point,
-        layout,
-        opts,
-        p,
-        range,
-        y_part,
-    )
+    quantize_core(&seq, &quantize_plan(&x, &scale, zero_point, layout, opts, p, full), range, y_part)
 }
 
 fn check_range(out: DataType, n: usize, range: &Range<usize>, y_len: usize) -> Result<()> {
@@ -248,25 +246,36 @@ fn check_range(out: DataType, n: usize, range: &Range<usize>, y_len: usize) -> R
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The core of every dequantize entry point: elements `range` of a validated call into `y`
+/// (the bytes of that range).
 pub(crate) fn dequantize_core(
     cfg: &Config,
-    x: Packed<'_>,
-    scale: (DataType, &[u8]),
-    zero_point: Option<Packed<'_>>,
-    layout: Layout,
-    out: DataType,
+    plan: &DequantizePlan<'_>,
     range: Range<usize>,
     y: &mut [u8],
 ) -> Result<()> {
     let isa = cfg.resolve_isa()?;
-    match dequantize::Job::new(x, scale.0, scale.1, zero_point, layout, out) {
+    let (scale, out) = (&plan.scale, plan.output);
+    match dequantize::Job::new(plan.x, scale.dtype, scale.data, plan.zero_point, plan.layout, out) {
         Some(job) => threads::drive_one(cfg, range, y, out.bits(), &|b, e, y| {
             isa::dispatch(isa, RangeKernel { job: &job, begin: b, end: e, y })
         }),
-        None => fallback::dequantize(&x, scale, zero_point.as_ref(), layout, out, range, y),
+        None => fallback::dequantize(plan, range, y),
     }
     Ok(())
+}
+
+/// A slice-level dequantize call as the plan the tensor-level API validates.
+fn dequantize_plan<'a>(
+    x: Packed<'a>,
+    scale: &Values<'a>,
+    zero_point: Option<Packed<'a>>,
+    layout: Layout,
+    output: DataType,
+    y_bytes: usize,
+) -> DequantizePlan<'a> {
+    let scale = TensorRef { dtype: scale.dtype(), shape: &[], data: as_bytes(scale) };
+    DequantizePlan { x, shape: &[], scale, zero_point, layout, output, y_bytes }
 }
 
 fn values_mut_bytes<'a>(y: &'a mut ValuesMut<'_>) -> &'a mut [u8] {
@@ -300,8 +309,8 @@ pub fn dequantize_with(
 ) -> Result<()> {
     let out = y.dtype();
     qdq_ref::dequantize::check(&x, (scale.dtype(), scale.len()), zero_point.as_ref(), &layout, out, y.len())?;
-    let n = x.len;
-    dequantize_core(cfg, x, (scale.dtype(), as_bytes(&scale)), zero_point, layout, out, 0..n, values_mut_bytes(&mut y))
+    let y = values_mut_bytes(&mut y);
+    dequantize_core(cfg, &dequantize_plan(x, &scale, zero_point, layout, out, y.len()), 0..x.len, y)
 }
 
 /// Dequantizes only the elements `range` into `y_part` (exactly `range.len()` elements),
@@ -325,16 +334,8 @@ pub fn dequantize_range(
         ));
     }
     let seq = Config { parallel: false, ..*cfg };
-    dequantize_core(
-        &seq,
-        x,
-        (scale.dtype(), as_bytes(&scale)),
-        zero_point,
-        layout,
-        out,
-        range,
-        values_mut_bytes(&mut y_part),
-    )
+    let y = values_mut_bytes(&mut y_part);
+    dequantize_core(&seq, &dequantize_plan(x, &scale, zero_point, layout, out, y.len()), range, y)
 }
 
 /// DynamicQuantizeLinear into a caller-provided buffer; returns `(scale, zero_point)`.

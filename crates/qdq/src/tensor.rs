@@ -14,31 +14,11 @@ pub struct Fast(pub Config);
 impl qdq_ref::Backend for Fast {
     /// An ISA this CPU lacks is an error (never a silent fallback to the reference).
     fn quantize(&self, plan: &QuantizePlan<'_>, y: &mut [u8]) -> Result<()> {
-        quantize_core(
-            &self.0,
-            (plan.x.dtype, plan.x.data),
-            plan.len,
-            (plan.scale.dtype, plan.scale.data),
-            plan.zero_point,
-            plan.layout,
-            &plan.opts,
-            plan.precision,
-            0..plan.len,
-            y,
-        )
+        quantize_core(&self.0, plan, 0..plan.len, y)
     }
 
     fn dequantize(&self, plan: &DequantizePlan<'_>, y: &mut [u8]) -> Result<()> {
-        dequantize_core(
-            &self.0,
-            plan.x,
-            (plan.scale.dtype, plan.scale.data),
-            plan.zero_point,
-            plan.layout,
-            plan.output,
-            0..plan.x.len,
-            y,
-        )
+        dequantize_core(&self.0, plan, 0..plan.x.len, y)
     }
 
     fn dynamic_quantize(&self, x: &[u8], y: &mut [u8]) -> Result<(f32, u8)> {

@@ -666,7 +666,8 @@ fn run_sum<S: Simd, O: GradOp>(
     }
 }
 
-/// [`tile_sum`] as a kernel of its own (entered once per tile of up to 16384 elements).
+/// The two sums of at most a tile (sixteen interleaved partials, folded pairwise), as a
+/// kernel of its own (entered once per tile of up to 16384 elements).
 struct TileSum<'o, 'p, 'd, 'y, S: Simd, O: GradOp> {
     op: &'o O,
     p: &'p O::P<S>,
@@ -679,73 +680,60 @@ struct TileSum<'o, 'p, 'd, 'y, S: Simd, O: GradOp> {
 impl<S: Simd, O: GradOp> IsaKernel<S> for TileSum<'_, '_, '_, '_, S, O> {
     type Output = [f32; 2];
     #[inline(always)]
+    // `j` indexes the inner dimension of both sums' accumulators (the lint's iterator would
+    // walk the outer one).
+    #[allow(clippy::needless_range_loop)]
     fn run_on(self, s: S) -> [f32; 2] {
         // Local copies: no store through `dx` can alias them, so they stay in registers.
         let (op, p) = (*self.op, *self.p);
-        tile_sum(s, &op, &p, self.a, self.m, self.begin, self.dx)
-    }
-}
-
-/// The two sums of at most a tile: sixteen interleaved partials, folded pairwise.
-#[inline(always)]
-// `j` indexes the inner dimension of both sums' accumulators (the lint's iterator would
-// walk the outer one).
-#[allow(clippy::needless_range_loop)]
-fn tile_sum<S: Simd, O: GradOp>(
-    s: S,
-    op: &O,
-    p: &O::P<S>,
-    a: usize,
-    m: usize,
-    begin: usize,
-    dx: &mut Option<(&mut [u8], Out)>,
-) -> [f32; 2] {
-    let lanes = S::LANES;
-    // SUM_LANES / LANES accumulators per sum: vector v of the tile adds into accumulator
-    // v % nacc, so lane l of accumulator j holds the partial of run positions = j * LANES + l
-    // (mod 16).
-    let nacc = SUM_LANES / lanes;
-    let neg0 = s.splat(-0.0);
-    let mut acc = [[neg0; 4]; 2];
-    let mut i = a;
-    let stop = a + m;
-    // Whole rounds of `nacc` vectors, then one partial round: within a round vector j goes
-    // to accumulator j, and `j` is a compile-time index once the inner loop unrolls
-    // (`nacc` is a constant per ISA), so the accumulators stay in registers. (Indexing them
-    // with a run-time `v % nacc` kept them in memory: a load and a store per vector.)
-    while i + nacc * lanes <= stop {
-        for j in 0..nacc {
-            let (d, t) = op.step(s, p, i, lanes);
-            if let Some((y, out)) = dx.as_mut() {
-                store_out(s, *out, d, y, i - begin, lanes);
+        let (op, p, a, m, begin, dx) = (&op, &p, self.a, self.m, self.begin, self.dx);
+        let lanes = S::LANES;
+        // SUM_LANES / LANES accumulators per sum: vector v of the tile adds into accumulator
+        // v % nacc, so lane l of accumulator j holds the partial of run positions = j * LANES + l
+        // (mod 16).
+        let nacc = SUM_LANES / lanes;
+        let neg0 = s.splat(-0.0);
+        let mut acc = [[neg0; 4]; 2];
+        let mut i = a;
+        let stop = a + m;
+        // Whole rounds of `nacc` vectors, then one partial round: within a round vector j goes
+        // to accumulator j, and `j` is a compile-time index once the inner loop unrolls
+        // (`nacc` is a constant per ISA), so the accumulators stay in registers. (Indexing them
+        // with a run-time `v % nacc` kept them in memory: a load and a store per vector.)
+        while i + nacc * lanes <= stop {
+            for j in 0..nacc {
+                let (d, t) = op.step(s, p, i, lanes);
+                if let Some((y, out)) = dx.as_mut() {
+                    store_out(s, *out, d, y, i - begin, lanes);
+                }
+                acc[0][j] = s.add(acc[0][j], t[0]);
+                acc[1][j] = s.add(acc[1][j], t[1]);
+                i += lanes;
             }
-            acc[0][j] = s.add(acc[0][j], t[0]);
-            acc[1][j] = s.add(acc[1][j], t[1]);
-            i += lanes;
         }
+        for j in 0..nacc {
+            if i >= stop {
+                break;
+            }
+            let take = lanes.min(stop - i);
+            let (d, t) = op.step(s, p, i, take);
+            if let Some((y, out)) = dx.as_mut() {
+                store_out(s, *out, d, y, i - begin, take);
+            }
+            let keep = s.mask_from_bits(lanes_mask(take));
+            acc[0][j] = s.add(acc[0][j], s.select(keep, t[0], neg0));
+            acc[1][j] = s.add(acc[1][j], s.select(keep, t[1], neg0));
+            i += take;
+        }
+        let mut out = [0.0f32; 2];
+        for (r, a) in out.iter_mut().zip(acc.iter()) {
+            let mut bytes = [0u8; 4 * SUM_LANES];
+            for (j, vec) in a.iter().take(nacc).enumerate() {
+                s.store_f32(*vec, &mut bytes[4 * lanes * j..]);
+            }
+            let mut partial: [f32; SUM_LANES] = bytemuck::cast(bytes);
+            *r = qdq_ref::train::fold_lanes(&mut partial);
+        }
+        out
     }
-    for j in 0..nacc {
-        if i >= stop {
-            break;
-        }
-        let take = lanes.min(stop - i);
-        let (d, t) = op.step(s, p, i, take);
-        if let Some((y, out)) = dx.as_mut() {
-            store_out(s, *out, d, y, i - begin, take);
-        }
-        let keep = s.mask_from_bits(lanes_mask(take));
-        acc[0][j] = s.add(acc[0][j], s.select(keep, t[0], neg0));
-        acc[1][j] = s.add(acc[1][j], s.select(keep, t[1], neg0));
-        i += take;
-    }
-    let mut out = [0.0f32; 2];
-    for (r, a) in out.iter_mut().zip(acc.iter()) {
-        let mut bytes = [0u8; 4 * SUM_LANES];
-        for (j, vec) in a.iter().take(nacc).enumerate() {
-            s.store_f32(*vec, &mut bytes[4 * lanes * j..]);
-        }
-        let mut partial: [f32; SUM_LANES] = bytemuck::cast(bytes);
-        *r = qdq_ref::train::fold_lanes(&mut partial);
-    }
-    out
 }
