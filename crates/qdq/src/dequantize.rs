@@ -9,10 +9,11 @@
 //!
 //! i32 x with a zero point runs the reference (the difference may not fit in i32).
 
+use crate::codec::{decode_minifloat, f32_to_bf16_bits, MiniFormat};
 use crate::isa::Kernel;
 use crate::quantize::{load_codes, load_full, ScaleKind};
 use crate::segments::{Scales, Segments};
-use crate::simd::{decode_minifloat, f32_to_bf16_bits, MiniFormat, Simd};
+use crate::simd::Simd;
 use qdq_ref::float::FloatFormat;
 use qdq_ref::{packing, DataType, Layout, Packed};
 

@@ -35,6 +35,7 @@
 // `unsafe` lives in the ISA modules (`isa/`), which allow it one by one; nothing else may.
 #![deny(unsafe_code)]
 
+mod codec;
 mod config;
 mod dequantize;
 mod dynamic;

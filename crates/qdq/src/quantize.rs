@@ -27,11 +27,10 @@
 //! The differential tests against `qdq_ref` (ties at `(k + 1/2) s` for random scales
 //! included) are the proof.
 
+use crate::codec::{bf16_bits_to_f32, encode_minifloat_checked, round_bf16, round_f16, MiniFormat, MINI_RUNTIME};
 use crate::isa::{IsaKernel, Kernel};
 use crate::segments::{Scales, Segments};
-use crate::simd::{
-    bf16_bits_to_f32, encode_minifloat_checked, round_bf16, round_f16, MiniFormat, Simd, LIM, MINI_RUNTIME,
-};
+use crate::simd::{Simd, LIM};
 use qdq_ref::float::{decode_e8m0, FloatFormat};
 use qdq_ref::{packing, DataType, Layout, Packed, Precision};
 

@@ -17,6 +17,7 @@
 //! Padding lanes of partial vectors compute on zero input and are masked to `-0`, the
 //! neutral element of IEEE addition, before any sum.
 
+use crate::codec::{decode_minifloat, encode_minifloat_checked, MiniFormat};
 use crate::dequantize::{store, store_out, Out};
 use crate::isa::{IsaKernel, Kernel};
 use crate::quantize::{
@@ -24,7 +25,7 @@ use crate::quantize::{
     Src, ANY,
 };
 use crate::segments::{Scales, Segments};
-use crate::simd::{decode_minifloat, encode_minifloat_checked, MiniFormat, Simd};
+use crate::simd::Simd;
 use qdq_ref::train::{SUM_LANES, SUM_TILE};
 use qdq_ref::{packing, Layout, Packed};
 

@@ -18,10 +18,11 @@
 
 mod kernels;
 
+use crate::codec::MiniFormat;
 use crate::dequantize::Out;
 use crate::isa::{self, Isa, Kernel};
 use crate::quantize::{Job, Src};
-use crate::simd::{MiniFormat, Simd};
+use crate::simd::Simd;
 use crate::threads::{drive, split};
 use crate::{as_bytes, values_mut_bytes, Config};
 use kernels::{Backward, DequantizeGrad, Elementwise, FakeQuantGrad, GradOp, Product, Walk};

@@ -1,0 +1,283 @@
+//! The small-float codecs, written once over the [`Simd`] primitives: float8 / float6 /
+//! float4 encoders and decoders (and the f16 / bf16 conversions and roundings), without
+//! branches on the data.
+//!
+//! Encode, on the magnitude bits `a` of the f32 `x` (`sh = 23 - man`):
+//!
+//! ```text
+//! code = (a + lsb(a >> sh) + (2^(sh-1) - 1) - ((127 - bias) << 23)) >> sh   // RNE, rebias
+//! code = cvt_rne(|x| * 2^(man - emin))       where |x| < 2^emin (subnormal, exact scale)
+//! mag  = min(code, ovf)                      // max (saturate) or inf / NaN code
+//! mag  = nan                                 where x is NaN (formats whose NaN != ovf)
+//! out  = mag | sign << sign_pos              (fnuz: no sign on a zero result)
+//! ```
+//!
+//! `bad` (the lanes whose code exceeded `max_code`: overflow, ±inf, NaN) is returned for
+//! the training mask. Decode moves the code into an f32 bit pattern with bias 127 and
+//! multiplies once by `2^(127 - bias)`, then selects the specials (see
+//! [`decode_minifloat`]). Each is `qdq_ref::float`'s scalar rule lane by lane; the
+//! exhaustive tests compare all 2^32 f32 inputs and every code.
+
+use crate::simd::Simd;
+
+/// The `MINI` kernel parameter for "a float format known only at run time"; 0 means an
+/// integer output, 2 and up a format of [`MiniFormat::of_id`].
+pub(crate) const MINI_RUNTIME: u8 = 1;
+
+/// Constants of a small float format for the branch-free vector codec.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MiniFormat {
+    /// Mantissa bits.
+    pub man: u32,
+    /// Exponent + mantissa bits (the sign bit's position).
+    pub sign_pos: u32,
+    /// Exponent bias.
+    pub bias: i32,
+    /// Largest finite magnitude code.
+    pub max_code: i32,
+    /// Codes for overflow / ±inf (after `saturate` has been applied) and NaN, by sign.
+    pub ovf: [i32; 2],
+    pub nan: [i32; 2],
+    /// The format has no negative zero (fnuz): a zero result drops the sign.
+    pub unsigned_zero: bool,
+    /// IEEE-like: the all-ones exponent is inf / NaN (decode side).
+    pub ieee: bool,
+    /// Decode side: NaN codes are the all-ones magnitude (e4m3fn) ...
+    pub nan_all_ones: bool,
+    /// ... or the lone 0x80 code (fnuz).
+    pub nan_is_neg_zero: bool,
+}
+
+impl MiniFormat {
+    /// The vector codec constants for a reference format and saturation mode.
+    pub const fn new(f: &qdq_ref::float::FloatFormat, saturate: bool) -> MiniFormat {
+        use qdq_ref::float::Flavour;
+        let sign_pos = f.exp_bits + f.man_bits;
+        let sign = 1i32 << sign_pos;
+        let max = f.max_code() as i32;
+        let nan = [f.nan_code(false) as i32, f.nan_code(true) as i32];
+        let saturate = saturate || matches!(f.flavour, Flavour::Finite);
+        let ovf = if saturate {
+            [max, max | sign]
+        } else {
+            match f.flavour {
+                Flavour::Ieee => {
+                    let inf = ((1i32 << f.exp_bits) - 1) << f.man_bits;
+                    [inf, inf | sign]
+                }
+                _ => nan,
+            }
+        };
+        MiniFormat {
+            man: f.man_bits,
+            sign_pos,
+            bias: f.bias,
+            max_code: max,
+            ovf,
+            nan,
+            unsigned_zero: matches!(f.flavour, Flavour::Fnuz),
+            ieee: matches!(f.flavour, Flavour::Ieee),
+            nan_all_ones: matches!(f.flavour, Flavour::Fn),
+            nan_is_neg_zero: matches!(f.flavour, Flavour::Fnuz),
+        }
+    }
+
+    /// The compile-time id of a quantized float type and saturation mode (see
+    /// [`MiniFormat::of_id`]), or [`MINI_RUNTIME`] for a format without one.
+    pub fn id(t: qdq_ref::DataType, saturate: bool) -> u8 {
+        use qdq_ref::DataType as D;
+        match (t, saturate) {
+            (D::E4M3Fn, true) => 2,
+            (D::E4M3Fn, false) => 3,
+            (D::E5M2, true) => 4,
+            (D::E5M2, false) => 5,
+            (D::E4M3FnUz, true) => 6,
+            (D::E4M3FnUz, false) => 7,
+            (D::E5M2FnUz, true) => 8,
+            (D::E5M2FnUz, false) => 9,
+            (D::E2M1, _) => 10,
+            (D::E2M3, _) => 11,
+            (D::E3M2, _) => 12,
+            _ => MINI_RUNTIME,
+        }
+    }
+
+    /// The format of a compile-time id (kernels instantiate their hot loops per id, so
+    /// every field folds into the code: no per-vector branch on the format, immediate shift
+    /// counts).
+    #[inline(always)]
+    pub const fn of_id(id: u8) -> MiniFormat {
+        use qdq_ref::float::{E2M1, E2M3, E3M2, E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ};
+        match id {
+            2 => MiniFormat::new(&E4M3FN, true),
+            3 => MiniFormat::new(&E4M3FN, false),
+            4 => MiniFormat::new(&E5M2, true),
+            5 => MiniFormat::new(&E5M2, false),
+            6 => MiniFormat::new(&E4M3FNUZ, true),
+            7 => MiniFormat::new(&E4M3FNUZ, false),
+            8 => MiniFormat::new(&E5M2FNUZ, true),
+            9 => MiniFormat::new(&E5M2FNUZ, false),
+            10 => MiniFormat::new(&E2M1, true),
+            11 => MiniFormat::new(&E2M3, true),
+            _ => MiniFormat::new(&E3M2, true),
+        }
+    }
+
+    /// f16 rounding (IEEE overflow to inf).
+    pub const F16_ROUND: MiniFormat = MiniFormat {
+        man: 10,
+        sign_pos: 15,
+        bias: 15,
+        max_code: 0x7bff,
+        ovf: [0x7c00, 0xfc00],
+        nan: [0x7e00, 0xfe00],
+        unsigned_zero: false,
+        ieee: true,
+        nan_all_ones: false,
+        nan_is_neg_zero: false,
+    };
+
+    /// bf16 rounding (IEEE overflow to inf).
+    pub const BF16_ROUND: MiniFormat = MiniFormat {
+        man: 7,
+        sign_pos: 15,
+        bias: 127,
+        max_code: 0x7f7f,
+        ovf: [0x7f80, 0xff80],
+        nan: [0x7fc0, 0xffc0],
+        unsigned_zero: false,
+        ieee: true,
+        nan_all_ones: false,
+        nan_is_neg_zero: false,
+    };
+
+    fn emin(&self) -> i32 {
+        1 - self.bias
+    }
+}
+
+/// `2^e` as f32 for `-126 <= e <= 127`.
+#[inline(always)]
+pub(crate) fn pow2f(e: i32) -> f32 {
+    f32::from_bits(((e + 127) as u32) << 23)
+}
+
+/// Encodes f32 lanes into a small float format with round-half-to-even (the vector twin of
+/// `qdq_ref::float::FloatFormat::encode`, for f32 inputs).
+///
+/// Normal results round the f32 bit pattern itself: adding `2^(s-1) - 1` plus the kept
+/// LSB and shifting right by `s = 23 - M` is RNE, and a mantissa carry moves into the
+/// exponent, which is exactly the next code. Results below the format's smallest normal
+/// are `RNE(|v| * 2^(M - emin))`, an exact scaling followed by one rounding conversion.
+#[inline(always)]
+pub(crate) fn encode_minifloat<S: Simd>(s: S, v: S::F, f: &MiniFormat) -> S::I {
+    encode_minifloat_checked(s, v, f).0
+}
+
+/// [`encode_minifloat`], plus the lanes that did not fit: NaN, ±inf, or a rounded magnitude
+/// beyond the largest finite value (whatever the saturation mode made of them).
+///
+/// The magnitude is coded first and the sign applied last by an xor: every special code
+/// of the signed formats is its positive twin with the sign bit flipped (NaN 0x7f / 0xff,
+/// ±max, ±inf; float4 / float6 "NaN" 0x8 / 0, the ml_dtypes parity), so the overflow and
+/// NaN replacements need no per-sign constants. The exponent rebias is folded into the
+/// rounding constant, and overflow, ±inf and NaN all round to a code above the largest
+/// finite one, so one compare finds them. The fnuz formats have no negative zero and a
+/// single NaN (0x80): their sign is dropped where the magnitude is zero.
+#[inline(always)]
+pub(crate) fn encode_minifloat_checked<S: Simd>(s: S, v: S::F, f: &MiniFormat) -> (S::I, S::M) {
+    let u = s.bits(v);
+    let a = s.and_i(u, s.splat_i(i32::MAX));
+    let sh = 23 - f.man;
+    let lsb = s.and_i(s.shr(a, sh), s.splat_i(1));
+    // Wrapping: a subnormal result makes this negative (shifted to garbage, replaced below).
+    let k = ((1i32 << (sh - 1)) - 1).wrapping_sub((127 - f.bias) << 23);
+    let mut code = s.shr(s.add_i(s.add_i(a, lsb), s.splat_i(k)), sh);
+    let emin = f.emin();
+    if emin > -126 {
+        // Below the smallest normal: scale exactly, then one RNE conversion.
+        let min_normal = s.splat_i((emin + 127) << 23);
+        let sub = s.lt_i(a, min_normal);
+        let scaled = s.mul(s.f32_of(a), s.splat(pow2f(f.man as i32 - emin)));
+        code = s.select_i(sub, s.cvt_rne(scaled), code);
+    }
+    let bad = s.lt_i(s.splat_i(f.max_code), code);
+    // The overflow code is max (saturating) or the code right above it (inf, or the NaN of
+    // the finite formats), so a minimum saturates; NaN needs its own select only where its
+    // code differs.
+    let mut mag = s.min_i(code, s.splat_i(f.ovf[0]));
+    if f.nan[0] != f.ovf[0] {
+        let is_nan = s.lt_i(s.splat_i(0x7f80_0000), a);
+        mag = s.select_i(is_nan, s.splat_i(f.nan[0]), mag);
+    }
+    let sign_bit = 1i32 << f.sign_pos;
+    let sh_sign = s.shr(u, 31 - f.sign_pos);
+    let out = if f.unsigned_zero {
+        let zero = s.eq_i(s.and_i(mag, s.splat_i(sign_bit - 1)), s.splat_i(0));
+        s.xor_i(mag, s.select_i(zero, s.splat_i(0), s.and_i(sh_sign, s.splat_i(sign_bit))))
+    } else {
+        s.xor_and(mag, sh_sign, s.splat_i(sign_bit))
+    };
+    (out, bad)
+}
+
+/// Decodes small-float codes (low `sign_pos + 1` bits of each lane) to exact f32 values.
+///
+/// The code moves into an f32 bit pattern as if its exponent bias were 127: shifted up so
+/// its sign lands on bit 31, then arithmetically back so its mantissa lines up with f32's
+/// (the replicated sign bits are masked off). A normal code becomes the f32 with the same
+/// mantissa and an exponent too small by `127 - bias`, a subnormal code the f32 subnormal
+/// with the same mantissa, and one exact multiply by `2^(127 - bias)` rebiases both. Then
+/// the specials: NaN codes, and the all-ones exponent of the IEEE formats.
+#[inline(always)]
+pub(crate) fn decode_minifloat<S: Simd>(s: S, c: S::I, f: &MiniFormat) -> S::F {
+    let w = f.sign_pos + 1;
+    let t = s.shl(c, 32 - w);
+    let mag_mask = ((1i32 << (w - 1)) - 1) << (23 - f.man);
+    let bits = s.and_i(s.sra(t, 9 + f.man - w), s.splat_i(i32::MIN | mag_mask));
+    let mut v = s.mul(s.f32_of(bits), s.splat(pow2f(127 - f.bias)));
+    if f.ieee {
+        let e_bits = f.sign_pos - f.man;
+        let exp_t = ((1i32 << e_bits) - 1) << (32 - w + f.man);
+        let special = s.eq_i(s.and_i(t, s.splat_i(exp_t)), s.splat_i(exp_t));
+        v = s.select(special, s.f32_of(s.or_i(bits, s.splat_i(0x7f80_0000))), v);
+    }
+    if f.nan_all_ones {
+        let mag_t = i32::MAX & !((1i32 << (32 - w)) - 1);
+        v = s.select(s.eq_i(s.and_i(t, s.splat_i(mag_t)), s.splat_i(mag_t)), s.splat(f32::NAN), v);
+    }
+    if f.nan_is_neg_zero {
+        v = s.select(s.eq_i(t, s.splat_i(i32::MIN)), s.splat(f32::NAN), v);
+    }
+    v
+}
+
+/// Widens f16 bit patterns (low 16 bits of each lane) to f32, exactly.
+#[inline(always)]
+pub(crate) fn f16_bits_to_f32<S: Simd>(s: S, h: S::I) -> S::F {
+    decode_minifloat(s, h, &MiniFormat::F16_ROUND)
+}
+
+/// bf16 bit patterns (low 16 bits) to f32: the top half of the f32 pattern.
+#[inline(always)]
+pub(crate) fn bf16_bits_to_f32<S: Simd>(s: S, h: S::I) -> S::F {
+    s.f32_of(s.shl(h, 16))
+}
+
+/// Rounds f32 lanes to bf16 (RNE, NaN kept quiet) and returns the bf16 bit patterns.
+#[inline(always)]
+pub(crate) fn f32_to_bf16_bits<S: Simd>(s: S, v: S::F) -> S::I {
+    encode_minifloat(s, v, &MiniFormat::BF16_ROUND)
+}
+
+/// Rounds f32 lanes to the nearest f16 value (as f32).
+#[inline(always)]
+pub(crate) fn round_f16<S: Simd>(s: S, v: S::F) -> S::F {
+    f16_bits_to_f32(s, s.f32_to_f16_bits(v))
+}
+
+/// Rounds f32 lanes to the nearest bf16 value (as f32).
+#[inline(always)]
+pub(crate) fn round_bf16<S: Simd>(s: S, v: S::F) -> S::F {
+    bf16_bits_to_f32(s, f32_to_bf16_bits(s, v))
+}
