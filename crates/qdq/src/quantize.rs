@@ -525,6 +525,18 @@ fn run_blocked_sat8<S: Simd>(
     let mut row_start = o * axis_len;
     let mut b = d / block;
     while row_start + b * block < end {
+        // The common case: runs of whole groups of contiguous full blocks inside the range,
+        // every scale in the fast range, in one entered kernel; it stops at the first group
+        // that is not.
+        if axis_len.is_multiple_of(block) {
+            let at = (k, row_start, b);
+            let signed = qmin < 0;
+            (k, row_start, b) =
+                s.enter(BlockedGroups { job: *job, y: &mut *y, begin, end, axis_len, block, per_row, signed, at });
+            if row_start + b * block >= end {
+                break;
+            }
+        }
         // Parameters of blocks k .. k + g, as vectors, then as arrays.
         let g = lanes.min(n_scales - k);
         let p = seq_lanes(s, job, k, g);
@@ -535,27 +547,6 @@ fn run_blocked_sat8<S: Simd>(
         s.store_i32(p.z, &mut za);
         let lane_f32 =
             |a: &[u8; 64], j: usize| f32::from_le_bytes([a[4 * j], a[4 * j + 1], a[4 * j + 2], a[4 * j + 3]]);
-        // The common case: a whole group of contiguous full blocks inside the range, every
-        // scale in the fast range: one tight loop, no per-block checks.
-        let e_group = row_start + b * block;
-        let fast_lanes_bits = !s.mask_bits(slow_scale_lanes(s, p.s)) & ((1u64 << lanes) - 1) as u32;
-        if g == lanes
-            && axis_len.is_multiple_of(block)
-            && e_group >= begin
-            && e_group + g * block <= end
-            && fast_lanes_bits == ((1u64 << lanes) - 1) as u32
-        {
-            let xs = sp.src.size();
-            let xb = &job.x[e_group * xs..(e_group + g * block) * xs];
-            let yb = &mut y[e_group - begin..e_group - begin + g * block];
-            let signed = qmin < 0;
-            s.enter(BlockedGroup { sp, signed, x: xb, y: yb, block, params: [sa, ra, za] });
-            k += g;
-            b += g;
-            row_start += b / per_row * axis_len;
-            b %= per_row;
-            continue;
-        }
         let mut j = 0;
         while j < g && row_start + b * block < end {
             let e0 = row_start + b * block;
@@ -747,54 +738,82 @@ impl<S: Simd> AxisSat8Rows<'_, S> {
     }
 }
 
-/// `LANES` contiguous full blocks of [`run_blocked_sat8`] whose scales are all in the fast
-/// range, as a kernel of its own (once per group): `params` holds the scales, reciprocals
-/// and zero points as little-endian lanes.
-struct BlockedGroup<'a> {
-    sp: Spec,
+/// Consecutive groups of `LANES` contiguous full blocks of [`run_blocked_sat8`] whose
+/// scales are all in the fast range, from block `at = (k, row start, block in row)`, as a
+/// kernel of its own: per group one vector of scale parameters, then tight steps with no
+/// per-block checks. Returns the position of the first group it does not cover.
+struct BlockedGroups<'a, 'y> {
+    job: Job<'a>,
+    y: &'y mut [u8],
+    begin: usize,
+    end: usize,
+    axis_len: usize,
+    block: usize,
+    per_row: usize,
     /// i8 (else u8) codes: the final pack.
     signed: bool,
-    x: &'a [u8],
-    y: &'a mut [u8],
-    block: usize,
-    params: [[u8; 64]; 3],
+    at: (usize, usize, usize),
 }
 
-impl Kernel for BlockedGroup<'_> {
-    type Output = ();
+impl Kernel for BlockedGroups<'_, '_> {
+    type Output = (usize, usize, usize);
     #[inline(always)]
-    fn run<S: Simd>(self, s: S) {
+    fn run<S: Simd>(self, s: S) -> (usize, usize, usize) {
         // The final pack at compile time: one branch here, none per step.
         match self.signed {
-            true => self.blocks::<S, true>(s),
-            false => self.blocks::<S, false>(s),
+            true => self.groups::<S, true>(s),
+            false => self.groups::<S, false>(s),
         }
     }
 }
 
-impl BlockedGroup<'_> {
+impl BlockedGroups<'_, '_> {
     #[inline(always)]
-    fn blocks<S: Simd, const SIGNED: bool>(self, s: S) {
-        let sp = self.sp.fold::<0, 0, 8>();
-        let (x, y, block) = (self.x, self.y, self.block);
-        let [sa, ra, za] = &self.params;
+    fn groups<S: Simd, const SIGNED: bool>(self, s: S) -> (usize, usize, usize) {
+        let BlockedGroups { job, y, begin, end, axis_len, block, per_row, at, .. } = self;
+        let (mut k, mut row_start, mut b) = at;
+        let sp = Spec::resolve::<0, 0, 8>(&job);
         let lanes = S::LANES;
-        let vb = lanes * sp.src.size();
+        let (xs, vb) = (sp.src.size(), lanes * sp.src.size());
+        let n_scales = job.scale.len() / job.scale_kind.size();
+        let all = ((1u64 << lanes) - 1) as u32;
         let f = |a: &[u8; 64], j: usize| f32::from_le_bytes([a[4 * j], a[4 * j + 1], a[4 * j + 2], a[4 * j + 3]]);
-        let z = |j: usize| i32::from_le_bytes([za[4 * j], za[4 * j + 1], za[4 * j + 2], za[4 * j + 3]]);
+        let z = |a: &[u8; 64], j: usize| i32::from_le_bytes([a[4 * j], a[4 * j + 1], a[4 * j + 2], a[4 * j + 3]]);
         // Steps of four vectors: two blocks of two vectors, or a quarter of a larger block.
         let steps = lanes * block / (4 * lanes);
         let per_block = (block / (4 * lanes)).max(1);
-        for step in 0..steps {
-            let (ja, jb) =
-                if block == 2 * lanes { (2 * step, 2 * step + 1) } else { (step / per_block, step / per_block) };
-            let pa = fast_lanes(s, f(sa, ja), f(ra, ja), z(ja));
-            let pb = fast_lanes(s, f(sa, jb), f(ra, jb), z(jb));
-            let xq = &x[step * 4 * vb..(step + 1) * 4 * vb];
-            let yq = &mut y[step * 4 * lanes..(step + 1) * 4 * lanes];
-            let c = sat8_step(s, &sp, xq, [&pa, &pa, &pb, &pb]);
-            s.store_sat8x4(c, [s.splat_i16(pa.zi), s.splat_i16(pb.zi)], SIGNED, yq);
+        loop {
+            let e_group = row_start + b * block;
+            if n_scales - k < lanes || e_group < begin || e_group + lanes * block > end {
+                break;
+            }
+            let p = seq_lanes(s, &job, k, lanes);
+            if !s.mask_bits(slow_scale_lanes(s, p.s)) & all != all {
+                break;
+            }
+            // The group's scales, reciprocals and zero points as little-endian lanes.
+            let (mut sa, mut ra, mut za) = ([0u8; 64], [0u8; 64], [0u8; 64]);
+            s.store_f32(p.s, &mut sa);
+            s.store_f32(s.div(s.splat(1.0), p.s), &mut ra);
+            s.store_i32(p.z, &mut za);
+            let x = &job.x[e_group * xs..(e_group + lanes * block) * xs];
+            let yg = &mut y[e_group - begin..e_group - begin + lanes * block];
+            for step in 0..steps {
+                let (ja, jb) =
+                    if block == 2 * lanes { (2 * step, 2 * step + 1) } else { (step / per_block, step / per_block) };
+                let pa = fast_lanes(s, f(&sa, ja), f(&ra, ja), z(&za, ja));
+                let pb = fast_lanes(s, f(&sa, jb), f(&ra, jb), z(&za, jb));
+                let xq = &x[step * 4 * vb..(step + 1) * 4 * vb];
+                let yq = &mut yg[step * 4 * lanes..(step + 1) * 4 * lanes];
+                let c = sat8_step(s, &sp, xq, [&pa, &pa, &pb, &pb]);
+                s.store_sat8x4(c, [s.splat_i16(pa.zi), s.splat_i16(pb.zi)], SIGNED, yq);
+            }
+            k += lanes;
+            b += lanes;
+            row_start += b / per_row * axis_len;
+            b %= per_row;
         }
+        (k, row_start, b)
     }
 }
 
