@@ -117,15 +117,13 @@ pub(crate) fn store<S: Simd>(s: S, out: Out, v: S::F, y: &mut [u8]) {
 /// outputs get compile-time specialisations.
 #[inline(always)]
 pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mut [u8]) {
-    if !S::SPECIALIZE {
-        return walk::<S, 0, 2, 3>(s, job, begin, end, y);
-    }
+    // The portable ISA keeps the integer-to-f32 variants only.
     match (job.x.dtype.bits(), job.mini.is_some(), job.out) {
         (8, false, Out::F32) => walk::<S, 8, 0, 0>(s, job, begin, end, y),
         (4, false, Out::F32) => walk::<S, 4, 0, 0>(s, job, begin, end, y),
-        (8, true, Out::F32) => walk::<S, 8, 1, 0>(s, job, begin, end, y),
-        (4, true, Out::F32) => walk::<S, 4, 1, 0>(s, job, begin, end, y),
-        (8, false, Out::F16) => walk::<S, 8, 0, 1>(s, job, begin, end, y),
+        (8, true, Out::F32) if S::SPECIALIZE => walk::<S, 8, 1, 0>(s, job, begin, end, y),
+        (4, true, Out::F32) if S::SPECIALIZE => walk::<S, 4, 1, 0>(s, job, begin, end, y),
+        (8, false, Out::F16) if S::SPECIALIZE => walk::<S, 8, 0, 1>(s, job, begin, end, y),
         _ => walk::<S, 0, 2, 3>(s, job, begin, end, y),
     }
 }
