@@ -7,6 +7,7 @@
 //! well. Data is raw bit patterns (NaN payloads, subnormals, infinities) or, on request,
 //! values built from the scale (ties, zero, saturation edges), which raw bits rarely hit.
 
+use half::slice::HalfBitsSliceExt;
 use qdq::{Config, Isa};
 use qdq_ref::float::FloatFormat;
 use qdq_ref::{Attribute, DataType, Opset, Tensor, TensorRef};
@@ -632,8 +633,9 @@ pub fn check_slice_dequantize(input: &mut Input<'_>) {
     let what = || format!("{layout:?} x {xt} n {n} ({} bytes) scale {st} zp {zp:?} -> {out} y {y_len}", x_bytes.len());
     let run = |cfg: Option<&Config>, range: Option<std::ops::Range<usize>>, y: &mut [u8]| {
         let y_vals: qdq_ref::ValuesMut<'_> = match out {
-            DataType::F16 => qdq_ref::ValuesMut::F16(bytemuck_cast(y)),
-            DataType::Bf16 => qdq_ref::ValuesMut::Bf16(bytemuck_cast(y)),
+            // half's own safe reinterpretation of u16 bit patterns.
+            DataType::F16 => qdq_ref::ValuesMut::F16(bytemuck_cast::<u16>(y).reinterpret_cast_mut()),
+            DataType::Bf16 => qdq_ref::ValuesMut::Bf16(bytemuck_cast::<u16>(y).reinterpret_cast_mut()),
             _ => qdq_ref::ValuesMut::F32(bytemuck_cast(y)),
         };
         match (cfg, range) {
