@@ -494,8 +494,8 @@ fn blocked_sat8<S: Simd>(job: &Job<'_>) -> Option<(usize, usize)> {
     }
 }
 
-/// Blocked quantization of f32 along the last axis to an 8-bit integer type, the layout of weight and
-/// activation blocks (block 32, 64, 128 ...). A per-block `splat_lanes` (scalar
+/// Blocked quantization of f32 along the last axis to an 8-bit integer type, the layout of
+/// weight and activation blocks (block 32, 64, 128 ...). A per-block `splat_lanes` (scalar
 /// reciprocal, zero-point decode) would cost as much as the block's 32 elements, so the
 /// parameters of 16 consecutive blocks come from vector loads and one vector division,
 /// and each block then runs the 8-bit fast path of the per-tensor loop (two blocks per
@@ -537,22 +537,15 @@ fn run_blocked_sat8<S: Simd>(
                 break;
             }
         }
-        // Parameters of blocks k .. k + g, as vectors, then as arrays.
+        // Parameters of blocks k .. k + g.
         let g = lanes.min(n_scales - k);
-        let p = seq_lanes(s, job, k, g);
-        let r = s.div(s.splat(1.0), p.s);
-        let (mut sa, mut ra, mut za) = ([0u8; 64], [0u8; 64], [0u8; 64]);
-        s.store_f32(p.s, &mut sa);
-        s.store_f32(r, &mut ra);
-        s.store_i32(p.z, &mut za);
-        let lane_f32 =
-            |a: &[u8; 64], j: usize| f32::from_le_bytes([a[4 * j], a[4 * j + 1], a[4 * j + 2], a[4 * j + 3]]);
+        let gp = GroupParams::new(s, &seq_lanes(s, job, k, g));
         let mut j = 0;
         while j < g && row_start + b * block < end {
             let e0 = row_start + b * block;
             let len = block.min(axis_len - b * block);
             let e1 = e0 + len;
-            let sj = lane_f32(&sa, j);
+            let sj = gp.scale(j);
             // Eligible: a whole block inside the range, a fast scale, and (for two-vector
             // blocks) a partner block that is eligible too.
             let whole =
@@ -560,17 +553,14 @@ fn run_blocked_sat8<S: Simd>(
             let vpb = block / lanes;
             let next_ok = vpb.is_multiple_of(4) || {
                 // The partner: the next block of the group, in the same row.
-                j + 1 < g && b + 1 < per_row && whole(e1, block.min(axis_len - (b + 1) * block), lane_f32(&sa, j + 1))
+                j + 1 < g && b + 1 < per_row && whole(e1, block.min(axis_len - (b + 1) * block), gp.scale(j + 1))
             };
             if whole(e0, len, sj) && next_ok {
                 let span = if vpb.is_multiple_of(4) { 1 } else { 2 };
                 let bytes = span * block;
                 let xb = &job.x[e0 * sp.src.size()..(e0 + bytes) * sp.src.size()];
                 let yb = &mut y[e0 - begin..e0 - begin + bytes];
-                let zj = |t: usize| i32::from_le_bytes([za[4 * t], za[4 * t + 1], za[4 * t + 2], za[4 * t + 3]]);
-                let pa = fast_lanes(s, lane_f32(&sa, j), lane_f32(&ra, j), zj(j));
-                let t = j + span - 1;
-                let pb = fast_lanes(s, lane_f32(&sa, t), lane_f32(&ra, t), zj(t));
+                let (pa, pb) = (gp.block(s, j), gp.block(s, j + span - 1));
                 // Four vectors per store: vectors 0, 1 from the first block of the pair
                 // (or of a 4k-vector block), 2, 3 from the second. (Plain indexing: an
                 // iterator adapter here was not inlined.)
@@ -609,8 +599,8 @@ const AXIS_TILE_VECTORS: usize = 16;
 
 /// Per-axis quantization of f32 to an 8-bit integer type along the last axis (`[rows, C]`,
 /// one scale per channel): each vector of x meets `LANES` different scales, the same ones
-/// on every row. The general walk rebuilds those parameters (scale loads, zero points, bounds) for
-/// every vector and divides; here a tile of up to 16 vectors of channels gets its
+/// on every row. The general walk rebuilds those parameters (scale loads, zero points,
+/// bounds) for every vector and divides; here a tile of up to 16 vectors of channels gets its
 /// parameters once (with vector reciprocals, so Markstein's exact division applies lane by
 /// lane), then every full row of the range runs through the tile. Rows cut by the range
 /// take the general walk.
@@ -619,14 +609,13 @@ fn run_per_axis_last<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: 
     let sp = Spec::resolve::<0, 0, 8>(job);
     let lanes = S::LANES;
     let xs = sp.src.size();
-    let ob = 1;
     let (r0, r1) = (begin.div_ceil(channels), end / channels);
     if r0 >= r1 {
         return walk::<S, 0, 0, 0, 8>(s, job, begin, end, y);
     }
     let (head_end, tail_start) = (r0 * channels, r1 * channels);
     if begin < head_end {
-        walk::<S, 0, 0, 0, 8>(s, job, begin, head_end, &mut y[..(head_end - begin) * ob]);
+        walk::<S, 0, 0, 0, 8>(s, job, begin, head_end, &mut y[..head_end - begin]);
     }
     let tile = AXIS_TILE_VECTORS * lanes;
     let mut c0 = 0;
@@ -682,7 +671,7 @@ fn run_per_axis_last<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: 
         c0 += tc;
     }
     if tail_start < end {
-        walk::<S, 0, 0, 0, 8>(s, job, tail_start, end, &mut y[(tail_start - begin) * ob..]);
+        walk::<S, 0, 0, 0, 8>(s, job, tail_start, end, &mut y[tail_start - begin..]);
     }
 }
 
@@ -777,8 +766,6 @@ impl BlockedGroups<'_, '_> {
         let (xs, vb) = (sp.src.size(), lanes * sp.src.size());
         let n_scales = job.scale.len() / job.scale_kind.size();
         let all = ((1u64 << lanes) - 1) as u32;
-        let f = |a: &[u8; 64], j: usize| f32::from_le_bytes([a[4 * j], a[4 * j + 1], a[4 * j + 2], a[4 * j + 3]]);
-        let z = |a: &[u8; 64], j: usize| i32::from_le_bytes([a[4 * j], a[4 * j + 1], a[4 * j + 2], a[4 * j + 3]]);
         // Steps of four vectors: two blocks of two vectors, or a quarter of a larger block.
         let steps = lanes * block / (4 * lanes);
         let per_block = (block / (4 * lanes)).max(1);
@@ -791,18 +778,13 @@ impl BlockedGroups<'_, '_> {
             if !s.mask_bits(slow_scale_lanes(s, p.s)) & all != all {
                 break;
             }
-            // The group's scales, reciprocals and zero points as little-endian lanes.
-            let (mut sa, mut ra, mut za) = ([0u8; 64], [0u8; 64], [0u8; 64]);
-            s.store_f32(p.s, &mut sa);
-            s.store_f32(s.div(s.splat(1.0), p.s), &mut ra);
-            s.store_i32(p.z, &mut za);
+            let gp = GroupParams::new(s, &p);
             let x = &job.x[e_group * xs..(e_group + lanes * block) * xs];
             let yg = &mut y[e_group - begin..e_group - begin + lanes * block];
             for step in 0..steps {
                 let (ja, jb) =
                     if block == 2 * lanes { (2 * step, 2 * step + 1) } else { (step / per_block, step / per_block) };
-                let pa = fast_lanes(s, f(&sa, ja), f(&ra, ja), z(&za, ja));
-                let pb = fast_lanes(s, f(&sa, jb), f(&ra, jb), z(&za, jb));
+                let (pa, pb) = (gp.block(s, ja), gp.block(s, jb));
                 let xq = &x[step * 4 * vb..(step + 1) * 4 * vb];
                 let yq = &mut yg[step * 4 * lanes..(step + 1) * 4 * lanes];
                 let c = sat8_step(s, &sp, xq, [&pa, &pa, &pb, &pb]);
@@ -814,6 +796,40 @@ impl BlockedGroups<'_, '_> {
             b %= per_row;
         }
         (k, row_start, b)
+    }
+}
+
+/// The parameters of a group of up to `LANES` blocks (their scales, reciprocals and zero
+/// points, one lane each) as little-endian arrays, from which each block's broadcast
+/// lanes are built.
+struct GroupParams([[u8; 64]; 3]);
+
+impl GroupParams {
+    #[inline(always)]
+    fn new<S: Simd>(s: S, p: &Lanes<S>) -> GroupParams {
+        let mut a = [[0u8; 64]; 3];
+        s.store_f32(p.s, &mut a[0]);
+        s.store_f32(s.div(s.splat(1.0), p.s), &mut a[1]);
+        s.store_i32(p.z, &mut a[2]);
+        GroupParams(a)
+    }
+
+    #[inline(always)]
+    fn lane(&self, which: usize, j: usize) -> [u8; 4] {
+        let a = &self.0[which];
+        [a[4 * j], a[4 * j + 1], a[4 * j + 2], a[4 * j + 3]]
+    }
+
+    /// Block `j`'s scale.
+    #[inline(always)]
+    fn scale(&self, j: usize) -> f32 {
+        f32::from_le_bytes(self.lane(0, j))
+    }
+
+    /// Block `j`'s broadcast parameters.
+    #[inline(always)]
+    fn block<S: Simd>(&self, s: S, j: usize) -> Lanes<S> {
+        fast_lanes(s, self.scale(j), f32::from_le_bytes(self.lane(1, j)), i32::from_le_bytes(self.lane(2, j)))
     }
 }
 
