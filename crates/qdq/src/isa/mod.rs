@@ -155,3 +155,57 @@ pub(crate) fn dispatch<K: Kernel>(isa: Isa, k: K) -> K::Output {
     }
     scalar::Scalar.enter(k)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `cvt_rne` of every lane of `xs`.
+    struct CvtRne<'a>(&'a [f32]);
+
+    impl Kernel for CvtRne<'_> {
+        type Output = Vec<i32>;
+        fn run<S: Simd>(self, s: S) -> Vec<i32> {
+            let mut out = Vec::new();
+            for chunk in self.0.chunks(S::LANES) {
+                let mut src = vec![0u8; 4 * S::LANES];
+                for (d, x) in src.chunks_exact_mut(4).zip(chunk) {
+                    d.copy_from_slice(&x.to_le_bytes());
+                }
+                let mut dst = vec![0u8; 4 * S::LANES];
+                s.store_i32(s.cvt_rne(s.load_f32(&src)), &mut dst);
+                out.extend(dst.chunks_exact(4).take(chunk.len()).map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]])));
+            }
+            out
+        }
+    }
+
+    /// `Simd::cvt_rne` rounds half to even over its whole stated domain (i32 range), on
+    /// every ISA of this CPU; the others are reported as skipped.
+    #[test]
+    fn cvt_rne_rounds_half_to_even_on_every_isa() {
+        let mut xs = vec![0.0f32, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999997, -0.49999997, 1.0, -1.0];
+        for base in [4_194_304.0f32, 8_388_608.0, 16_777_216.0, 2_147_483_520.0] {
+            for k in -4..=4 {
+                let x = f32::from_bits((base.to_bits() as i32 + k) as u32);
+                xs.extend([x, -x]);
+            }
+        }
+        xs.extend([4_194_304.5, -4_194_304.5, 4_194_305.5, -4_194_305.5, 8_388_607.5, -8_388_607.5]);
+        xs.extend([8_388_606.5, -8_388_606.5, -2_147_483_648.0, 2_147_483_520.0, 1e-40, -1e-40]);
+        // The contract's domain: i32 range (x86 gives i32::MIN beyond it, the others saturate).
+        xs.retain(|x| (-2_147_483_648.0..2_147_483_648.0).contains(x));
+        let want: Vec<i32> = xs.iter().map(|x| x.round_ties_even() as i32).collect();
+        for isa in Isa::ALL {
+            if !isa.is_available() {
+                println!("{isa}: skipped, not on this CPU");
+                continue;
+            }
+            let got = dispatch(isa, CvtRne(&xs));
+            for ((x, w), g) in xs.iter().zip(&want).zip(&got) {
+                assert_eq!(w, g, "{isa}: cvt_rne({x:e}) = {g}, want {w}");
+            }
+            println!("{isa}: {} values checked", xs.len());
+        }
+    }
+}

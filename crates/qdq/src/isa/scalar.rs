@@ -179,12 +179,15 @@ impl Simd for Scalar {
     }
     #[inline(always)]
     fn cvt_rne(self, a: Self::F) -> Self::I {
-        // In-range by contract. Adding and removing 1.5 * 2^23 rounds |x| < 2^22 to an
-        // integer in the current (round-to-nearest-even) mode without a libm call; larger
-        // magnitudes are integers already. `as` saturates should a caller slip.
+        // In-range by contract. For |x| < 2^23, |x| + 2^23 lies in [2^23, 2^24) where the
+        // spacing is 1, so the addition rounds |x| to an integer (half to even: every call
+        // runs with the default rounding mode, see `fpenv`) and the subtraction is exact; the
+        // sign is put back afterwards, so -0.4 gives -0.0 and 0. Larger magnitudes are
+        // integers already. `as` saturates should a caller slip.
         map(a, |x| {
-            let magic = 12_582_912.0f32;
-            let r = if x.abs() < 4_194_304.0 { (x + magic) - magic } else { x };
+            const TWO23: f32 = 8_388_608.0;
+            let m = x.abs();
+            let r = if m < TWO23 { ((m + TWO23) - TWO23).copysign(x) } else { x };
             r as i32
         })
     }
