@@ -59,7 +59,7 @@ fn bench_op(c: &mut Criterion, op: Op) {
 }
 
 fn bench_cases(c: &mut Criterion, name: &str, cases: &[Case], sizes: &[usize]) {
-    let modes = Mode::all();
+    let modes = Mode::all().unwrap_or_else(|e| panic!("{e}"));
     let mut g = group(c, name);
     for case in cases {
         for &n in sizes {

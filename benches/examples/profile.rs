@@ -28,9 +28,16 @@ fn main() -> ExitCode {
         eprintln!("error: no case named {case:?} (see `cargo bench -p qdq-benches -- --list`)");
         return ExitCode::from(2);
     };
-    let Some(isa) = Isa::from_name(isa).filter(|i| i.is_available()) else {
-        eprintln!("error: ISA {isa:?} is unknown or not available on this CPU");
-        return ExitCode::from(2);
+    let isa = match Isa::from_name(isa).map(Isa::require) {
+        Some(Ok(isa)) => isa,
+        Some(Err(e)) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+        None => {
+            eprintln!("error: {isa:?} is not an ISA name (scalar, avx2, avx512, neon)");
+            return ExitCode::from(2);
+        }
     };
     let (Ok(n), Ok(iters)) = (n.parse::<usize>(), iters.parse::<usize>()) else {
         eprintln!("error: ELEMENTS and CALLS must be unsigned integers");

@@ -636,11 +636,16 @@ pub enum Mode {
 }
 
 impl Mode {
-    /// Every ISA this CPU can run (single-threaded, best first), then the default mode.
-    pub fn all() -> Vec<Mode> {
-        let mut v: Vec<Mode> = Isa::available().into_iter().map(Mode::Single).collect();
+    /// Every ISA this CPU can run (single-threaded, best first), then the default mode; only
+    /// the forced ISA when `QDQ_ISA` is set. A `QDQ_ISA` that names no ISA, or one this CPU
+    /// lacks, is an error: a bench never times another ISA under its name.
+    pub fn all() -> qdq::Result<Vec<Mode>> {
+        let mut v: Vec<Mode> = match Isa::forced()? {
+            Some(isa) => vec![Mode::Single(isa)],
+            None => Isa::available().into_iter().map(Mode::Single).collect(),
+        };
         v.push(Mode::Default);
-        v
+        Ok(v)
     }
 
     /// The configuration for the call.
@@ -655,7 +660,8 @@ impl Mode {
     pub fn isa(self) -> Isa {
         match self {
             Mode::Single(isa) => isa,
-            Mode::Default => Isa::detect(),
+            // `Mode::all` has checked `QDQ_ISA`, so this is the ISA the default mode runs.
+            Mode::Default => Isa::detect().unwrap_or_else(|_| Isa::best()),
         }
     }
 
@@ -673,7 +679,7 @@ impl Mode {
     pub fn label(self) -> String {
         match self {
             Mode::Single(isa) => format!("{}-1t", isa.name()),
-            Mode::Default => format!("default-{}-{}t", Isa::detect().name(), rayon::current_num_threads()),
+            Mode::Default => format!("default-{}-{}t", self.isa().name(), rayon::current_num_threads()),
         }
     }
 }
@@ -1048,7 +1054,7 @@ mod tests {
     fn every_case_runs_in_every_mode() {
         for case in full_matrix() {
             let mut p = case.prepare(4096);
-            for mode in Mode::all() {
+            for mode in Mode::all().unwrap() {
                 p.run(&mode.config()).unwrap_or_else(|e| panic!("{}: {e}", case.full_name()));
             }
             let (i, o) = case.io_bytes(4096);

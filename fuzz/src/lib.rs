@@ -74,15 +74,34 @@ impl<'a> Input<'a> {
     }
 }
 
-/// Every available ISA, sequential, and parallel with the threshold at 0 (so every call
-/// goes through the chunking code; inputs above 16 Ki elements are split).
+/// Every available ISA (only the forced one when `QDQ_ISA` is set), sequential, and
+/// parallel with the threshold at 0 (so every call goes through the chunking code; inputs
+/// above 16 Ki elements are split). A `QDQ_ISA` naming no ISA, or one this CPU lacks,
+/// stops the run with the library's message; the ISAs left out are printed once.
 pub fn configs() -> Vec<(String, Config)> {
-    let mut out = Vec::new();
-    for isa in Isa::available() {
-        out.push((format!("{isa}/seq"), Config::sequential().with_isa(isa)));
-        out.push((format!("{isa}/par"), Config { isa: Some(isa), parallel: true, parallel_threshold: 0 }));
-    }
-    out
+    static CONFIGS: std::sync::OnceLock<Vec<(String, Config)>> = std::sync::OnceLock::new();
+    CONFIGS
+        .get_or_init(|| {
+            let isas = match Isa::forced() {
+                Ok(Some(isa)) => vec![isa],
+                Ok(None) => Isa::available(),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    std::process::exit(2);
+                }
+            };
+            for isa in Isa::ALL.into_iter().filter(|i| !isas.contains(i)) {
+                let why = if isa.is_available() { "QDQ_ISA forces another" } else { "not on this CPU" };
+                eprintln!("{isa}: skipped, {why}");
+            }
+            let mut out = Vec::new();
+            for isa in isas {
+                out.push((format!("{isa}/seq"), Config::sequential().with_isa(isa)));
+                out.push((format!("{isa}/par"), Config { isa: Some(isa), parallel: true, parallel_threshold: 0 }));
+            }
+            out
+        })
+        .clone()
 }
 
 /// The versions the ONNX schemas define for QuantizeLinear / DequantizeLinear.

@@ -230,7 +230,7 @@ pub fn table_line(r: &Row) -> String {
 
 /// Runs the summary, writing rows to `out` as they are measured. Returns the rows.
 pub fn run(opts: &Options, out: &mut dyn Write) -> io::Result<Vec<Row>> {
-    let modes = Mode::all();
+    let modes = Mode::all().map_err(|e| io::Error::other(e.to_string()))?;
     let mut work = Vec::new();
     for (case, n) in summary_cases() {
         for &mode in &modes {

@@ -109,9 +109,17 @@ pub fn run(paths: &[PathBuf], backend: Backend, verbose: bool, out: &mut dyn Wri
             Err(e) => notes.push((format!("FAIL {}: {e}", p.display()), true)),
         }
     }
-    let isa = match std::env::var("QDQ_ISA") {
-        Ok(v) if !v.is_empty() => format!(", QDQ_ISA={v}"),
-        _ => String::new(),
+    // The qdq backend runs on `Isa::detect()`: a bad QDQ_ISA stops the run here, before any
+    // test can pass on another ISA under its name.
+    let isa = match backend {
+        Backend::Qdq => match qdq::Isa::detect() {
+            Ok(isa) => format!(", ISA {isa}{}", if qdq::Isa::forced().ok().flatten().is_some() { " (QDQ_ISA)" } else { "" }),
+            Err(e) => {
+                writeln!(out, "conformance: {e}")?;
+                return Err(io::Error::other(e.to_string()));
+            }
+        },
+        Backend::Ref => String::new(),
     };
     writeln!(out, "conformance: {} node tests, backend {backend}{isa}", tests.len())?;
     for (line, failure) in notes {

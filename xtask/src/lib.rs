@@ -8,6 +8,7 @@
 //! * [`bench`]: the quick throughput summary (`cargo xtask bench`).
 //! * [`vs_ort`]: qdq against onnxruntime on the same shapes (`cargo xtask vs-ort`).
 //! * [`profile`]: instructions per element under callgrind (`cargo xtask profile`).
+//! * [`isacheck`]: every ISA of this CPU forced through the suites (`cargo xtask isa-check`).
 //! * [`buildcheck`]: what depending on qdq costs (`cargo xtask downstream`, `cargo xtask
 //!   build-time`).
 //!
@@ -20,6 +21,7 @@ pub mod buildcheck;
 pub mod conformance;
 pub mod gen_data;
 pub mod graph;
+pub mod isacheck;
 pub mod profile;
 pub mod proto;
 pub mod vs_ort;

@@ -8,6 +8,7 @@ use xtask::bench;
 use xtask::buildcheck;
 use xtask::conformance;
 use xtask::gen_data::{self, Outputs};
+use xtask::isacheck;
 use xtask::profile;
 use xtask::vs_ort;
 use xtask::Backend;
@@ -17,7 +18,8 @@ fn usage() -> &'static str {
   cargo xtask conformance [--backend ref|qdq] [--verbose] [PATH ...]
       Run ONNX node tests. PATH is a test directory (holding model.onnx) or a folder of
       them; default: xtask/data/node. Backend default: qdq. QDQ_ISA=scalar|avx2|avx512|neon
-      selects the qdq kernels.
+      selects the qdq kernels; a name that is no ISA, or one this CPU lacks, is an error
+      (for every command).
   cargo xtask gen-data [--node-dir DIR] [--tables-dir DIR]
       Regenerate xtask/data/node and crates/qdq-ref/tests/data with the Python generators
       (venv in target/venv).
@@ -42,6 +44,12 @@ fn usage() -> &'static str {
       Builds xtask/downstream (a crate depending on qdq by path, cargo's default profiles)
       and runs every op on every ISA on the main thread and on a 2 MiB thread; fails if a
       qdq function's stack frame exceeds 256 KiB. Default: the dev and release profiles.
+  cargo xtask isa-check [--steps tests,conformance,exhaustive,threads]
+      Each ISA of this CPU forced in turn (QDQ_ISA) through the chosen steps (default all):
+      the workspace tests, the conformance suite, the exhaustive checks; then the quick
+      bench in the default parallel mode at 1, 2, 4, 8 and 16 threads. ISAs this CPU lacks
+      (and thread counts above its cores) are printed as skipped; the last lines list the
+      ISAs exercised.
   cargo xtask build-time [--dev] [--rounds N]
       Clean release builds of qdq and of gemm 0.18, back to back: seconds, ratio, peak
       compiler memory (--dev adds a clean dev-profile build of qdq; --rounds N alternates
@@ -159,7 +167,7 @@ fn conformance_cmd(args: &[String]) -> ExitCode {
             }
         }
         Err(e) => {
-            eprintln!("error: cannot write the report: {e}");
+            eprintln!("error: {e}");
             ExitCode::FAILURE
         }
     }
@@ -323,9 +331,47 @@ fn build_time_cmd(args: &[String]) -> ExitCode {
     }
 }
 
+fn isa_check_cmd(args: &[String]) -> ExitCode {
+    let mut steps = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--steps" => match it.next() {
+                Some(list) => {
+                    for s in list.split(',') {
+                        match isacheck::Step::parse(s) {
+                            Some(step) => steps.push(step),
+                            None => return bad_usage(&format!("unknown step {s:?} (tests, conformance, exhaustive, threads)")),
+                        }
+                    }
+                }
+                None => return bad_usage("--steps takes a comma-separated list"),
+            },
+            s => return bad_usage(&format!("unknown argument {s}")),
+        }
+    }
+    if steps.is_empty() {
+        steps = isacheck::Step::ALL.to_vec();
+    }
+    match isacheck::run_steps(&steps) {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // Every command that runs qdq would run it on `Isa::detect()`: a QDQ_ISA naming no ISA,
+    // or one this CPU lacks, stops here rather than let a report name an ISA that never ran.
+    if let Err(e) = qdq::Isa::forced() {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     match args.first().map(String::as_str) {
+        Some("isa-check") => isa_check_cmd(&args[1..]),
         Some("conformance") => conformance_cmd(&args[1..]),
         Some("gen-data") => gen_data_cmd(&args[1..]),
         Some("bench") => bench_cmd(&args[1..]),

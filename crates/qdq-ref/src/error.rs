@@ -36,6 +36,10 @@ pub enum ErrorKind {
     NonZeroZeroPoint,
     /// The wrong number of inputs or outputs for the operator.
     Arity,
+    /// An instruction set was forced (per call, or by the `QDQ_ISA` environment variable of
+    /// the `qdq` crate) that this CPU lacks, or whose name is unknown. The message lists
+    /// the ISAs this CPU has.
+    IsaUnavailable,
 }
 
 /// An error from any qdq entry point.

@@ -1,11 +1,13 @@
 //! How a call runs: the ISA, and whether (and in what chunks) it may use rayon.
 
-use crate::{invalid, Isa, Result};
+use crate::{Isa, Result};
 
 /// How a call runs: which ISA, and whether it may use rayon.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Config {
-    /// The ISA to use; `None` means [`Isa::detect`] (best available, or `QDQ_ISA`).
+    /// The ISA to use; `None` means [`Isa::detect`] (`QDQ_ISA` if set, else the best
+    /// available). A forced ISA this CPU lacks makes every call fail with
+    /// [`ErrorKind::IsaUnavailable`](crate::ErrorKind::IsaUnavailable).
     pub isa: Option<Isa>,
     /// Use the rayon pool for calls of at least [`Config::parallel_threshold`] elements.
     pub parallel: bool,
@@ -32,9 +34,8 @@ impl Config {
 
     pub(crate) fn resolve_isa(&self) -> Result<Isa> {
         match self.isa {
-            None => Ok(Isa::detect()),
-            Some(i) if i.is_available() => Ok(i),
-            Some(i) => Err(invalid(format!("ISA {i} is not available on this CPU"))),
+            None => Isa::detect(),
+            Some(i) => i.require(),
         }
     }
 

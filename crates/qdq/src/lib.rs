@@ -35,6 +35,16 @@
 // `unsafe` lives in the ISA modules (`isa/`), which allow it one by one; nothing else may.
 #![deny(unsafe_code)]
 
+// The kernels read and write ONNX's little-endian bytes through native-endian slices and
+// vector loads. Rather than give silently wrong results on a big-endian target, refuse to
+// build there.
+#[cfg(target_endian = "big")]
+compile_error!(
+    "qdq supports little-endian targets only (its kernels view native slices as ONNX's \
+     little-endian bytes). On a big-endian target use the `qdq-ref` crate: the same API \
+     and results, scalar, with explicit byte order."
+);
+
 mod codec;
 mod config;
 mod dequantize;

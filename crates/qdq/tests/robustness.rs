@@ -430,13 +430,13 @@ fn tensor_backend_reports_an_unavailable_isa() {
     let xt = TensorRef { dtype: DataType::F32, shape: &[3], data: &x };
     let s = TensorRef { dtype: DataType::F32, shape: &[], data: &one };
     let q = qdq_ref::tensor::quantize_linear_with(&qdq::Fast(cfg), V25, xt, s, None, &QuantizeAttributes::default());
-    let e = expect(q, ErrorKind::InvalidAttribute, "not available");
+    let e = expect(q, ErrorKind::IsaUnavailable, "not available");
     assert!(e.message().contains(isa.name()), "{e}");
     let codes = [1u8, 2, 3];
     let xq = TensorRef { dtype: DataType::U8, shape: &[3], data: &codes };
     let d =
         qdq_ref::tensor::dequantize_linear_with(&qdq::Fast(cfg), V25, xq, s, None, &DequantizeAttributes::default());
-    expect(d, ErrorKind::InvalidAttribute, "not available");
+    expect(d, ErrorKind::IsaUnavailable, "not available");
     let dq = qdq_ref::tensor::dynamic_quantize_linear_with(&qdq::Fast(cfg), Opset::onnx(11), xt);
-    expect(dq, ErrorKind::InvalidAttribute, "not available");
+    expect(dq, ErrorKind::IsaUnavailable, "not available");
 }

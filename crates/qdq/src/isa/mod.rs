@@ -3,10 +3,13 @@
 //! The best available ISA is detected once (and cached); `QDQ_ISA=scalar|avx2|avx512|neon`
 //! overrides it for the whole process, which is how the conformance runner, the benches and
 //! the fuzz targets force a path. Every ISA can also be chosen per call through
-//! [`crate::Config`]; asking for one the CPU lacks is an error, never undefined behaviour.
+//! [`crate::Config`]. Forcing an ISA the CPU lacks, or a name that is no ISA, is an
+//! [`ErrorKind::IsaUnavailable`] error for every call: never a silent fallback to another
+//! path, and never undefined behaviour.
 //! Dispatch happens once per call (or per parallel chunk), never per element.
 
 use crate::simd::Simd;
+use qdq_ref::{Error, ErrorKind, Result};
 use std::sync::atomic::{AtomicU8, Ordering};
 
 #[cfg(target_arch = "x86_64")]
@@ -71,18 +74,74 @@ impl Isa {
         Isa::ALL.into_iter().filter(|i| i.is_available()).collect()
     }
 
-    /// The best ISA of this CPU, unless `QDQ_ISA` names another available one. Cached.
-    pub fn detect() -> Isa {
+    /// The best ISA of this CPU (`QDQ_ISA` is not consulted).
+    pub fn best() -> Isa {
+        Isa::ALL.into_iter().find(|i| i.is_available()).unwrap_or(Isa::Scalar)
+    }
+
+    /// `Ok(self)` if this CPU can run the ISA, otherwise an [`ErrorKind::IsaUnavailable`]
+    /// error that names the ISAs it has.
+    pub fn require(self) -> Result<Isa> {
+        if self.is_available() {
+            Ok(self)
+        } else {
+            Err(Error::new(
+                ErrorKind::IsaUnavailable,
+                format!("ISA {self} is not available on this CPU; it has {}", Isa::list_available()),
+            ))
+        }
+    }
+
+    /// The ISA forced by the `QDQ_ISA` environment variable: `Ok(None)` when it is unset or
+    /// empty, an [`ErrorKind::IsaUnavailable`] error when it names no ISA or one this CPU
+    /// lacks. Never falls back silently.
+    pub fn forced() -> Result<Option<Isa>> {
+        Isa::parse_forced(std::env::var_os("QDQ_ISA").as_deref().map(|v| v.to_string_lossy()).as_deref())
+    }
+
+    /// [`Isa::forced`] for a given value of the variable.
+    fn parse_forced(v: Option<&str>) -> Result<Option<Isa>> {
+        let Some(v) = v else {
+            return Ok(None);
+        };
+        if v.trim().is_empty() {
+            return Ok(None);
+        }
+        match Isa::from_name(&v) {
+            Some(isa) if isa.is_available() => Ok(Some(isa)),
+            Some(isa) => Err(Error::new(
+                ErrorKind::IsaUnavailable,
+                format!("QDQ_ISA={v} forces {isa}, which this CPU lacks; it has {}", Isa::list_available()),
+            )),
+            None => Err(Error::new(
+                ErrorKind::IsaUnavailable,
+                format!(
+                    "QDQ_ISA={v:?} is not an ISA name (scalar, avx2, avx512, neon); this CPU has {}",
+                    Isa::list_available()
+                ),
+            )),
+        }
+    }
+
+    /// The ISA a call runs on when none is chosen: the one `QDQ_ISA` forces, else the best
+    /// of this CPU. A bad `QDQ_ISA` (see [`Isa::forced`]) is an error for every call, never
+    /// a silent fallback. The answer is cached.
+    pub fn detect() -> Result<Isa> {
         static CACHE: AtomicU8 = AtomicU8::new(u8::MAX);
         let c = CACHE.load(Ordering::Relaxed);
         if let Some(isa) = Isa::ALL.get(c as usize) {
-            return *isa;
+            return Ok(*isa);
         }
-        let forced = std::env::var("QDQ_ISA").ok().and_then(|v| Isa::from_name(&v)).filter(|i| i.is_available());
-        let isa = forced.unwrap_or_else(|| Isa::available()[0]);
+        // An error is not cached: it is rare, and its message is rebuilt from the variable.
+        let isa = Isa::forced()?.unwrap_or_else(Isa::best);
         let idx = Isa::ALL.iter().position(|i| *i == isa).unwrap_or(3);
         CACHE.store(idx as u8, Ordering::Relaxed);
-        isa
+        Ok(isa)
+    }
+
+    /// "avx512, avx2, scalar": the ISAs this CPU has, best first.
+    fn list_available() -> String {
+        Isa::available().iter().map(|i| i.name()).collect::<Vec<_>>().join(", ")
     }
 }
 
@@ -178,6 +237,32 @@ mod tests {
             }
             out
         }
+    }
+
+    #[test]
+    fn forcing_an_isa_is_checked() {
+        assert_eq!(Isa::parse_forced(None).unwrap(), None);
+        assert_eq!(Isa::parse_forced(Some(" ")).unwrap(), None);
+        assert_eq!(Isa::parse_forced(Some("scalar")).unwrap(), Some(Isa::Scalar));
+        assert_eq!(Isa::parse_forced(Some(" AVX2 ")).unwrap().is_some(), Isa::Avx2.is_available());
+        let e = Isa::parse_forced(Some("bogus")).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::IsaUnavailable);
+        assert!(e.message().contains("\"bogus\" is not an ISA name") && e.message().contains("scalar"), "{e}");
+        for isa in Isa::ALL {
+            let got = Isa::parse_forced(Some(isa.name()));
+            let req = isa.require();
+            if isa.is_available() {
+                assert_eq!(got.unwrap(), Some(isa));
+                assert_eq!(req.unwrap(), isa);
+            } else {
+                let e = got.unwrap_err();
+                assert_eq!(e.kind(), ErrorKind::IsaUnavailable);
+                assert!(e.message().contains(&format!("forces {isa}, which this CPU lacks; it has ")), "{e}");
+                let e = req.unwrap_err();
+                assert!(e.message().contains(&format!("ISA {isa} is not available on this CPU; it has ")), "{e}");
+            }
+        }
+        assert_eq!(Isa::best(), Isa::available()[0]);
     }
 
     /// `Simd::cvt_rne` rounds half to even over its whole stated domain (i32 range), on

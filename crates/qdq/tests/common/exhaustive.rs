@@ -4,9 +4,7 @@
 use qdq::{Config, DataType, Isa, Layout, Packed, QuantizeOptions, Values, ValuesMut};
 use rayon::prelude::*;
 
-fn isas() -> Vec<Isa> {
-    Isa::available()
-}
+use super::isas;
 
 fn compare_codes(what: &str, out: DataType, want: &[u8], got: &[u8], input: impl Fn(usize) -> String) {
     if want != got {
