@@ -113,7 +113,9 @@ pub fn run(paths: &[PathBuf], backend: Backend, verbose: bool, out: &mut dyn Wri
     // test can pass on another ISA under its name.
     let isa = match backend {
         Backend::Qdq => match qdq::Isa::detect() {
-            Ok(isa) => format!(", ISA {isa}{}", if qdq::Isa::forced().ok().flatten().is_some() { " (QDQ_ISA)" } else { "" }),
+            Ok(isa) => {
+                format!(", ISA {isa}{}", if qdq::Isa::forced().ok().flatten().is_some() { " (QDQ_ISA)" } else { "" })
+            }
             Err(e) => {
                 writeln!(out, "conformance: {e}")?;
                 return Err(io::Error::other(e.to_string()));

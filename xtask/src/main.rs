@@ -341,7 +341,11 @@ fn isa_check_cmd(args: &[String]) -> ExitCode {
                     for s in list.split(',') {
                         match isacheck::Step::parse(s) {
                             Some(step) => steps.push(step),
-                            None => return bad_usage(&format!("unknown step {s:?} (tests, conformance, exhaustive, threads)")),
+                            None => {
+                                return bad_usage(&format!(
+                                    "unknown step {s:?} (tests, conformance, exhaustive, threads)"
+                                ))
+                            }
                         }
                     }
                 }

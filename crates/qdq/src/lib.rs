@@ -117,26 +117,28 @@ fn as_bytes<'a>(v: &Values<'a>) -> &'a [u8] {
 /// The core of every quantize entry point: elements `range` of a validated call into `y`
 /// (the bytes of that range).
 pub(crate) fn quantize_core(cfg: &Config, plan: &QuantizePlan<'_>, range: Range<usize>, y: &mut [u8]) -> Result<()> {
-    let isa = cfg.resolve_isa()?;
-    let (x, scale, out) = (&plan.x, &plan.scale, plan.opts.output);
-    match quantize::Job::new(
-        x.dtype,
-        x.data,
-        scale.dtype,
-        scale.data,
-        plan.zero_point,
-        plan.layout,
-        out,
-        plan.opts.saturate,
-        plan.precision,
-    ) {
-        Some(job) => quantize_job(cfg, isa, &job, range.clone(), y),
-        None => fallback::quantize(plan, range.clone(), y),
-    }
-    if range.end == plan.len {
-        packing::zero_padding(out, y, range.len());
-    }
-    Ok(())
+    crate::isa::fpenv::scoped(|| {
+        let isa = cfg.resolve_isa()?;
+        let (x, scale, out) = (&plan.x, &plan.scale, plan.opts.output);
+        match quantize::Job::new(
+            x.dtype,
+            x.data,
+            scale.dtype,
+            scale.data,
+            plan.zero_point,
+            plan.layout,
+            out,
+            plan.opts.saturate,
+            plan.precision,
+        ) {
+            Some(job) => quantize_job(cfg, isa, &job, range.clone(), y),
+            None => fallback::quantize(plan, range.clone(), y),
+        }
+        if range.end == plan.len {
+            packing::zero_padding(out, y, range.len());
+        }
+        Ok(())
+    })
 }
 
 /// A slice-level quantize call as the plan the tensor-level API validates.
@@ -191,16 +193,18 @@ pub fn quantize_with(
     opts: &QuantizeOptions,
     y: &mut [u8],
 ) -> Result<()> {
-    let n = x.len();
-    let p = qdq_ref::quantize::check(
-        (x.dtype(), n),
-        (scale.dtype(), scale.len()),
-        zero_point.as_ref(),
-        &layout,
-        opts,
-        y.len(),
-    )?;
-    quantize_core(cfg, &quantize_plan(&x, &scale, zero_point, layout, opts, p, y.len()), 0..n, y)
+    crate::isa::fpenv::scoped(|| {
+        let n = x.len();
+        let p = qdq_ref::quantize::check(
+            (x.dtype(), n),
+            (scale.dtype(), scale.len()),
+            zero_point.as_ref(),
+            &layout,
+            opts,
+            y.len(),
+        )?;
+        quantize_core(cfg, &quantize_plan(&x, &scale, zero_point, layout, opts, p, y.len()), 0..n, y)
+    })
 }
 
 /// Quantizes only the elements `range` of the call into `y_part`, which holds the output
@@ -218,19 +222,21 @@ pub fn quantize_range(
     range: Range<usize>,
     y_part: &mut [u8],
 ) -> Result<()> {
-    let n = x.len();
-    let full = opts.output.byte_len(n).unwrap_or(usize::MAX);
-    let p = qdq_ref::quantize::check(
-        (x.dtype(), n),
-        (scale.dtype(), scale.len()),
-        zero_point.as_ref(),
-        &layout,
-        opts,
-        full,
-    )?;
-    check_range(opts.output, n, &range, y_part.len())?;
-    let seq = Config { parallel: false, ..*cfg };
-    quantize_core(&seq, &quantize_plan(&x, &scale, zero_point, layout, opts, p, full), range, y_part)
+    crate::isa::fpenv::scoped(|| {
+        let n = x.len();
+        let full = opts.output.byte_len(n).unwrap_or(usize::MAX);
+        let p = qdq_ref::quantize::check(
+            (x.dtype(), n),
+            (scale.dtype(), scale.len()),
+            zero_point.as_ref(),
+            &layout,
+            opts,
+            full,
+        )?;
+        check_range(opts.output, n, &range, y_part.len())?;
+        let seq = Config { parallel: false, ..*cfg };
+        quantize_core(&seq, &quantize_plan(&x, &scale, zero_point, layout, opts, p, full), range, y_part)
+    })
 }
 
 fn check_range(out: DataType, n: usize, range: &Range<usize>, y_len: usize) -> Result<()> {
@@ -265,15 +271,17 @@ pub(crate) fn dequantize_core(
     range: Range<usize>,
     y: &mut [u8],
 ) -> Result<()> {
-    let isa = cfg.resolve_isa()?;
-    let (scale, out) = (&plan.scale, plan.output);
-    match dequantize::Job::new(plan.x, scale.dtype, scale.data, plan.zero_point, plan.layout, out) {
-        Some(job) => threads::drive_one(cfg, range, y, out.bits(), &|b, e, y| {
-            isa::dispatch(isa, RangeKernel { job: &job, begin: b, end: e, y })
-        }),
-        None => fallback::dequantize(plan, range, y),
-    }
-    Ok(())
+    crate::isa::fpenv::scoped(|| {
+        let isa = cfg.resolve_isa()?;
+        let (scale, out) = (&plan.scale, plan.output);
+        match dequantize::Job::new(plan.x, scale.dtype, scale.data, plan.zero_point, plan.layout, out) {
+            Some(job) => threads::drive_one(cfg, range, y, out.bits(), &|b, e, y| {
+                isa::dispatch(isa, RangeKernel { job: &job, begin: b, end: e, y })
+            }),
+            None => fallback::dequantize(plan, range, y),
+        }
+        Ok(())
+    })
 }
 
 /// A slice-level dequantize call as the plan the tensor-level API validates.
@@ -318,10 +326,12 @@ pub fn dequantize_with(
     layout: Layout,
     mut y: ValuesMut<'_>,
 ) -> Result<()> {
-    let out = y.dtype();
-    qdq_ref::dequantize::check(&x, (scale.dtype(), scale.len()), zero_point.as_ref(), &layout, out, y.len())?;
-    let y = values_mut_bytes(&mut y);
-    dequantize_core(cfg, &dequantize_plan(x, &scale, zero_point, layout, out, y.len()), 0..x.len, y)
+    crate::isa::fpenv::scoped(|| {
+        let out = y.dtype();
+        qdq_ref::dequantize::check(&x, (scale.dtype(), scale.len()), zero_point.as_ref(), &layout, out, y.len())?;
+        let y = values_mut_bytes(&mut y);
+        dequantize_core(cfg, &dequantize_plan(x, &scale, zero_point, layout, out, y.len()), 0..x.len, y)
+    })
 }
 
 /// Dequantizes only the elements `range` into `y_part` (exactly `range.len()` elements),
@@ -336,17 +346,19 @@ pub fn dequantize_range(
     range: Range<usize>,
     mut y_part: ValuesMut<'_>,
 ) -> Result<()> {
-    let out = y_part.dtype();
-    qdq_ref::dequantize::check(&x, (scale.dtype(), scale.len()), zero_point.as_ref(), &layout, out, x.len)?;
-    if range.start > range.end || range.end > x.len || y_part.len() != range.len() {
-        return Err(qdq_ref::Error::new(
-            ErrorKind::BufferLength,
-            format!("range {range:?} of {} elements into a buffer of {}", x.len, y_part.len()),
-        ));
-    }
-    let seq = Config { parallel: false, ..*cfg };
-    let y = values_mut_bytes(&mut y_part);
-    dequantize_core(&seq, &dequantize_plan(x, &scale, zero_point, layout, out, y.len()), range, y)
+    crate::isa::fpenv::scoped(|| {
+        let out = y_part.dtype();
+        qdq_ref::dequantize::check(&x, (scale.dtype(), scale.len()), zero_point.as_ref(), &layout, out, x.len)?;
+        if range.start > range.end || range.end > x.len || y_part.len() != range.len() {
+            return Err(qdq_ref::Error::new(
+                ErrorKind::BufferLength,
+                format!("range {range:?} of {} elements into a buffer of {}", x.len, y_part.len()),
+            ));
+        }
+        let seq = Config { parallel: false, ..*cfg };
+        let y = values_mut_bytes(&mut y_part);
+        dequantize_core(&seq, &dequantize_plan(x, &scale, zero_point, layout, out, y.len()), range, y)
+    })
 }
 
 /// DynamicQuantizeLinear into a caller-provided buffer; returns `(scale, zero_point)`.
@@ -357,11 +369,13 @@ pub fn dynamic_quantize(x: &[f32], y: &mut [u8]) -> Result<(f32, u8)> {
 
 /// [`dynamic_quantize`] with an explicit [`Config`].
 pub fn dynamic_quantize_with(cfg: &Config, x: &[f32], y: &mut [u8]) -> Result<(f32, u8)> {
-    if y.len() != x.len() {
-        return Err(qdq_ref::Error::new(
-            ErrorKind::BufferLength,
-            format!("y has {} elements but x has {}", y.len(), x.len()),
-        ));
-    }
-    dynamic::run(cfg, bytemuck::cast_slice(x), y)
+    crate::isa::fpenv::scoped(|| {
+        if y.len() != x.len() {
+            return Err(qdq_ref::Error::new(
+                ErrorKind::BufferLength,
+                format!("y has {} elements but x has {}", y.len(), x.len()),
+            ));
+        }
+        dynamic::run(cfg, bytemuck::cast_slice(x), y)
+    })
 }

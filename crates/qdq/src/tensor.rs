@@ -34,7 +34,9 @@ pub fn quantize_linear(
     zero_point: Option<TensorRef<'_>>,
     attrs: &QuantizeAttributes,
 ) -> Result<Tensor> {
-    qdq_ref::tensor::quantize_linear_with(&Fast::default(), opset, x, scale, zero_point, attrs)
+    crate::isa::fpenv::scoped(|| {
+        qdq_ref::tensor::quantize_linear_with(&Fast::default(), opset, x, scale, zero_point, attrs)
+    })
 }
 
 /// DequantizeLinear at an opset (see [`qdq_ref::dequantize_linear`]), on the SIMD backend.
@@ -45,12 +47,14 @@ pub fn dequantize_linear(
     zero_point: Option<TensorRef<'_>>,
     attrs: &DequantizeAttributes,
 ) -> Result<Tensor> {
-    qdq_ref::tensor::dequantize_linear_with(&Fast::default(), opset, x, scale, zero_point, attrs)
+    crate::isa::fpenv::scoped(|| {
+        qdq_ref::tensor::dequantize_linear_with(&Fast::default(), opset, x, scale, zero_point, attrs)
+    })
 }
 
 /// DynamicQuantizeLinear (see [`qdq_ref::dynamic_quantize_linear`]), on the SIMD backend.
 pub fn dynamic_quantize_linear(opset: Opset, x: TensorRef<'_>) -> Result<[Tensor; 3]> {
-    qdq_ref::tensor::dynamic_quantize_linear_with(&Fast::default(), opset, x)
+    crate::isa::fpenv::scoped(|| qdq_ref::tensor::dynamic_quantize_linear_with(&Fast::default(), opset, x))
 }
 
 /// Runs a node (see [`qdq_ref::run_node`]) on the SIMD backend.
@@ -61,7 +65,9 @@ pub fn run_node(
     attributes: &[Attribute<'_>],
     num_outputs: usize,
 ) -> Result<Vec<Tensor>> {
-    qdq_ref::tensor::run_node_with(&Fast::default(), op_type, opset, inputs, attributes, num_outputs)
+    crate::isa::fpenv::scoped(|| {
+        qdq_ref::tensor::run_node_with(&Fast::default(), op_type, opset, inputs, attributes, num_outputs)
+    })
 }
 
 /// [`run_node`] with an explicit [`Config`].
@@ -73,5 +79,7 @@ pub fn run_node_with(
     attributes: &[Attribute<'_>],
     num_outputs: usize,
 ) -> Result<Vec<Tensor>> {
-    qdq_ref::tensor::run_node_with(&Fast(*cfg), op_type, opset, inputs, attributes, num_outputs)
+    crate::isa::fpenv::scoped(|| {
+        qdq_ref::tensor::run_node_with(&Fast(*cfg), op_type, opset, inputs, attributes, num_outputs)
+    })
 }

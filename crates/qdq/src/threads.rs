@@ -1,7 +1,9 @@
 //! Parallel splitting: a call's elements in chunks over rayon (halving with `rayon::join`,
 //! nothing allocated), or one call on the calling thread. Chunks start on byte boundaries
 //! of every output, so threads never share a byte, and the chunking never changes a result.
+//! Every chunk runs under the default floating-point environment, on whichever thread.
 
+use crate::isa::fpenv::scoped;
 use crate::Config;
 use std::ops::Range;
 
@@ -64,5 +66,17 @@ pub(crate) fn split(per: usize, b: usize, e: usize, outs: Outs<'_>, f: &(dyn Fn(
     }
     let mid = b + chunks / 2 * per;
     let (lo, hi) = cut(outs, mid - b);
-    rayon::join(|| split(per, b, mid, lo, f), || split(per, mid, e, hi, f));
+    join(|| split(per, b, mid, lo, f), || split(per, mid, e, hi, f));
+}
+
+/// `rayon::join`, each side under the default floating-point environment: the side another
+/// pool thread steals runs in whatever state that thread has (see `isa::fpenv`).
+pub(crate) fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    rayon::join(|| scoped(a), || scoped(b))
 }

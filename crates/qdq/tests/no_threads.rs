@@ -50,6 +50,32 @@ fn main() {
             }
         }
     }
+    // The same bits under every non-default floating-point state of this target (FPCR on
+    // aarch64: flush-to-zero, default NaN, alternative half precision, rounding modes).
+    let under_states: [(&str, fn()); 4] = [
+        ("quantize_every_output_type_from_f32", common::differential::quantize_every_output_type_from_f32),
+        ("dequantize_every_input_type", common::differential::dequantize_every_input_type),
+        ("dynamic_quantize_matches_reference", common::differential::dynamic_quantize_matches_reference),
+        (
+            "training_matches_reference_every_type_and_layout",
+            common::training::training_matches_reference_every_type_and_layout,
+        ),
+    ];
+    for state in common::fpstate::states() {
+        for (name, check) in under_states {
+            common::fpstate::set(Some(state));
+            let t = std::time::Instant::now();
+            let r = std::panic::catch_unwind(check);
+            common::fpstate::set(None);
+            if r.is_ok() {
+                passed += 1;
+                println!("ok {name} under {} ({:.1} s)", state.name, t.elapsed().as_secs_f64());
+            } else {
+                failed += 1;
+                println!("FAILED {name} under {}", state.name);
+            }
+        }
+    }
     println!("{passed} passed, {failed} failed");
     std::process::exit(if failed == 0 { 0 } else { 1 });
 }

@@ -125,21 +125,23 @@ pub fn quantize_train_with(
     y: &mut [u8],
     mask: &mut [u8],
 ) -> Result<()> {
-    let precision = qdq_ref::train::check_quantize_train(&x, p, y.len(), mask.len())?;
-    let isa = cfg.resolve_isa()?;
-    let Some(job) = job(&x, p, precision) else {
-        // Unreachable for the validated types (float x, float scale); kept total.
-        return qdq_ref::train::quantize_train(x, p, y, mask);
-    };
-    let out = p.opts.output;
-    let n = x.len();
-    drive(cfg, 0..n, [Some((y, out.bits())), Some((mask, 1))], &|b, e, [y, m]| {
-        let (Some((y, _)), m) = (y, m) else { return };
-        let mask = m.map(|(m, _)| m);
-        isa::dispatch(isa, ForwardKernel { job: &job, product: Product::Codes, begin: b, end: e, y, mask });
-    });
-    packing::zero_padding(out, y, n);
-    Ok(())
+    crate::isa::fpenv::scoped(|| {
+        let precision = qdq_ref::train::check_quantize_train(&x, p, y.len(), mask.len())?;
+        let isa = cfg.resolve_isa()?;
+        let Some(job) = job(&x, p, precision) else {
+            // Unreachable for the validated types (float x, float scale); kept total.
+            return qdq_ref::train::quantize_train(x, p, y, mask);
+        };
+        let out = p.opts.output;
+        let n = x.len();
+        drive(cfg, 0..n, [Some((y, out.bits())), Some((mask, 1))], &|b, e, [y, m]| {
+            let (Some((y, _)), m) = (y, m) else { return };
+            let mask = m.map(|(m, _)| m);
+            isa::dispatch(isa, ForwardKernel { job: &job, product: Product::Codes, begin: b, end: e, y, mask });
+        });
+        packing::zero_padding(out, y, n);
+        Ok(())
+    })
 }
 
 /// Fake quantization forward (see [`qdq_ref::train::fake_quantize`]) with the default
@@ -156,21 +158,23 @@ pub fn fake_quantize_with(
     mut y: ValuesMut<'_>,
     mask: Option<&mut [u8]>,
 ) -> Result<()> {
-    let precision = qdq_ref::train::check_fake_quantize(&x, p, y.len(), mask.as_ref().map(|m| m.len()))?;
-    let isa = cfg.resolve_isa()?;
-    let Some(job) = job(&x, p, precision) else {
-        return qdq_ref::train::fake_quantize(x, p, y, mask);
-    };
-    let out = out_kind(&y);
-    let n = x.len();
-    let product = Product::Dequantized(out);
-    let outs = [Some((values_mut_bytes(&mut y), bits_of(out))), mask.map(|m| (m, 1))];
-    drive(cfg, 0..n, outs, &|b, e, [y, m]| {
-        let (Some((y, _)), m) = (y, m) else { return };
-        let mask = m.map(|(m, _)| m);
-        isa::dispatch(isa, ForwardKernel { job: &job, product, begin: b, end: e, y, mask });
-    });
-    Ok(())
+    crate::isa::fpenv::scoped(|| {
+        let precision = qdq_ref::train::check_fake_quantize(&x, p, y.len(), mask.as_ref().map(|m| m.len()))?;
+        let isa = cfg.resolve_isa()?;
+        let Some(job) = job(&x, p, precision) else {
+            return qdq_ref::train::fake_quantize(x, p, y, mask);
+        };
+        let out = out_kind(&y);
+        let n = x.len();
+        let product = Product::Dequantized(out);
+        let outs = [Some((values_mut_bytes(&mut y), bits_of(out))), mask.map(|m| (m, 1))];
+        drive(cfg, 0..n, outs, &|b, e, [y, m]| {
+            let (Some((y, _)), m) = (y, m) else { return };
+            let mask = m.map(|(m, _)| m);
+            isa::dispatch(isa, ForwardKernel { job: &job, product, begin: b, end: e, y, mask });
+        });
+        Ok(())
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -206,16 +210,18 @@ pub fn quantize_backward_with(
     lda: f32,
     mut dx: ValuesMut<'_>,
 ) -> Result<()> {
-    let precision = qdq_ref::train::check_quantize_backward(&dy, mask.len(), p, dx.len())?;
-    let isa = cfg.resolve_isa()?;
-    let no_zp = QuantParams { zero_point: None, ..*p };
-    let Some(job) = job(&dy, &no_zp, precision) else {
-        return qdq_ref::train::quantize_backward(dy, mask, p, lda, dx);
-    };
-    let out = out_kind(&dx);
-    let b = Backward { job, kind: Elementwise::Quantize, mask, lda, out };
-    run_elementwise(cfg, isa, &b, dy.len(), values_mut_bytes(&mut dx));
-    Ok(())
+    crate::isa::fpenv::scoped(|| {
+        let precision = qdq_ref::train::check_quantize_backward(&dy, mask.len(), p, dx.len())?;
+        let isa = cfg.resolve_isa()?;
+        let no_zp = QuantParams { zero_point: None, ..*p };
+        let Some(job) = job(&dy, &no_zp, precision) else {
+            return qdq_ref::train::quantize_backward(dy, mask, p, lda, dx);
+        };
+        let out = out_kind(&dx);
+        let b = Backward { job, kind: Elementwise::Quantize, mask, lda, out };
+        run_elementwise(cfg, isa, &b, dy.len(), values_mut_bytes(&mut dx));
+        Ok(())
+    })
 }
 
 /// The straight-through gradient from a stored mask (see
@@ -226,27 +232,29 @@ pub fn mask_backward(dy: Values<'_>, mask: &[u8], lda: f32, dx: ValuesMut<'_>) -
 
 /// [`mask_backward`] with an explicit [`Config`].
 pub fn mask_backward_with(cfg: &Config, dy: Values<'_>, mask: &[u8], lda: f32, mut dx: ValuesMut<'_>) -> Result<()> {
-    qdq_ref::train::check_mask_backward(&dy, mask.len(), dx.len())?;
-    let isa = cfg.resolve_isa()?;
-    // No scale: a per-tensor scale of 1 that the kernel never reads.
-    let job = Job::new(
-        dy.dtype(),
-        as_bytes(&dy),
-        DataType::F32,
-        &ONE,
-        None,
-        Layout::PerTensor,
-        DataType::U8,
-        true,
-        Precision::F32,
-    );
-    let Some(job) = job else {
-        return qdq_ref::train::mask_backward(dy, mask, lda, dx);
-    };
-    let out = out_kind(&dx);
-    let b = Backward { job, kind: Elementwise::Mask, mask, lda, out };
-    run_elementwise(cfg, isa, &b, dy.len(), values_mut_bytes(&mut dx));
-    Ok(())
+    crate::isa::fpenv::scoped(|| {
+        qdq_ref::train::check_mask_backward(&dy, mask.len(), dx.len())?;
+        let isa = cfg.resolve_isa()?;
+        // No scale: a per-tensor scale of 1 that the kernel never reads.
+        let job = Job::new(
+            dy.dtype(),
+            as_bytes(&dy),
+            DataType::F32,
+            &ONE,
+            None,
+            Layout::PerTensor,
+            DataType::U8,
+            true,
+            Precision::F32,
+        );
+        let Some(job) = job else {
+            return qdq_ref::train::mask_backward(dy, mask, lda, dx);
+        };
+        let out = out_kind(&dx);
+        let b = Backward { job, kind: Elementwise::Mask, mask, lda, out };
+        run_elementwise(cfg, isa, &b, dy.len(), values_mut_bytes(&mut dx));
+        Ok(())
+    })
 }
 
 /// DequantizeLinear backward (see [`qdq_ref::train::dequantize_backward`]) with the default
@@ -270,26 +278,28 @@ pub fn dequantize_backward_with(
     lda: f32,
     mut dx: ValuesMut<'_>,
 ) -> Result<()> {
-    qdq_ref::train::check_dequantize_backward(&dy, &scale, &layout, dx.len())?;
-    let isa = cfg.resolve_isa()?;
-    let job = Job::new(
-        dy.dtype(),
-        as_bytes(&dy),
-        scale.dtype(),
-        as_bytes(&scale),
-        None,
-        layout,
-        DataType::U8,
-        true,
-        Precision::F32,
-    );
-    let Some(job) = job else {
-        return qdq_ref::train::dequantize_backward(dy, scale, layout, lda, dx);
-    };
-    let out = out_kind(&dx);
-    let b = Backward { job, kind: Elementwise::Dequantize, mask: &[], lda, out };
-    run_elementwise(cfg, isa, &b, dy.len(), values_mut_bytes(&mut dx));
-    Ok(())
+    crate::isa::fpenv::scoped(|| {
+        qdq_ref::train::check_dequantize_backward(&dy, &scale, &layout, dx.len())?;
+        let isa = cfg.resolve_isa()?;
+        let job = Job::new(
+            dy.dtype(),
+            as_bytes(&dy),
+            scale.dtype(),
+            as_bytes(&scale),
+            None,
+            layout,
+            DataType::U8,
+            true,
+            Precision::F32,
+        );
+        let Some(job) = job else {
+            return qdq_ref::train::dequantize_backward(dy, scale, layout, lda, dx);
+        };
+        let out = out_kind(&dx);
+        let b = Backward { job, kind: Elementwise::Dequantize, mask: &[], lda, out };
+        run_elementwise(cfg, isa, &b, dy.len(), values_mut_bytes(&mut dx));
+        Ok(())
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -448,7 +458,7 @@ impl<O: GradOp> Reduce<'_, O> {
             }
             None => (None, None),
         };
-        let (l, r) = rayon::join(|| self.tree(per, a, h, lo), || self.tree(per, a + h, m - h, hi));
+        let (l, r) = crate::threads::join(|| self.tree(per, a, h, lo), || self.tree(per, a + h, m - h, hi));
         [l[0] + r[0], l[1] + r[1]]
     }
 
@@ -473,7 +483,7 @@ impl<O: GradOp> Reduce<'_, O> {
             None => (None, None),
         };
         let (s_lo, s_hi) = cut_sums(sums, km - k0);
-        rayon::join(|| self.units(g, per, j0, mid, lo, s_lo), || self.units(g, per, mid, j1, hi, s_hi));
+        crate::threads::join(|| self.units(g, per, j0, mid, lo, s_lo), || self.units(g, per, mid, j1, hi, s_hi));
     }
 
     /// Sums of channels `[c0, c1)` of a spread layout, in parts of about `per` channels.
@@ -483,7 +493,7 @@ impl<O: GradOp> Reduce<'_, O> {
         }
         let mid = c0 + (c1 - c0) / 2;
         let (lo, hi) = cut_sums(sums, mid - c0);
-        rayon::join(|| self.channels(per, c0, mid, lo), || self.channels(per, mid, c1, hi));
+        crate::threads::join(|| self.channels(per, c0, mid, lo), || self.channels(per, mid, c1, hi));
     }
 }
 
@@ -508,34 +518,36 @@ pub fn fake_quantize_backward_with(
     opts: &GradOptions,
     grads: FakeQuantGrads<'_>,
 ) -> Result<()> {
-    let precision = qdq_ref::train::check_fake_quantize_backward(&dy, &x, p, &grads)?;
-    let isa = cfg.resolve_isa()?;
-    let Some(job) = job(&x, p, precision) else {
-        return qdq_ref::train::fake_quantize_backward(dy, x, p, opts, grads);
-    };
-    let op = FakeQuantGrad { job, dy: (src_of(&dy), as_bytes(&dy)), lda: opts.lda };
-    let FakeQuantGrads { mut dx, mut ds, mut dzp } = grads;
-    let dx = dx.as_mut().map(|d| {
-        let out = out_kind(d);
-        (values_mut_bytes(d), out)
-    });
-    let r = Reduce { cfg, isa, op: &op, layout: p.layout, n: x.len(), scales: p.scale.len() };
-    r.run(dx, [ds.as_deref_mut(), dzp.as_deref_mut()]);
-    let g = opts.grad_scale;
-    if let Some(ds) = ds {
-        for v in ds.iter_mut() {
-            *v *= g;
+    crate::isa::fpenv::scoped(|| {
+        let precision = qdq_ref::train::check_fake_quantize_backward(&dy, &x, p, &grads)?;
+        let isa = cfg.resolve_isa()?;
+        let Some(job) = job(&x, p, precision) else {
+            return qdq_ref::train::fake_quantize_backward(dy, x, p, opts, grads);
+        };
+        let op = FakeQuantGrad { job, dy: (src_of(&dy), as_bytes(&dy)), lda: opts.lda };
+        let FakeQuantGrads { mut dx, mut ds, mut dzp } = grads;
+        let dx = dx.as_mut().map(|d| {
+            let out = out_kind(d);
+            (values_mut_bytes(d), out)
+        });
+        let r = Reduce { cfg, isa, op: &op, layout: p.layout, n: x.len(), scales: p.scale.len() };
+        r.run(dx, [ds.as_deref_mut(), dzp.as_deref_mut()]);
+        let g = opts.grad_scale;
+        if let Some(ds) = ds {
+            for v in ds.iter_mut() {
+                *v *= g;
+            }
         }
-    }
-    if let Some(dzp) = dzp {
-        let kind = crate::quantize::ScaleKind::of(p.scale.dtype());
-        let bytes = as_bytes(&p.scale);
-        for (k, v) in dzp.iter_mut().enumerate() {
-            let s = kind.map_or(f32::NAN, |sk| sk.get(bytes, k));
-            *v = g * -(s * *v);
+        if let Some(dzp) = dzp {
+            let kind = crate::quantize::ScaleKind::of(p.scale.dtype());
+            let bytes = as_bytes(&p.scale);
+            for (k, v) in dzp.iter_mut().enumerate() {
+                let s = kind.map_or(f32::NAN, |sk| sk.get(bytes, k));
+                *v = g * -(s * *v);
+            }
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// DequantizeLinear scale gradient (see [`qdq_ref::train::dequantize_scale_grad`]) with the
@@ -559,17 +571,19 @@ pub fn dequantize_scale_grad_with(
     layout: Layout,
     ds: &mut [f32],
 ) -> Result<()> {
-    qdq_ref::train::check_dequantize_scale_grad(&dy, &x, zero_point.as_ref(), &layout, ds.len())?;
-    let isa = cfg.resolve_isa()?;
-    if x.dtype == DataType::I32 && zero_point.is_some() {
-        // x - zp may not fit in i32: the reference's exact subtraction.
-        return qdq_ref::train::dequantize_scale_grad(dy, x, zero_point, layout, ds);
-    }
-    let mini = FloatFormat::of(x.dtype).map(|f| MiniFormat::new(&f, true));
-    let zero_point = if mini.is_some() { None } else { zero_point };
-    let op = DequantizeGrad { x, zero_point, mini, dy: (src_of(&dy), as_bytes(&dy)) };
-    let scales = ds.len();
-    let r = Reduce { cfg, isa, op: &op, layout, n: x.len, scales };
-    r.run(None, [Some(ds), None]);
-    Ok(())
+    crate::isa::fpenv::scoped(|| {
+        qdq_ref::train::check_dequantize_scale_grad(&dy, &x, zero_point.as_ref(), &layout, ds.len())?;
+        let isa = cfg.resolve_isa()?;
+        if x.dtype == DataType::I32 && zero_point.is_some() {
+            // x - zp may not fit in i32: the reference's exact subtraction.
+            return qdq_ref::train::dequantize_scale_grad(dy, x, zero_point, layout, ds);
+        }
+        let mini = FloatFormat::of(x.dtype).map(|f| MiniFormat::new(&f, true));
+        let zero_point = if mini.is_some() { None } else { zero_point };
+        let op = DequantizeGrad { x, zero_point, mini, dy: (src_of(&dy), as_bytes(&dy)) };
+        let scales = ds.len();
+        let r = Reduce { cfg, isa, op: &op, layout, n: x.len, scales };
+        r.run(None, [Some(ds), None]);
+        Ok(())
+    })
 }

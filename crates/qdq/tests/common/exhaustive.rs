@@ -1,7 +1,7 @@
 //! Shared check functions (see the test files that call them).
 #![allow(dead_code)]
 
-use qdq::{Config, DataType, Isa, Layout, Packed, QuantizeOptions, Values, ValuesMut};
+use qdq::{Config, DataType, Layout, Packed, QuantizeOptions, Values, ValuesMut};
 use rayon::prelude::*;
 
 use super::isas;

@@ -3,6 +3,7 @@
 
 pub mod differential;
 pub mod exhaustive;
+pub mod fpstate;
 pub mod training;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -56,15 +57,55 @@ impl Rng {
 /// threads): only sequential configurations are exercised.
 pub static NO_THREADS: AtomicBool = AtomicBool::new(false);
 
-/// Every available ISA, sequential, and (unless [`NO_THREADS`]) parallel with chunking
-/// forced on.
-pub fn configs() -> Vec<(String, qdq::Config)> {
+/// Every ISA of [`isas`], sequential, and (unless [`NO_THREADS`]) parallel with chunking
+/// forced on. Under a state of [`fpstate::set`], each configuration's loop body (the qdq
+/// calls and their comparisons) runs with that floating-point state on this thread and
+/// on the pool threads; whatever ran before the loop (the reference) ran in the default.
+pub fn configs() -> Configs {
+    let threads = !NO_THREADS.load(Ordering::Relaxed);
     let mut out = Vec::new();
     for isa in isas() {
         out.push((format!("{isa}/seq"), qdq::Config::sequential().with_isa(isa)));
-        if !NO_THREADS.load(Ordering::Relaxed) {
+        if threads {
             out.push((format!("{isa}/par"), qdq::Config { isa: Some(isa), parallel: true, parallel_threshold: 0 }));
         }
     }
-    out
+    Configs { items: out.into_iter(), state: fpstate::current(), threads, saved: None }
+}
+
+/// The iterator of [`configs`]: applies the floating-point state for one item at a time.
+pub struct Configs {
+    items: std::vec::IntoIter<(String, qdq::Config)>,
+    state: Option<fpstate::State>,
+    threads: bool,
+    saved: Option<u64>,
+}
+
+impl Configs {
+    fn undo(&mut self) {
+        if let Some(old) = self.saved.take() {
+            fpstate::restore(old, self.threads);
+        }
+    }
+}
+
+impl Iterator for Configs {
+    type Item = (String, qdq::Config);
+    fn next(&mut self) -> Option<Self::Item> {
+        self.undo();
+        let (name, cfg) = self.items.next()?;
+        match self.state {
+            Some(s) => {
+                self.saved = Some(fpstate::apply(s, self.threads));
+                Some((format!("{name} under {}", s.name), cfg))
+            }
+            None => Some((name, cfg)),
+        }
+    }
+}
+
+impl Drop for Configs {
+    fn drop(&mut self) {
+        self.undo();
+    }
 }
