@@ -2,7 +2,7 @@
 //! and parallel, through the tensor API (fuzzed op version, input / scale / zero-point
 //! types and shapes, axis, block size, output_dtype, raw codes) and the slice API
 //! (unvalidated layouts, buffer lengths, range splits). Same error or bit-identical
-//! outputs (NaN by class), or the target panics.
+//! outputs (NaN payloads included), or the target panics.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -297,6 +297,33 @@ pub enum E8m0Rounding {
     Nearest,
 }
 
+/// The one NaN every float output of this crate holds: the positive quiet NaN
+/// `0x7fc0_0000` (written as f16 it is `0x7e00`, as bf16 `0x7fc0`).
+pub const CANONICAL_NAN: f32 = f32::from_bits(0x7fc0_0000);
+
+/// `v`, or [`CANONICAL_NAN`] if `v` is any NaN.
+///
+/// IEEE 754 leaves the sign and payload of a NaN produced by arithmetic unspecified, and
+/// hardware disagrees (x86's default NaN is negative, Arm's positive; which operand's NaN
+/// propagates depends on an order the compiler may swap). Every float output (DequantizeLinear
+/// in f32 / f16 / bf16, fake quantization, and every training gradient) therefore goes
+/// through this rule, so that all ISAs, thread counts and this reference agree bit for bit.
+///
+/// ```
+/// use qdq_ref::float::{canonical_nan, CANONICAL_NAN};
+/// assert_eq!(canonical_nan(f32::from_bits(0xffc0_0001)).to_bits(), 0x7fc0_0000);
+/// assert_eq!(canonical_nan(-2.5), -2.5);
+/// assert_eq!(CANONICAL_NAN.to_bits(), 0x7fc0_0000);
+/// ```
+#[inline]
+pub fn canonical_nan(v: f32) -> f32 {
+    if v.is_nan() {
+        CANONICAL_NAN
+    } else {
+        v
+    }
+}
+
 /// Decodes an e8m0 code: `2^(k - 127)`, 0xff is NaN.
 pub fn decode_e8m0(code: u8) -> f32 {
     if code == 0xff {

@@ -90,7 +90,7 @@
 use crate::dequantize;
 use crate::dtype::DataType;
 use crate::error::{bail, Result};
-use crate::float::FloatFormat;
+use crate::float::{canonical_nan, FloatFormat};
 use crate::layout::Layout;
 use crate::packing;
 use crate::quantize::{self, zero_point_value, Precision, QuantizeOptions};
@@ -574,14 +574,14 @@ pub fn fake_quantize_backward(
     if let Some(ds) = grads.ds {
         group_sums(layout, n, &|i| pr.scale_term(x.value(i), dyv(i), layout.scale_index(i)), ds);
         for v in ds.iter_mut() {
-            *v *= g;
+            *v = canonical_nan(*v * g);
         }
     }
     if let Some(dzp) = grads.dzp {
         group_sums(layout, n, &|i| pr.zero_point_term(x.value(i), dyv(i), layout.scale_index(i)), dzp);
         for (k, v) in dzp.iter_mut().enumerate() {
             let s = p.scale.value(k) as f32;
-            *v = g * -(s * *v);
+            *v = canonical_nan(g * -(s * *v));
         }
     }
     Ok(())
@@ -619,6 +619,7 @@ pub fn dequantize_scale_grad(
         dy.value(i) as f32 * dequantize::difference(&x, i, zero_point.as_ref().map(|z| (z, k)))
     };
     group_sums(layout, x.len, &term, ds);
+    ds.iter_mut().for_each(|v| *v = canonical_nan(*v));
     Ok(())
 }
 

@@ -176,6 +176,7 @@ pub(crate) trait Write {
 
 impl Write for ValuesMut<'_> {
     fn put(&mut self, i: usize, v: f32) {
+        let v = crate::float::canonical_nan(v);
         match self {
             ValuesMut::F32(s) => s[i] = v,
             ValuesMut::F16(s) => s[i] = f16::from_bits(F16.encode(v as f64, false) as u16),
@@ -192,6 +193,7 @@ pub(crate) struct BytesMut<'a> {
 
 impl Write for BytesMut<'_> {
     fn put(&mut self, i: usize, v: f32) {
+        let v = crate::float::canonical_nan(v);
         match self.dtype {
             DataType::F32 => self.data[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes()),
             DataType::F16 => {

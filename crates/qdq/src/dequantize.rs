@@ -103,8 +103,10 @@ fn dequantize_vec<S: Simd>(s: S, job: &Job<'_>, i: usize, valid: usize, sc: S::F
     s.mul(d, sc)
 }
 
+/// Stores `v` as `out`, every NaN lane as the canonical NaN (`qdq_ref::float::canonical_nan`).
 #[inline(always)]
 pub(crate) fn store<S: Simd>(s: S, out: Out, v: S::F, y: &mut [u8]) {
+    let v = s.select(s.is_nan(v), s.splat(qdq_ref::float::CANONICAL_NAN), v);
     match out {
         Out::F32 => s.store_f32(v, y),
         Out::F16 => s.store_u16(s.f32_to_f16_bits(v), y),

@@ -126,7 +126,7 @@ fn slice_quantize_rejects_bad_lengths_types_and_layouts() {
 fn slice_quantize_range_rejects_bad_ranges() {
     let x = [1.0f32; 10];
     let opts = QuantizeOptions::new(DataType::U4);
-    for cfg in configs().into_iter().map(|(_, c)| c) {
+    for cfg in configs().map(|(_, c)| c) {
         let run = |range: std::ops::Range<usize>, part: &mut [u8]| {
             qdq::quantize_range(&cfg, Values::F32(&x), Values::F32(&[1.0]), None, Layout::PerTensor, &opts, range, part)
         };

@@ -108,7 +108,7 @@ impl Isa {
         if v.trim().is_empty() {
             return Ok(None);
         }
-        match Isa::from_name(&v) {
+        match Isa::from_name(v) {
             Some(isa) if isa.is_available() => Ok(Some(isa)),
             Some(isa) => Err(Error::new(
                 ErrorKind::IsaUnavailable,

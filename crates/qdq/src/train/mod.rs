@@ -26,7 +26,7 @@ use crate::simd::Simd;
 use crate::threads::{drive, split};
 use crate::{as_bytes, values_mut_bytes, Config};
 use kernels::{Backward, DequantizeGrad, Elementwise, FakeQuantGrad, GradOp, Product, Walk};
-use qdq_ref::float::FloatFormat;
+use qdq_ref::float::{canonical_nan, FloatFormat};
 use qdq_ref::train::SUM_TILE;
 use qdq_ref::{packing, DataType, Layout, Packed, Precision, Result, Values, ValuesMut};
 
@@ -535,7 +535,7 @@ pub fn fake_quantize_backward_with(
         let g = opts.grad_scale;
         if let Some(ds) = ds {
             for v in ds.iter_mut() {
-                *v *= g;
+                *v = canonical_nan(*v * g);
             }
         }
         if let Some(dzp) = dzp {
@@ -543,7 +543,7 @@ pub fn fake_quantize_backward_with(
             let bytes = as_bytes(&p.scale);
             for (k, v) in dzp.iter_mut().enumerate() {
                 let s = kind.map_or(f32::NAN, |sk| sk.get(bytes, k));
-                *v = g * -(s * *v);
+                *v = canonical_nan(g * -(s * *v));
             }
         }
         Ok(())
@@ -583,7 +583,8 @@ pub fn dequantize_scale_grad_with(
         let op = DequantizeGrad { x, zero_point, mini, dy: (src_of(&dy), as_bytes(&dy)) };
         let scales = ds.len();
         let r = Reduce { cfg, isa, op: &op, layout, n: x.len, scales };
-        r.run(None, [Some(ds), None]);
+        r.run(None, [Some(&mut *ds), None]);
+        ds.iter_mut().for_each(|v| *v = canonical_nan(*v));
         Ok(())
     })
 }

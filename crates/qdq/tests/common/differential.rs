@@ -296,8 +296,8 @@ pub fn dequantize_every_input_type() {
                                     }
                                 };
                                 assert!(
-                                    a == b || (val(a).is_nan() && val(b).is_nan()),
-                                    "{name}: DQ {xt} scale {st} -> {} shape {x_shape:?} axis {axis} block {block} element {i}: want {:e} got {:e}",
+                                    a == b,
+                                    "{name}: DQ {xt} scale {st} -> {} shape {x_shape:?} axis {axis} block {block} element {i}: want {:e} ({a:02x?}) got {:e} ({b:02x?})",
                                     w.dtype,
                                     val(a),
                                     val(b)
