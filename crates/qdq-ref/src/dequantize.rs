@@ -18,6 +18,9 @@
 //!   x = 16777217, z = 1 it gives 16777215; this crate gives 16777216, as onnxruntime does.
 //! * A float zero point must be zero (accepted by value, so -0 passes, as in the
 //!   reference, R12); it does not take part in the arithmetic.
+//! * Every NaN result (a NaN code, a NaN scale, `0 * inf`) is written as the canonical NaN
+//!   [`crate::float::CANONICAL_NAN`] (`0x7fc00000`; f16 `0x7e00`, bf16 `0x7fc0`): IEEE 754
+//!   leaves an arithmetic NaN's sign and payload open, and hardware differs.
 
 use crate::dtype::DataType;
 use crate::error::{bail, Result};

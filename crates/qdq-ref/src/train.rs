@@ -63,6 +63,10 @@
 //! `ds` and `dzp` are defined for integer outputs only (float8 / float4 / float6 give
 //! `dx` only). `lda` scales only `dx`, the derivative passed to the previous layer.
 //!
+//! Every NaN in an output (`y` of fake quantization, `dx`, `ds`, `dzp`) is the canonical
+//! NaN [`crate::float::CANONICAL_NAN`], whichever NaNs met to produce it (a `+NaN` and a
+//! `-NaN` dy in one sum, a NaN dy times a NaN scale).
+//!
 //! # Summation order (deterministic on every ISA and thread count)
 //!
 //! A float sum depends on its order, so the order is part of the definition; `qdq`

@@ -4,6 +4,20 @@
 //! specification) function for function, so swapping the crates changes nothing but speed,
 //! and every result is **bit-identical** to `qdq_ref` on every ISA and thread count.
 //!
+//! ## Guarantees
+//!
+//! * **Bits**, NaN payloads included: every NaN in a float output (f32 / f16 / bf16
+//!   DequantizeLinear, fake quantization, training gradients) is the canonical
+//!   [`qdq_ref::float::CANONICAL_NAN`].
+//! * **Independent of the caller's floating-point state**: DAZ / FTZ, the rounding mode and
+//!   unmasked exceptions (x86-64 MXCSR, aarch64 FPCR) of the calling thread or of the pool's
+//!   threads change nothing; every entry point and parallel chunk runs under the default
+//!   state and hands the caller's back.
+//! * **Forcing an ISA** ([`Config::isa`], `QDQ_ISA`) that the CPU lacks, or a name that is no
+//!   ISA, is an [`ErrorKind::IsaUnavailable`] error, never a silent fallback.
+//! * **Little-endian targets only**; a big-endian build stops with a message pointing to
+//!   `qdq_ref`.
+//!
 //! ## How it is fast
 //!
 //! * **Runtime dispatch** ([`Isa`]): AVX-512, AVX2 + FMA + F16C, NEON, or portable code,
