@@ -209,14 +209,7 @@ pub fn quantize_with(
 ) -> Result<()> {
     crate::isa::fpenv::scoped(|| {
         let n = x.len();
-        let p = qdq_ref::quantize::check(
-            (x.dtype(), n),
-            (scale.dtype(), scale.len()),
-            zero_point.as_ref(),
-            &layout,
-            opts,
-            y.len(),
-        )?;
+        let p = check_quantize(&x, &scale, zero_point.as_ref(), &layout, opts, y.len())?;
         quantize_core(cfg, &quantize_plan(&x, &scale, zero_point, layout, opts, p, y.len()), 0..n, y)
     })
 }
@@ -239,18 +232,23 @@ pub fn quantize_range(
     crate::isa::fpenv::scoped(|| {
         let n = x.len();
         let full = opts.output.byte_len(n).unwrap_or(usize::MAX);
-        let p = qdq_ref::quantize::check(
-            (x.dtype(), n),
-            (scale.dtype(), scale.len()),
-            zero_point.as_ref(),
-            &layout,
-            opts,
-            full,
-        )?;
+        let p = check_quantize(&x, &scale, zero_point.as_ref(), &layout, opts, full)?;
         check_range(opts.output, n, &range, y_part.len())?;
         let seq = Config { parallel: false, ..*cfg };
         quantize_core(&seq, &quantize_plan(&x, &scale, zero_point, layout, opts, p, full), range, y_part)
     })
+}
+
+/// `qdq_ref::quantize::check` for a slice-level call whose output holds `y_bytes` bytes.
+fn check_quantize(
+    x: &Values<'_>,
+    scale: &Values<'_>,
+    zero_point: Option<&Packed<'_>>,
+    layout: &Layout,
+    opts: &QuantizeOptions,
+    y_bytes: usize,
+) -> Result<Precision> {
+    qdq_ref::quantize::check((x.dtype(), x.len()), (scale.dtype(), scale.len()), zero_point, layout, opts, y_bytes)
 }
 
 fn check_range(out: DataType, n: usize, range: &Range<usize>, y_len: usize) -> Result<()> {

@@ -45,29 +45,16 @@ fn nan_gradients_are_canonical() {
         let (mut ds, mut dzp, mut dx) = ([0f32], [0f32], [0f32; 4]);
         let grads = FakeQuantGrads { dx: Some(ValuesMut::F32(&mut dx)), ds: Some(&mut ds), dzp: Some(&mut dzp) };
         let mut dq = [0f32; 4];
+        let (dyv, xv, sv) = (Values::F32(&dy), Values::F32(&x), Values::F32(&nan_scale));
         match &cfg {
             None => {
-                qdq_ref::train::fake_quantize_backward(Values::F32(&dy), Values::F32(&x), &p, &g, grads).unwrap();
-                qdq_ref::train::dequantize_backward(
-                    Values::F32(&dy),
-                    Values::F32(&nan_scale),
-                    Layout::PerTensor,
-                    1.0,
-                    ValuesMut::F32(&mut dq),
-                )
-                .unwrap();
+                qdq_ref::train::fake_quantize_backward(dyv, xv, &p, &g, grads).unwrap();
+                qdq_ref::train::dequantize_backward(dyv, sv, Layout::PerTensor, 1.0, ValuesMut::F32(&mut dq)).unwrap();
             }
             Some(c) => {
-                qdq::train::fake_quantize_backward_with(c, Values::F32(&dy), Values::F32(&x), &p, &g, grads).unwrap();
-                qdq::train::dequantize_backward_with(
-                    c,
-                    Values::F32(&dy),
-                    Values::F32(&nan_scale),
-                    Layout::PerTensor,
-                    1.0,
-                    ValuesMut::F32(&mut dq),
-                )
-                .unwrap();
+                qdq::train::fake_quantize_backward_with(c, dyv, xv, &p, &g, grads).unwrap();
+                qdq::train::dequantize_backward_with(c, dyv, sv, Layout::PerTensor, 1.0, ValuesMut::F32(&mut dq))
+                    .unwrap();
             }
         }
         assert_eq!(ds[0].to_bits(), canon, "{name}: ds");
