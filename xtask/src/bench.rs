@@ -332,8 +332,10 @@ mod tests {
 
     #[test]
     fn a_quick_filtered_run_prints_json_lines() {
-        let opts =
-            Options { json: true, quick: true, filter: Some("dequantize/u8-f32/per-tensor 1Mi scalar".to_string()) };
+        // The scalar row, or the forced ISA's when QDQ_ISA is set (the bench times only that).
+        let isa = qdq::Isa::forced().ok().flatten().unwrap_or(qdq::Isa::Scalar);
+        let filter = format!("dequantize/u8-f32/per-tensor 1Mi {isa}-1t");
+        let opts = Options { json: true, quick: true, filter: Some(filter) };
         let mut out = Vec::new();
         let rows = run(&opts, &mut out).unwrap();
         assert_eq!(rows.len(), 1);
