@@ -12,6 +12,9 @@ fn table(name: &str) -> Vec<Vec<String>> {
     text.lines().map(|l| l.split_whitespace().map(str::to_string).collect()).collect()
 }
 
+/// The raw codec against ml_dtypes' tables: an external reference whose NaN sign and
+/// payload follow its own C++ conversions, so NaN is compared by class here. The op outputs
+/// (which hold the canonical NaN) are compared by bits everywhere else.
 fn same_f32(a: f32, b: f32) -> bool {
     a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
 }

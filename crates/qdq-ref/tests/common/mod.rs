@@ -68,10 +68,15 @@ pub fn float_values(t: &Tensor) -> Vec<f64> {
     }
 }
 
-/// Bitwise float comparison with NaN compared by class.
+/// Bitwise float comparison, NaN payloads included.
 pub fn assert_same_floats(got: &[f64], want: &[f64]) {
     assert_eq!(got.len(), want.len());
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!(g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()), "element {i}: got {g:e}, want {w:e}");
+        assert!(
+            g.to_bits() == w.to_bits(),
+            "element {i}: got {g:e} ({:#x}), want {w:e} ({:#x})",
+            g.to_bits(),
+            w.to_bits()
+        );
     }
 }
