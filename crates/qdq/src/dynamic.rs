@@ -60,34 +60,33 @@ impl Kernel for Range<'_> {
 }
 
 /// DynamicQuantizeLinear of `x` (little-endian f32 bytes) into `y`.
+/// Callers run it under `isa::fpenv::scoped`; the parallel chunks enter it themselves.
 pub(crate) fn run(cfg: &Config, x: &[u8], y: &mut [u8]) -> Result<(f32, u8)> {
-    crate::isa::fpenv::scoped(|| {
-        let isa = cfg.resolve_isa()?;
-        let n = y.len();
-        let (lo, hi) = match cfg.chunk(n) {
-            None => isa::dispatch(isa, Range(x)),
-            Some(per) => x
-                .par_chunks(per * 4)
-                .map(|c| crate::isa::fpenv::scoped(|| isa::dispatch(isa, Range(c))))
-                .reduce(|| (0.0, 0.0), |a, b| crate::isa::fpenv::scoped(|| (a.0.min(b.0), a.1.max(b.1)))),
-        };
-        let (scale, zp) = qdq_ref::dynamic::scale_and_zero_point(lo, hi);
-        let sb = scale.to_le_bytes();
-        let zb = [zp];
-        let zpp = Packed { dtype: DataType::U8, len: 1, data: &zb };
-        let job = Job::new(
-            DataType::F32,
-            x,
-            DataType::F32,
-            &sb,
-            Some(zpp),
-            Layout::PerTensor,
-            DataType::U8,
-            true,
-            Precision::F32,
-        )
-        .expect("f32 -> u8 always has a vector kernel");
-        crate::quantize_job(cfg, isa, &job, 0..n, y);
-        Ok((scale, zp))
-    })
+    let isa = cfg.resolve_isa()?;
+    let n = y.len();
+    let (lo, hi) = match cfg.chunk(n) {
+        None => isa::dispatch(isa, Range(x)),
+        Some(per) => x
+            .par_chunks(per * 4)
+            .map(|c| crate::isa::fpenv::scoped(|| isa::dispatch(isa, Range(c))))
+            .reduce(|| (0.0, 0.0), |a, b| crate::isa::fpenv::scoped(|| (a.0.min(b.0), a.1.max(b.1)))),
+    };
+    let (scale, zp) = qdq_ref::dynamic::scale_and_zero_point(lo, hi);
+    let sb = scale.to_le_bytes();
+    let zb = [zp];
+    let zpp = Packed { dtype: DataType::U8, len: 1, data: &zb };
+    let job = Job::new(
+        DataType::F32,
+        x,
+        DataType::F32,
+        &sb,
+        Some(zpp),
+        Layout::PerTensor,
+        DataType::U8,
+        true,
+        Precision::F32,
+    )
+    .expect("f32 -> u8 always has a vector kernel");
+    crate::quantize_job(cfg, isa, &job, 0..n, y);
+    Ok((scale, zp))
 }

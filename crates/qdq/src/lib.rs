@@ -130,29 +130,28 @@ fn as_bytes<'a>(v: &Values<'a>) -> &'a [u8] {
 
 /// The core of every quantize entry point: elements `range` of a validated call into `y`
 /// (the bytes of that range).
+/// Callers run it under `isa::fpenv::scoped` (the public entry points and [`Fast`]).
 pub(crate) fn quantize_core(cfg: &Config, plan: &QuantizePlan<'_>, range: Range<usize>, y: &mut [u8]) -> Result<()> {
-    crate::isa::fpenv::scoped(|| {
-        let isa = cfg.resolve_isa()?;
-        let (x, scale, out) = (&plan.x, &plan.scale, plan.opts.output);
-        match quantize::Job::new(
-            x.dtype,
-            x.data,
-            scale.dtype,
-            scale.data,
-            plan.zero_point,
-            plan.layout,
-            out,
-            plan.opts.saturate,
-            plan.precision,
-        ) {
-            Some(job) => quantize_job(cfg, isa, &job, range.clone(), y),
-            None => fallback::quantize(plan, range.clone(), y),
-        }
-        if range.end == plan.len {
-            packing::zero_padding(out, y, range.len());
-        }
-        Ok(())
-    })
+    let isa = cfg.resolve_isa()?;
+    let (x, scale, out) = (&plan.x, &plan.scale, plan.opts.output);
+    match quantize::Job::new(
+        x.dtype,
+        x.data,
+        scale.dtype,
+        scale.data,
+        plan.zero_point,
+        plan.layout,
+        out,
+        plan.opts.saturate,
+        plan.precision,
+    ) {
+        Some(job) => quantize_job(cfg, isa, &job, range.clone(), y),
+        None => fallback::quantize(plan, range.clone(), y),
+    }
+    if range.end == plan.len {
+        packing::zero_padding(out, y, range.len());
+    }
+    Ok(())
 }
 
 /// A slice-level quantize call as the plan the tensor-level API validates.
@@ -277,23 +276,22 @@ fn check_range(out: DataType, n: usize, range: &Range<usize>, y_len: usize) -> R
 
 /// The core of every dequantize entry point: elements `range` of a validated call into `y`
 /// (the bytes of that range).
+/// Callers run it under `isa::fpenv::scoped` (the public entry points and [`Fast`]).
 pub(crate) fn dequantize_core(
     cfg: &Config,
     plan: &DequantizePlan<'_>,
     range: Range<usize>,
     y: &mut [u8],
 ) -> Result<()> {
-    crate::isa::fpenv::scoped(|| {
-        let isa = cfg.resolve_isa()?;
-        let (scale, out) = (&plan.scale, plan.output);
-        match dequantize::Job::new(plan.x, scale.dtype, scale.data, plan.zero_point, plan.layout, out) {
-            Some(job) => threads::drive_one(cfg, range, y, out.bits(), &|b, e, y| {
-                isa::dispatch(isa, RangeKernel { job: &job, begin: b, end: e, y })
-            }),
-            None => fallback::dequantize(plan, range, y),
-        }
-        Ok(())
-    })
+    let isa = cfg.resolve_isa()?;
+    let (scale, out) = (&plan.scale, plan.output);
+    match dequantize::Job::new(plan.x, scale.dtype, scale.data, plan.zero_point, plan.layout, out) {
+        Some(job) => threads::drive_one(cfg, range, y, out.bits(), &|b, e, y| {
+            isa::dispatch(isa, RangeKernel { job: &job, begin: b, end: e, y })
+        }),
+        None => fallback::dequantize(plan, range, y),
+    }
+    Ok(())
 }
 
 /// A slice-level dequantize call as the plan the tensor-level API validates.

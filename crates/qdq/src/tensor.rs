@@ -2,6 +2,7 @@
 //! validates (opset rules, shapes, attributes), and the `*_linear` / `run_node` functions
 //! are `qdq_ref`'s with that backend.
 
+use crate::isa::fpenv::scoped;
 use crate::{dequantize_core, dynamic, quantize_core, Config};
 use qdq_ref::{
     Attribute, DequantizeAttributes, DequantizePlan, Opset, QuantizeAttributes, QuantizePlan, Result, Tensor, TensorRef,
@@ -11,18 +12,20 @@ use qdq_ref::{
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Fast(pub Config);
 
+/// Each method runs under the default floating-point environment (`isa::fpenv`): `qdq_ref`'s
+/// `*_with` functions may call it from a caller's thread in any state.
 impl qdq_ref::Backend for Fast {
     /// An ISA this CPU lacks is an error (never a silent fallback to the reference).
     fn quantize(&self, plan: &QuantizePlan<'_>, y: &mut [u8]) -> Result<()> {
-        quantize_core(&self.0, plan, 0..plan.len, y)
+        scoped(|| quantize_core(&self.0, plan, 0..plan.len, y))
     }
 
     fn dequantize(&self, plan: &DequantizePlan<'_>, y: &mut [u8]) -> Result<()> {
-        dequantize_core(&self.0, plan, 0..plan.x.len, y)
+        scoped(|| dequantize_core(&self.0, plan, 0..plan.x.len, y))
     }
 
     fn dynamic_quantize(&self, x: &[u8], y: &mut [u8]) -> Result<(f32, u8)> {
-        dynamic::run(&self.0, x, y)
+        scoped(|| dynamic::run(&self.0, x, y))
     }
 }
 
@@ -34,9 +37,7 @@ pub fn quantize_linear(
     zero_point: Option<TensorRef<'_>>,
     attrs: &QuantizeAttributes,
 ) -> Result<Tensor> {
-    crate::isa::fpenv::scoped(|| {
-        qdq_ref::tensor::quantize_linear_with(&Fast::default(), opset, x, scale, zero_point, attrs)
-    })
+    scoped(|| qdq_ref::tensor::quantize_linear_with(&Fast::default(), opset, x, scale, zero_point, attrs))
 }
 
 /// DequantizeLinear at an opset (see [`qdq_ref::dequantize_linear`]), on the SIMD backend.
@@ -47,14 +48,12 @@ pub fn dequantize_linear(
     zero_point: Option<TensorRef<'_>>,
     attrs: &DequantizeAttributes,
 ) -> Result<Tensor> {
-    crate::isa::fpenv::scoped(|| {
-        qdq_ref::tensor::dequantize_linear_with(&Fast::default(), opset, x, scale, zero_point, attrs)
-    })
+    scoped(|| qdq_ref::tensor::dequantize_linear_with(&Fast::default(), opset, x, scale, zero_point, attrs))
 }
 
 /// DynamicQuantizeLinear (see [`qdq_ref::dynamic_quantize_linear`]), on the SIMD backend.
 pub fn dynamic_quantize_linear(opset: Opset, x: TensorRef<'_>) -> Result<[Tensor; 3]> {
-    crate::isa::fpenv::scoped(|| qdq_ref::tensor::dynamic_quantize_linear_with(&Fast::default(), opset, x))
+    scoped(|| qdq_ref::tensor::dynamic_quantize_linear_with(&Fast::default(), opset, x))
 }
 
 /// Runs a node (see [`qdq_ref::run_node`]) on the SIMD backend.
@@ -65,9 +64,7 @@ pub fn run_node(
     attributes: &[Attribute<'_>],
     num_outputs: usize,
 ) -> Result<Vec<Tensor>> {
-    crate::isa::fpenv::scoped(|| {
-        qdq_ref::tensor::run_node_with(&Fast::default(), op_type, opset, inputs, attributes, num_outputs)
-    })
+    run_node_with(&Config::default(), op_type, opset, inputs, attributes, num_outputs)
 }
 
 /// [`run_node`] with an explicit [`Config`].
@@ -79,7 +76,5 @@ pub fn run_node_with(
     attributes: &[Attribute<'_>],
     num_outputs: usize,
 ) -> Result<Vec<Tensor>> {
-    crate::isa::fpenv::scoped(|| {
-        qdq_ref::tensor::run_node_with(&Fast(*cfg), op_type, opset, inputs, attributes, num_outputs)
-    })
+    scoped(|| qdq_ref::tensor::run_node_with(&Fast(*cfg), op_type, opset, inputs, attributes, num_outputs))
 }
