@@ -78,7 +78,7 @@ impl<'a> Input<'a> {
 /// parallel with the threshold at 0 (so every call goes through the chunking code; inputs
 /// above 16 Ki elements are split). A `QDQ_ISA` naming no ISA, or one this CPU lacks,
 /// stops the run with the library's message; the ISAs left out are printed once.
-pub fn configs() -> Vec<(String, Config)> {
+pub fn configs() -> &'static [(String, Config)] {
     static CONFIGS: std::sync::OnceLock<Vec<(String, Config)>> = std::sync::OnceLock::new();
     CONFIGS
         .get_or_init(|| {
@@ -101,7 +101,6 @@ pub fn configs() -> Vec<(String, Config)> {
             }
             out
         })
-        .clone()
 }
 
 /// The versions the ONNX schemas define for QuantizeLinear / DequantizeLinear.
@@ -666,7 +665,7 @@ pub fn check_slice_dequantize(input: &mut Input<'_>) {
     for (name, cfg) in configs() {
         let mut store = vec![0u32; y_len];
         let bytes = &mut bytemuck::cast_slice_mut::<u32, u8>(&mut store)[..y_len * width];
-        let g = run(Some(&cfg), None, bytes);
+        let g = run(Some(cfg), None, bytes);
         assert_eq!(r, g, "{name}: {}", what());
         assert_same_tensor(&want, &Tensor { dtype: out, shape: vec![y_len], data: bytes.to_vec() }, &name, &what());
         if r.is_ok() {
