@@ -255,8 +255,6 @@ pub(crate) struct Lanes<S: Simd> {
     pub raw: S::F,
     pub r: S::F,
     pub fast: bool,
-    /// The broadcast zero point (splat lanes; 0 for per-lane scales).
-    pub zi: i32,
     /// Integer zero point.
     pub z: S::I,
     /// Integer outputs: `qmin - z` and `qmax - z`.
@@ -275,8 +273,10 @@ pub(crate) fn divide<S: Simd>(s: S, x: S::F, sc: S::F, r: S::F, fast: bool) -> S
     }
     let q0 = s.mul(x, r);
     let e = s.fnma(q0, sc, x);
-    let q1 = s.fma(e, r, q0);
-    s.markstein_fix(q0, e, q1)
+    // q0 where the corrected quotient is ±0 (q0 is then exact, or as good for every output
+    // format, with the quotient's sign, which `q0 + 0` can lose) or NaN (infinite x or an
+    // overflowing quotient, where q0 is the IEEE result).
+    s.nonzero_or(s.fma(e, r, q0), q0)
 }
 
 /// The scales (by magnitude) whose quotients the kernels compute with Markstein's exact
@@ -415,50 +415,50 @@ fn int_valid<S: Simd>(s: S, q: S::F, r: S::I, p: &Lanes<S>) -> u32 {
     s.mask_bits(s.eq_i(s.cvt_rne(wide), r))
 }
 
-/// The rounded quotients of one vector for [`Simd::store_sat8x4`] (8-bit integer outputs, a
-/// broadcast scale on the fast path), before the zero point: `cvt_rne_clamped(q)`, NaN
-/// at or below `-2^30`. The saturating packs then do the zero-point add and the clamp of
-/// the general path: six vector instructions with AVX-512 where the general path needs ten.
-///
-/// Without the clamps when `UNCHECKED` (the caller checks the vectors with
-/// [`Simd::suspect`] and redoes them clamped): infinite or huge x and NaN then make the
-/// correction NaN or the conversion overflow, which the check catches.
+/// The quotient of one vector for [`Simd::store_sat8x4`] (8-bit integer outputs, a
+/// broadcast scale on the fast path), before the rounding. With `CLAMPED`, the first product
+/// is clamped to `±2^30` so that the correction stays finite for infinite or huge x (NaN
+/// stays NaN); without, infinite or huge x make the correction NaN or the quotient beyond
+/// i32, which [`Simd::cvt_rne_x4`] reports.
 #[inline(always)]
-fn quantize_sat_m<S: Simd, const UNCHECKED: bool>(s: S, sp: &Spec, xb: &[u8], p: &Lanes<S>) -> S::I {
-    // Without a conversion that flags overflow, an infinite x would make the correction
-    // NaN unnoticed (NaN lands on qmin where +inf must give qmax): clamp first.
-    let unchecked = UNCHECKED && S::FLAGS_OVERFLOW;
+fn quotient_sat<S: Simd, const CLAMPED: bool>(s: S, sp: &Spec, xb: &[u8], p: &Lanes<S>) -> S::F {
     let mut x = sp.src.load(s, xb);
     if !sp.src_exact {
         x = sp.prec.round(s, x);
     }
     let q0 = s.mul(x, p.r);
-    let q0 = if unchecked { q0 } else { s.clamp_abs(q0, s.splat(LIM)) };
+    let q0 = if CLAMPED { s.clamp_abs(q0, s.splat(LIM)) } else { q0 };
     let e = s.fnma(q0, p.s, x);
-    let q = sp.prec.round(s, s.fma(e, p.r, q0));
-    if unchecked {
-        s.cvt_rne_unchecked(q)
-    } else {
-        s.cvt_rne_clamped(q)
-    }
+    sp.prec.round(s, s.fma(e, p.r, q0))
+}
+
+/// `cvt_rne(clamp(q, -2^30, 2^30))` with NaN landing on `-2^30`: lanes the saturating packs
+/// of [`Simd::store_sat8x4`] take to the codes of the general path.
+#[inline(always)]
+fn cvt_rne_clamped<S: Simd>(s: S, q: S::F) -> S::I {
+    let lim = s.splat(LIM);
+    // min(lim, NaN) keeps the NaN, max(NaN, -lim) replaces it.
+    s.cvt_rne(s.max(s.min(lim, q), s.sub(s.splat(0.0), lim)))
 }
 
 /// One step of the 8-bit fast path: four vectors of `x` (`4 * LANES` elements), vector `k`
-/// with parameters `p[k]`, converted unclamped; if [`Simd::suspect`] flags any lane (NaN,
-/// infinite or huge x), the four are redone with the clamps. Loops, not four written-out
-/// calls: the optimiser unrolls them, and an unoptimised build then holds one copy of the
-/// vector code instead of eight.
+/// with parameters `p[k]`, converted by [`Simd::cvt_rne_x4`] without clamps; if it cannot
+/// vouch for a lane (NaN, infinite or huge x), the four are redone with the clamps. Loops,
+/// not four written-out calls: the optimiser unrolls them, and an unoptimised build then
+/// holds one copy of the vector code instead of eight.
 #[inline(always)]
 fn sat8_step<S: Simd>(s: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::I; 4] {
     let vb = S::LANES * sp.src.size();
+    let mut q = [s.splat(0.0); 4];
+    for (k, qk) in q.iter_mut().enumerate() {
+        *qk = quotient_sat::<S, false>(s, sp, &x[k * vb..(k + 1) * vb], p[k]);
+    }
+    if let Some(c) = s.cvt_rne_x4(q) {
+        return c;
+    }
     let mut c = [s.splat_i(0); 4];
     for (k, ck) in c.iter_mut().enumerate() {
-        *ck = quantize_sat_m::<S, true>(s, sp, &x[k * vb..(k + 1) * vb], p[k]);
-    }
-    if s.suspect(&c) {
-        for (k, ck) in c.iter_mut().enumerate() {
-            *ck = quantize_sat_m::<S, false>(s, sp, &x[k * vb..(k + 1) * vb], p[k]);
-        }
+        *ck = cvt_rne_clamped(s, quotient_sat::<S, true>(s, sp, &x[k * vb..(k + 1) * vb], p[k]));
     }
     c
 }
@@ -472,8 +472,7 @@ fn sat8_loop<S: Simd, const SIGNED: bool>(s: S, sp: &Spec, x: &[u8], y: &mut [u8
     let vb = lanes * sp.src.size();
     for (xb, yb) in x.chunks_exact(4 * vb).zip(y.chunks_exact_mut(4 * lanes)) {
         let c = sat8_step(s, sp, xb, [p, p, p, p]);
-        let z = s.splat_i16(p.zi);
-        s.store_sat8x4(c, [z, z], SIGNED, yb);
+        s.store_sat8x4(c, [p.z; 4], SIGNED, yb);
     }
 }
 
@@ -569,7 +568,7 @@ fn run_blocked_sat8<S: Simd>(
                     let xq = &xb[step * 4 * vb..(step + 1) * 4 * vb];
                     let yq = &mut yb[step * 4 * lanes..(step + 1) * 4 * lanes];
                     let c = sat8_step(s, &sp, xq, [&pa, &pa, pf, pf]);
-                    let z = [s.splat_i16(pa.zi), s.splat_i16(pf.zi)];
+                    let z = [pa.z, pa.z, pf.z, pf.z];
                     match qmin < 0 {
                         true => s.store_sat8x4(c, z, true, yq),
                         false => s.store_sat8x4(c, z, false, yq),
@@ -637,10 +636,6 @@ fn run_per_axis_last<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: 
         // 8-bit path, the zero points packed once per tile in the packs' lane order.
         let sat = tc.is_multiple_of(4 * lanes) && params.iter().take(nv).all(|p| p.fast);
         if let (true, Encode::Int { qmin, .. }) = (sat, sp.enc) {
-            let mut zz = [s.splat_i(0); AXIS_TILE_VECTORS / 2];
-            for (t, z) in zz.iter_mut().enumerate().take(nv / 2) {
-                *z = s.pack_i16(params[2 * t].z, params[2 * t + 1].z);
-            }
             s.enter(AxisSat8Rows::<S> {
                 sp,
                 signed: qmin < 0,
@@ -650,7 +645,6 @@ fn run_per_axis_last<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: 
                 geometry: (r0, r1, channels, c0),
                 params,
                 nv,
-                zz,
             });
             c0 += tc;
             continue;
@@ -677,8 +671,7 @@ fn run_per_axis_last<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: 
 
 /// The rows `r0..r1` of one channel tile (`geometry = (r0, r1, channels, first channel)`)
 /// on the saturating 8-bit path, as a kernel of its own (once per tile): `params` per
-/// vector (the first `nv`), `zz` the zero points of vector pairs packed for
-/// [`Simd::store_sat8x4`].
+/// vector (the first `nv`).
 struct AxisSat8Rows<'a, S: Simd> {
     sp: Spec,
     /// i8 (else u8) codes: the final pack.
@@ -691,7 +684,6 @@ struct AxisSat8Rows<'a, S: Simd> {
     /// copy, which no store through `y` can alias.
     params: [Lanes<S>; AXIS_TILE_VECTORS],
     nv: usize,
-    zz: [S::I; AXIS_TILE_VECTORS / 2],
 }
 
 impl<S: Simd> IsaKernel<S> for AxisSat8Rows<'_, S> {
@@ -711,7 +703,7 @@ impl<S: Simd> AxisSat8Rows<'_, S> {
     fn rows<const SIGNED: bool>(self, s: S) {
         let sp = self.sp.fold::<0, 0, 8>();
         let (r0, r1, channels, c0) = self.geometry;
-        let (params, zz, x, y, begin) = (&self.params[..self.nv], &self.zz, self.x, self.y, self.begin);
+        let (params, x, y, begin) = (&self.params[..self.nv], self.x, self.y, self.begin);
         let lanes = S::LANES;
         let xs = sp.src.size();
         for row in r0..r1 {
@@ -721,7 +713,8 @@ impl<S: Simd> AxisSat8Rows<'_, S> {
                 let xq = &x[e * xs..(e + 4 * lanes) * xs];
                 let p = &params[4 * q..4 * q + 4];
                 let c = sat8_step(s, &sp, xq, [&p[0], &p[1], &p[2], &p[3]]);
-                s.store_sat8x4(c, [zz[2 * q], zz[2 * q + 1]], SIGNED, &mut y[e - begin..e - begin + 4 * lanes]);
+                let z = [p[0].z, p[1].z, p[2].z, p[3].z];
+                s.store_sat8x4(c, z, SIGNED, &mut y[e - begin..e - begin + 4 * lanes]);
             }
         }
     }
@@ -788,7 +781,7 @@ impl BlockedGroups<'_, '_> {
                 let xq = &x[step * 4 * vb..(step + 1) * 4 * vb];
                 let yq = &mut yg[step * 4 * lanes..(step + 1) * 4 * lanes];
                 let c = sat8_step(s, &sp, xq, [&pa, &pa, &pb, &pb]);
-                s.store_sat8x4(c, [s.splat_i16(pa.zi), s.splat_i16(pb.zi)], SIGNED, yq);
+                s.store_sat8x4(c, [pa.z, pa.z, pb.z, pb.z], SIGNED, yq);
             }
             k += lanes;
             b += lanes;
@@ -838,7 +831,7 @@ impl GroupParams {
 #[inline(always)]
 fn fast_lanes<S: Simd>(s: S, sc: f32, r: f32, z: i32) -> Lanes<S> {
     let zero = s.splat(0.0);
-    Lanes { s: s.splat(sc), raw: zero, r: s.splat(r), fast: true, zi: z, z: s.splat_i(0), lo: zero, hi: zero, zf: zero }
+    Lanes { s: s.splat(sc), raw: zero, r: s.splat(r), fast: true, z: s.splat_i(z), lo: zero, hi: zero, zf: zero }
 }
 
 /// Scale parameters of one scale index, broadcast.
@@ -859,7 +852,6 @@ pub(crate) fn splat_lanes<S: Simd>(s: S, job: &Job<'_>, k: usize) -> Lanes<S> {
         raw: s.splat(raw),
         r: s.splat(r),
         fast,
-        zi: z,
         z: s.splat_i(z),
         lo: s.splat(lo),
         hi: s.splat(hi),
@@ -906,7 +898,7 @@ pub(crate) fn seq_lanes<S: Simd>(s: S, job: &Job<'_>, k: usize, valid: usize) ->
         _ => s.splat(0.0),
     };
     // Per-lane scales use a true division: the reciprocal would cost one anyway.
-    Lanes { s: sp, raw: sv, r: sp, fast: false, zi: 0, z, lo, hi, zf }
+    Lanes { s: sp, raw: sv, r: sp, fast: false, z, lo, hi, zf }
 }
 
 /// Codes of `LANES` elements from element `i` of packed `bits`-wide data (a full vector,

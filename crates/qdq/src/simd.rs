@@ -21,10 +21,6 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// Whether the kernels instantiate their compile-time specialisations for this ISA
     /// (the portable fallback is not worth the compile time).
     const SPECIALIZE: bool = true;
-    /// Whether [`Simd::cvt_rne_unchecked`] leaves a trace of every NaN or out-of-range
-    /// lane for [`Simd::suspect`] (x86's "integer indefinite"). Where it does not (NEON's
-    /// conversion saturates and sends NaN to 0), the 8-bit fast path clamps up front.
-    const FLAGS_OVERFLOW: bool = false;
     /// `LANES` f32.
     type F: Copy;
     /// `LANES` i32.
@@ -65,13 +61,11 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// `m ? a : b` per lane.
     fn select(self, m: Self::M, a: Self::F, b: Self::F) -> Self::F;
     fn or_m(self, a: Self::M, b: Self::M) -> Self::M;
-    /// The end of Markstein's division (`q0 = x*r`, `e = x - q0*s`, `q1 = q0 + e*r`): `q1`,
-    /// except `q0` where the residual is zero (`q0` is exact and has the quotient's sign of
-    /// zero, which `q1 = q0 + 0` can lose) or `q1` is NaN (infinite x or an overflowing
-    /// quotient, where `q0` is the IEEE result). AVX-512 does it in one `vfixupimmps`.
+    /// `a`, except `b` in the lanes where `a` is ±0 or NaN (one `vfixupimmps` with
+    /// AVX-512).
     #[inline(always)]
-    fn markstein_fix(self, q0: Self::F, e: Self::F, q1: Self::F) -> Self::F {
-        self.select(self.or_m(self.eq(e, self.splat(0.0)), self.is_nan(q1)), q0, q1)
+    fn nonzero_or(self, a: Self::F, b: Self::F) -> Self::F {
+        self.select(self.or_m(self.eq(a, self.splat(0.0)), self.is_nan(a)), b, a)
     }
     /// Lane `l`'s mask bit as bit `l` of the result (the training-mode masks).
     fn mask_bits(self, m: Self::M) -> u32;
@@ -112,30 +106,25 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     fn cvt_rne(self, a: Self::F) -> Self::I;
     /// i32 -> f32, rounding to nearest even.
     fn cvt_f32(self, a: Self::I) -> Self::F;
-    /// RNE conversion that is exact for lanes within i32 range; a NaN or out-of-range lane
-    /// gives a value that [`Simd::suspect`] reports. The default is the always-correct
-    /// [`Simd::cvt_rne_clamped`], never suspect; x86 converts directly and checks for the
-    /// "integer indefinite" `i32::MIN` afterwards (one compare instead of two clamps).
+    /// Four vectors converted to i32 rounding half to even, or `None` when the conversion
+    /// may have got a lane wrong. `Some(c)` promises that every lane of `c` is `rne(a)`, or,
+    /// where that is beyond `±2^30`, a value beyond `±2^30` of the same sign; NaN lanes
+    /// always give `None`. x86 converts directly and looks for the "integer indefinite"
+    /// `i32::MIN` that NaN and out-of-range lanes give; NEON's conversion saturates, so only
+    /// NaN needs the check; the portable default checks for NaN and clamps.
     #[inline(always)]
-    fn cvt_rne_unchecked(self, a: Self::F) -> Self::I {
-        self.cvt_rne_clamped(a)
-    }
-    /// Whether a lane of `c` (from [`Simd::cvt_rne_unchecked`]) may be wrong: the vectors
-    /// are then redone with [`Simd::cvt_rne_clamped`].
-    #[inline(always)]
-    fn suspect(self, c: &[Self::I; 4]) -> bool {
-        let _ = c;
-        false
-    }
-    /// `cvt_rne(min(a, 2^30))` where NaN and every value below `-2^30` give a lane at or
-    /// below `-2^30`: what a quotient needs before a saturating narrow to an integer type,
-    /// NaN landing on qmin. The default clamps both sides; x86 relies on the conversion's
-    /// documented "integer indefinite" (`i32::MIN`) for NaN and negative overflow.
-    #[inline(always)]
-    fn cvt_rne_clamped(self, a: Self::F) -> Self::I {
+    fn cvt_rne_x4(self, a: [Self::F; 4]) -> Option<[Self::I; 4]> {
+        let nan =
+            self.or_m(self.or_m(self.is_nan(a[0]), self.is_nan(a[1])), self.or_m(self.is_nan(a[2]), self.is_nan(a[3])));
+        if self.mask_bits(nan) != 0 {
+            return None;
+        }
         let lim = self.splat(LIM);
-        // min(lim, NaN) keeps the NaN, max(NaN, -lim) replaces it.
-        self.cvt_rne(self.max(self.min(lim, a), self.sub(self.splat(0.0), lim)))
+        let mut c = [self.splat_i(0); 4];
+        for (ck, v) in c.iter_mut().zip(a) {
+            *ck = self.cvt_rne(self.clamp_abs(v, lim));
+        }
+        Some(c)
     }
 
     /// `4 * LANES` bytes of little-endian f32.
@@ -174,52 +163,29 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
             self.store_u8(v, &mut out[k * n..(k + 1) * n]);
         }
     }
-    /// Two vectors saturated to i16, as one vector of `2 * LANES` i16 in the ISA's pack
-    /// order (the order [`Simd::store_sat8x4`] reads its zero points in). The portable
-    /// order: `a`'s lanes, then `b`'s.
+    /// Stores `4 * LANES` 8-bit codes: lane `l` of vector `k` is `c[k]` and its zero point
+    /// `z[k]` (lanes within `[-2^30, 2^30]`, or `i32::MIN` for NaN, and zero points within
+    /// `[-32768, 32767]`), each saturated to i16, added with i16 saturation, then saturated
+    /// to i8 (`signed`) or u8. For an 8-bit type this is `clamp(c + z, qmin, qmax)` with
+    /// `i32::MIN` landing on qmin: the saturating packs of x86 and NEON are the clamp (a
+    /// lane beyond ±32767 stays beyond the 8-bit range after adding z). Each ISA packs the
+    /// zero points in the order it packs `c`; a broadcast zero point packs once, out of the
+    /// loop.
     #[inline(always)]
-    fn pack_i16(self, a: Self::I, b: Self::I) -> Self::I {
-        let n = Self::LANES;
-        let (mut ab, mut bb, mut out) = ([0u8; 64], [0u8; 64], [0u8; 64]);
-        self.store_i32(a, &mut ab);
-        self.store_i32(b, &mut bb);
-        for l in 0..n {
-            for (src, at) in [(&ab, l), (&bb, n + l)] {
-                let v = i32::from_le_bytes([src[4 * l], src[4 * l + 1], src[4 * l + 2], src[4 * l + 3]]);
-                out[2 * at..2 * at + 2].copy_from_slice(&(v.clamp(-32768, 32767) as i16).to_le_bytes());
-            }
-        }
-        self.load_i32(&out)
-    }
-    /// Stores `4 * LANES` 8-bit codes from rounded quotients `c` (lanes within
-    /// `[-2^30, 2^30]`, or `i32::MIN` for NaN): each lane saturated to i16, plus its zero
-    /// point with i16 saturation (`z[0] = pack_i16(zero points of c[0], of c[1])`, `z[1]`
-    /// likewise for `c[2]`, `c[3]`; a broadcast zero point is simply every i16 lane), then
-    /// saturated to i8 (`signed`) or u8. For an 8-bit type and `|z| <= 255` this is
-    /// `clamp(c + z, qmin, qmax)` (a lane beyond ±32767 stays beyond the 8-bit range after
-    /// adding z), NaN's `i32::MIN` landing on qmin: the saturating packs are the clamp.
-    #[inline(always)]
-    fn store_sat8x4(self, c: [Self::I; 4], z: [Self::I; 2], signed: bool, out: &mut [u8]) {
+    fn store_sat8x4(self, c: [Self::I; 4], z: [Self::I; 4], signed: bool, out: &mut [u8]) {
         let n = Self::LANES;
         let (lo, hi) = if signed { (-128, 127) } else { (0, 255) };
-        for (pair, zv) in z.into_iter().enumerate() {
-            let packed = self.pack_i16(c[2 * pair], c[2 * pair + 1]);
-            let (mut pb, mut zb) = ([0u8; 64], [0u8; 64]);
-            self.store_i32(packed, &mut pb);
-            self.store_i32(zv, &mut zb);
-            for t in 0..2 * n {
-                let v = i16::from_le_bytes([pb[2 * t], pb[2 * t + 1]])
-                    .saturating_add(i16::from_le_bytes([zb[2 * t], zb[2 * t + 1]]));
-                out[2 * pair * n + t] = (v as i32).clamp(lo, hi) as u8;
+        let sat16 = |v: i32| v.clamp(-32768, 32767) as i16;
+        let (mut cb, mut zb) = ([0u8; 64], [0u8; 64]);
+        for k in 0..4 {
+            self.store_i32(c[k], &mut cb);
+            self.store_i32(z[k], &mut zb);
+            for l in 0..n {
+                let lane = |b: &[u8; 64]| i32::from_le_bytes([b[4 * l], b[4 * l + 1], b[4 * l + 2], b[4 * l + 3]]);
+                let v = sat16(lane(&cb)).saturating_add(sat16(lane(&zb)));
+                out[k * n + l] = (v as i32).clamp(lo, hi) as u8;
             }
         }
-    }
-    /// A zero point in every i16 lane (the `z` of [`Simd::store_sat8x4`] for a broadcast
-    /// zero point).
-    #[inline(always)]
-    fn splat_i16(self, z: i32) -> Self::I {
-        let h = z as u16 as i32;
-        self.splat_i(h | (h << 16))
     }
     /// Packs the low 4 bits of each lane (`LANES / 2` bytes).
     fn store_u4(self, a: Self::I, out: &mut [u8]);

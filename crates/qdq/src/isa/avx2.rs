@@ -74,7 +74,6 @@ impl Simd for Avx2 {
     }
 
     const LANES: usize = 8;
-    const FLAGS_OVERFLOW: bool = true;
     type F = __m256;
     type I = __m256i;
     type M = __m256i;
@@ -208,22 +207,20 @@ impl Simd for Avx2 {
         v!(_mm256_cvttps_epi32(_mm256_round_ps::<RNE>(a)))
     }
     #[inline(always)]
-    fn cvt_rne_clamped(self, a: __m256) -> __m256i {
-        // vcvttps2dq gives 0x80000000 for NaN and out-of-range lanes (see the AVX-512 twin).
-        v!(_mm256_cvttps_epi32(_mm256_round_ps::<RNE>(_mm256_min_ps(_mm256_set1_ps(crate::simd::LIM), a))))
-    }
-    #[inline(always)]
-    fn cvt_rne_unchecked(self, a: __m256) -> __m256i {
-        self.cvt_rne(a)
-    }
-    #[inline(always)]
-    fn suspect(self, c: &[__m256i; 4]) -> bool {
-        v!({
-            // vcvttps2dq's "integer indefinite" i32::MIN (see the AVX-512 twin).
+    fn cvt_rne_x4(self, a: [__m256; 4]) -> Option<[__m256i; 4]> {
+        // (A loop, not a closure: closures do not inherit the target features.)
+        let mut c = [self.splat_i(0); 4];
+        for (ck, v) in c.iter_mut().zip(a) {
+            *ck = self.cvt_rne(v);
+        }
+        // vcvttps2dq gives the "integer indefinite" i32::MIN for NaN and out-of-range lanes
+        // (a legitimate -2^31 then only costs a redo): a min tree and one compare.
+        let bad = v!({
             let m = _mm256_min_epi32(_mm256_min_epi32(c[0], c[1]), _mm256_min_epi32(c[2], c[3]));
             let e = _mm256_cmpeq_epi32(m, _mm256_set1_epi32(i32::MIN));
             _mm256_testz_si256(e, e) == 0
-        })
+        });
+        (!bad).then_some(c)
     }
     #[inline(always)]
     fn cvt_f32(self, a: __m256i) -> __m256 {
@@ -339,14 +336,10 @@ impl Simd for Avx2 {
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
     }
     #[inline(always)]
-    fn pack_i16(self, a: __m256i, b: __m256i) -> __m256i {
-        v!(_mm256_packs_epi32(a, b))
-    }
-    #[inline(always)]
-    fn store_sat8x4(self, c: [__m256i; 4], z: [__m256i; 2], signed: bool, out: &mut [u8]) {
+    fn store_sat8x4(self, c: [__m256i; 4], z: [__m256i; 4], signed: bool, out: &mut [u8]) {
         let v = v!({
-            let a = _mm256_adds_epi16(_mm256_packs_epi32(c[0], c[1]), z[0]);
-            let b = _mm256_adds_epi16(_mm256_packs_epi32(c[2], c[3]), z[1]);
+            let a = _mm256_adds_epi16(_mm256_packs_epi32(c[0], c[1]), _mm256_packs_epi32(z[0], z[1]));
+            let b = _mm256_adds_epi16(_mm256_packs_epi32(c[2], c[3]), _mm256_packs_epi32(z[2], z[3]));
             let p = if signed { _mm256_packs_epi16(a, b) } else { _mm256_packus_epi16(a, b) };
             _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
         });

@@ -92,7 +92,6 @@ impl Simd for Avx512 {
     }
 
     const LANES: usize = 16;
-    const FLAGS_OVERFLOW: bool = true;
     type F = __m512;
     type I = __m512i;
     type M = __mmask16;
@@ -156,12 +155,11 @@ impl Simd for Avx512 {
         a | b
     }
     #[inline(always)]
-    fn markstein_fix(self, q0: __m512, _e: __m512, q1: __m512) -> __m512 {
-        // vfixupimmps classifies q1 (token 0 QNaN, 1 SNaN, 2 zero, 3 one, 4 -inf, 5 +inf,
-        // 6 negative, 7 positive) and picks, per token, response 0 (keep q0) or 1 (q1).
-        // A zero q1 means a zero or subnormal quotient, where q0 is exact or as good for
-        // every output format (all of them round such values to a signed zero).
-        v!(_mm512_fixupimm_ps::<0>(q0, q1, _mm512_set1_epi32(0x1111_1000)))
+    fn nonzero_or(self, a: __m512, b: __m512) -> __m512 {
+        // vfixupimmps classifies `a` (token 0 QNaN, 1 SNaN, 2 zero, 3 one, 4 -inf, 5 +inf,
+        // 6 negative, 7 positive) and picks, per token, response 0 (keep the destination
+        // `b`) or 1 (`a`).
+        v!(_mm512_fixupimm_ps::<0>(b, a, _mm512_set1_epi32(0x1111_1000)))
     }
     #[inline(always)]
     fn mask_bits(self, m: __mmask16) -> u32 {
@@ -241,24 +239,20 @@ impl Simd for Avx512 {
         v!(_mm512_cvt_roundps_epi32::<RNE>(a))
     }
     #[inline(always)]
-    fn cvt_rne_clamped(self, a: __m512) -> __m512i {
-        // vcvtps2dq gives 0x80000000 ("integer indefinite") for NaN and out-of-range lanes;
-        // with the top clamped, those are exactly NaN and the negative overflows. min's
-        // second operand is returned for NaN, so the NaN goes through.
-        v!(_mm512_cvt_roundps_epi32::<RNE>(_mm512_min_ps(_mm512_set1_ps(crate::simd::LIM), a)))
-    }
-    #[inline(always)]
-    fn cvt_rne_unchecked(self, a: __m512) -> __m512i {
-        v!(_mm512_cvt_roundps_epi32::<RNE>(a))
-    }
-    #[inline(always)]
-    fn suspect(self, c: &[__m512i; 4]) -> bool {
-        v!({
-            // i32::MIN: NaN, an overflow, or a legitimate -2^31 (then the redo is merely
-            // unnecessary). A min tree and one compare: cheaper than four compares on Zen 4.
+    fn cvt_rne_x4(self, a: [__m512; 4]) -> Option<[__m512i; 4]> {
+        // (A loop, not a closure: closures do not inherit the target features.)
+        let mut c = [self.splat_i(0); 4];
+        for (ck, v) in c.iter_mut().zip(a) {
+            *ck = self.cvt_rne(v);
+        }
+        // vcvtps2dq gives the "integer indefinite" i32::MIN for NaN and out-of-range lanes
+        // (a legitimate -2^31 then only costs a redo). A min tree and one compare: cheaper
+        // than four compares on Zen 4.
+        let bad = v!({
             let m = _mm512_min_epi32(_mm512_min_epi32(c[0], c[1]), _mm512_min_epi32(c[2], c[3]));
             _mm512_cmpeq_epi32_mask(m, _mm512_set1_epi32(i32::MIN)) != 0
-        })
+        });
+        (!bad).then_some(c)
     }
     #[inline(always)]
     fn cvt_f32(self, a: __m512i) -> __m512 {
@@ -377,14 +371,10 @@ impl Simd for Avx512 {
         unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) }
     }
     #[inline(always)]
-    fn pack_i16(self, a: __m512i, b: __m512i) -> __m512i {
-        v!(_mm512_packs_epi32(a, b))
-    }
-    #[inline(always)]
-    fn store_sat8x4(self, c: [__m512i; 4], z: [__m512i; 2], signed: bool, out: &mut [u8]) {
+    fn store_sat8x4(self, c: [__m512i; 4], z: [__m512i; 4], signed: bool, out: &mut [u8]) {
         let v = v!({
-            let a = _mm512_adds_epi16(_mm512_packs_epi32(c[0], c[1]), z[0]);
-            let b = _mm512_adds_epi16(_mm512_packs_epi32(c[2], c[3]), z[1]);
+            let a = _mm512_adds_epi16(_mm512_packs_epi32(c[0], c[1]), _mm512_packs_epi32(z[0], z[1]));
+            let b = _mm512_adds_epi16(_mm512_packs_epi32(c[2], c[3]), _mm512_packs_epi32(z[2], z[3]));
             let p = if signed { _mm512_packs_epi16(a, b) } else { _mm512_packus_epi16(a, b) };
             // Undo the packs' 128-bit lane interleave.
             _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), p)

@@ -194,6 +194,23 @@ impl Simd for Neon {
         v!(vcvtnq_s32_f32(a))
     }
     #[inline(always)]
+    fn cvt_rne_x4(self, a: [float32x4_t; 4]) -> Option<[int32x4_t; 4]> {
+        // fcvtns saturates out-of-range lanes (the sign kept) and sends NaN to 0: only NaN
+        // needs the check (a lane equal to itself is a number).
+        let ok = v!({
+            let m = vandq_u32(
+                vandq_u32(vceqq_f32(a[0], a[0]), vceqq_f32(a[1], a[1])),
+                vandq_u32(vceqq_f32(a[2], a[2]), vceqq_f32(a[3], a[3])),
+            );
+            vminvq_u32(m) != 0
+        });
+        let mut c = [self.splat_i(0); 4];
+        for (ck, v) in c.iter_mut().zip(a) {
+            *ck = self.cvt_rne(v);
+        }
+        ok.then_some(c)
+    }
+    #[inline(always)]
     fn cvt_f32(self, a: int32x4_t) -> float32x4_t {
         v!(vcvtq_f32_s32(a))
     }
@@ -265,16 +282,17 @@ impl Simd for Neon {
         out[..4].copy_from_slice(&w.to_le_bytes());
     }
     #[inline(always)]
-    fn pack_i16(self, a: int32x4_t, b: int32x4_t) -> int32x4_t {
-        // sqxtn: i32 -> i16 with saturation; a's lanes, then b's (the portable order).
-        v!(vreinterpretq_s32_s16(vcombine_s16(vqmovn_s32(a), vqmovn_s32(b))))
-    }
-    #[inline(always)]
-    fn store_sat8x4(self, c: [int32x4_t; 4], z: [int32x4_t; 2], signed: bool, out: &mut [u8]) {
+    fn store_sat8x4(self, c: [int32x4_t; 4], z: [int32x4_t; 4], signed: bool, out: &mut [u8]) {
         let v = v!({
-            // sqadd: i16 saturating add.
-            let a = vqaddq_s16(vcombine_s16(vqmovn_s32(c[0]), vqmovn_s32(c[1])), vreinterpretq_s16_s32(z[0]));
-            let b = vqaddq_s16(vcombine_s16(vqmovn_s32(c[2]), vqmovn_s32(c[3])), vreinterpretq_s16_s32(z[1]));
+            // sqxtn: i32 -> i16 with saturation; sqadd: i16 saturating add.
+            let a = vqaddq_s16(
+                vcombine_s16(vqmovn_s32(c[0]), vqmovn_s32(c[1])),
+                vcombine_s16(vqmovn_s32(z[0]), vqmovn_s32(z[1])),
+            );
+            let b = vqaddq_s16(
+                vcombine_s16(vqmovn_s32(c[2]), vqmovn_s32(c[3])),
+                vcombine_s16(vqmovn_s32(z[2]), vqmovn_s32(z[3])),
+            );
             if signed {
                 vreinterpretq_u8_s8(vcombine_s8(vqmovn_s16(a), vqmovn_s16(b)))
             } else {
