@@ -170,8 +170,8 @@ pub(crate) fn pow2f(e: i32) -> f32 {
 /// exponent, which is exactly the next code. Results below the format's smallest normal
 /// are `RNE(|v| * 2^(M - emin))`, an exact scaling followed by one rounding conversion.
 #[inline(always)]
-pub(crate) fn encode_minifloat<S: Simd>(s: S, v: S::F, f: &MiniFormat) -> S::I {
-    encode_minifloat_checked(s, v, f).0
+pub(crate) fn encode_minifloat<S: Simd>(simd: S, v: S::F, f: &MiniFormat) -> S::I {
+    encode_minifloat_checked(simd, v, f).0
 }
 
 /// [`encode_minifloat`], plus the lanes that did not fit: NaN, ±inf, or a rounded magnitude
@@ -185,38 +185,38 @@ pub(crate) fn encode_minifloat<S: Simd>(s: S, v: S::F, f: &MiniFormat) -> S::I {
 /// finite one, so one compare finds them. The fnuz formats have no negative zero and a
 /// single NaN (0x80): their sign is dropped where the magnitude is zero.
 #[inline(always)]
-pub(crate) fn encode_minifloat_checked<S: Simd>(s: S, v: S::F, f: &MiniFormat) -> (S::I, S::M) {
-    let u = s.bits(v);
-    let a = s.and_i(u, s.splat_i(i32::MAX));
+pub(crate) fn encode_minifloat_checked<S: Simd>(simd: S, v: S::F, f: &MiniFormat) -> (S::I, S::M) {
+    let u = simd.bits(v);
+    let a = simd.and_i(u, simd.splat_i(i32::MAX));
     let sh = 23 - f.man;
-    let lsb = s.and_i(s.shr(a, sh), s.splat_i(1));
+    let lsb = simd.and_i(simd.shr(a, sh), simd.splat_i(1));
     // Wrapping: a subnormal result makes this negative (shifted to garbage, replaced below).
     let k = ((1i32 << (sh - 1)) - 1).wrapping_sub((127 - f.bias) << 23);
-    let mut code = s.shr(s.add_i(s.add_i(a, lsb), s.splat_i(k)), sh);
+    let mut code = simd.shr(simd.add_i(simd.add_i(a, lsb), simd.splat_i(k)), sh);
     let emin = f.emin();
     if emin > -126 {
         // Below the smallest normal: scale exactly, then one RNE conversion.
-        let min_normal = s.splat_i((emin + 127) << 23);
-        let sub = s.lt_i(a, min_normal);
-        let scaled = s.mul(s.f32_of(a), s.splat(pow2f(f.man as i32 - emin)));
-        code = s.select_i(sub, s.cvt_rne(scaled), code);
+        let min_normal = simd.splat_i((emin + 127) << 23);
+        let sub = simd.lt_i(a, min_normal);
+        let scaled = simd.mul(simd.f32_of(a), simd.splat(pow2f(f.man as i32 - emin)));
+        code = simd.select_i(sub, simd.cvt_rne(scaled), code);
     }
-    let bad = s.lt_i(s.splat_i(f.max_code), code);
+    let bad = simd.lt_i(simd.splat_i(f.max_code), code);
     // The overflow code is max (saturating) or the code right above it (inf, or the NaN of
     // the finite formats), so a minimum saturates; NaN needs its own select only where its
     // code differs.
-    let mut mag = s.min_i(code, s.splat_i(f.ovf[0]));
+    let mut mag = simd.min_i(code, simd.splat_i(f.ovf[0]));
     if f.nan[0] != f.ovf[0] {
-        let is_nan = s.lt_i(s.splat_i(0x7f80_0000), a);
-        mag = s.select_i(is_nan, s.splat_i(f.nan[0]), mag);
+        let is_nan = simd.lt_i(simd.splat_i(0x7f80_0000), a);
+        mag = simd.select_i(is_nan, simd.splat_i(f.nan[0]), mag);
     }
     let sign_bit = 1i32 << f.sign_pos;
-    let sh_sign = s.shr(u, 31 - f.sign_pos);
+    let sh_sign = simd.shr(u, 31 - f.sign_pos);
     let out = if f.unsigned_zero {
-        let zero = s.eq_i(s.and_i(mag, s.splat_i(sign_bit - 1)), s.splat_i(0));
-        s.xor_i(mag, s.select_i(zero, s.splat_i(0), s.and_i(sh_sign, s.splat_i(sign_bit))))
+        let zero = simd.eq_i(simd.and_i(mag, simd.splat_i(sign_bit - 1)), simd.splat_i(0));
+        simd.xor_i(mag, simd.select_i(zero, simd.splat_i(0), simd.and_i(sh_sign, simd.splat_i(sign_bit))))
     } else {
-        s.xor_and(mag, sh_sign, s.splat_i(sign_bit))
+        simd.xor_and(mag, sh_sign, simd.splat_i(sign_bit))
     };
     (out, bad)
 }
@@ -230,54 +230,54 @@ pub(crate) fn encode_minifloat_checked<S: Simd>(s: S, v: S::F, f: &MiniFormat) -
 /// with the same mantissa, and one exact multiply by `2^(127 - bias)` rebiases both. Then
 /// the specials: NaN codes, and the all-ones exponent of the IEEE formats.
 #[inline(always)]
-pub(crate) fn decode_minifloat<S: Simd>(s: S, c: S::I, f: &MiniFormat) -> S::F {
+pub(crate) fn decode_minifloat<S: Simd>(simd: S, c: S::I, f: &MiniFormat) -> S::F {
     let w = f.sign_pos + 1;
-    let t = s.shl(c, 32 - w);
+    let t = simd.shl(c, 32 - w);
     let mag_mask = ((1i32 << (w - 1)) - 1) << (23 - f.man);
-    let bits = s.and_i(s.sra(t, 9 + f.man - w), s.splat_i(i32::MIN | mag_mask));
-    let mut v = s.mul(s.f32_of(bits), s.splat(pow2f(127 - f.bias)));
+    let bits = simd.and_i(simd.sra(t, 9 + f.man - w), simd.splat_i(i32::MIN | mag_mask));
+    let mut v = simd.mul(simd.f32_of(bits), simd.splat(pow2f(127 - f.bias)));
     if f.ieee {
         let e_bits = f.sign_pos - f.man;
         let exp_t = ((1i32 << e_bits) - 1) << (32 - w + f.man);
-        let special = s.eq_i(s.and_i(t, s.splat_i(exp_t)), s.splat_i(exp_t));
-        v = s.select(special, s.f32_of(s.or_i(bits, s.splat_i(0x7f80_0000))), v);
+        let special = simd.eq_i(simd.and_i(t, simd.splat_i(exp_t)), simd.splat_i(exp_t));
+        v = simd.select(special, simd.f32_of(simd.or_i(bits, simd.splat_i(0x7f80_0000))), v);
     }
     if f.nan_all_ones {
         let mag_t = i32::MAX & !((1i32 << (32 - w)) - 1);
-        v = s.select(s.eq_i(s.and_i(t, s.splat_i(mag_t)), s.splat_i(mag_t)), s.splat(f32::NAN), v);
+        v = simd.select(simd.eq_i(simd.and_i(t, simd.splat_i(mag_t)), simd.splat_i(mag_t)), simd.splat(f32::NAN), v);
     }
     if f.nan_is_neg_zero {
-        v = s.select(s.eq_i(t, s.splat_i(i32::MIN)), s.splat(f32::NAN), v);
+        v = simd.select(simd.eq_i(t, simd.splat_i(i32::MIN)), simd.splat(f32::NAN), v);
     }
     v
 }
 
 /// Widens f16 bit patterns (low 16 bits of each lane) to f32, exactly.
 #[inline(always)]
-pub(crate) fn f16_bits_to_f32<S: Simd>(s: S, h: S::I) -> S::F {
-    decode_minifloat(s, h, &MiniFormat::F16_ROUND)
+pub(crate) fn f16_bits_to_f32<S: Simd>(simd: S, h: S::I) -> S::F {
+    decode_minifloat(simd, h, &MiniFormat::F16_ROUND)
 }
 
 /// bf16 bit patterns (low 16 bits) to f32: the top half of the f32 pattern.
 #[inline(always)]
-pub(crate) fn bf16_bits_to_f32<S: Simd>(s: S, h: S::I) -> S::F {
-    s.f32_of(s.shl(h, 16))
+pub(crate) fn bf16_bits_to_f32<S: Simd>(simd: S, h: S::I) -> S::F {
+    simd.f32_of(simd.shl(h, 16))
 }
 
 /// Rounds f32 lanes to bf16 (RNE, NaN kept quiet) and returns the bf16 bit patterns.
 #[inline(always)]
-pub(crate) fn f32_to_bf16_bits<S: Simd>(s: S, v: S::F) -> S::I {
-    encode_minifloat(s, v, &MiniFormat::BF16_ROUND)
+pub(crate) fn f32_to_bf16_bits<S: Simd>(simd: S, v: S::F) -> S::I {
+    encode_minifloat(simd, v, &MiniFormat::BF16_ROUND)
 }
 
 /// Rounds f32 lanes to the nearest f16 value (as f32).
 #[inline(always)]
-pub(crate) fn round_f16<S: Simd>(s: S, v: S::F) -> S::F {
-    f16_bits_to_f32(s, s.f32_to_f16_bits(v))
+pub(crate) fn round_f16<S: Simd>(simd: S, v: S::F) -> S::F {
+    f16_bits_to_f32(simd, simd.f32_to_f16_bits(v))
 }
 
 /// Rounds f32 lanes to the nearest bf16 value (as f32).
 #[inline(always)]
-pub(crate) fn round_bf16<S: Simd>(s: S, v: S::F) -> S::F {
-    bf16_bits_to_f32(s, f32_to_bf16_bits(s, v))
+pub(crate) fn round_bf16<S: Simd>(simd: S, v: S::F) -> S::F {
+    bf16_bits_to_f32(simd, f32_to_bf16_bits(simd, v))
 }

@@ -78,39 +78,39 @@ impl<'a> Job<'a> {
 
 /// The value `d` of the module docs for codes `c`.
 #[inline(always)]
-fn decode<S: Simd>(s: S, c: S::I, bits: u32, signed: bool, mini: Option<&MiniFormat>, z: S::I) -> S::F {
+fn decode<S: Simd>(simd: S, c: S::I, bits: u32, signed: bool, mini: Option<&MiniFormat>, z: S::I) -> S::F {
     match mini {
-        Some(f) => decode_minifloat(s, c, f),
+        Some(f) => decode_minifloat(simd, c, f),
         None => {
             let c = if signed && bits < 32 {
                 // Two's complement sign extension: c - 2 * (c & sign).
-                s.sub_i(c, s.shl(s.and_i(c, s.splat_i(1 << (bits - 1))), 1))
+                simd.sub_i(c, simd.shl(simd.and_i(c, simd.splat_i(1 << (bits - 1))), 1))
             } else {
                 c
             };
-            s.cvt_f32(s.sub_i(c, z))
+            simd.cvt_f32(simd.sub_i(c, z))
         }
     }
 }
 
 #[inline(always)]
-fn dequantize_vec<S: Simd>(s: S, job: &Job<'_>, i: usize, valid: usize, sc: S::F, z: S::I) -> S::F {
-    let c = load_codes(s, &job.x, i, valid, true);
+fn dequantize_vec<S: Simd>(simd: S, job: &Job<'_>, i: usize, valid: usize, sc: S::F, z: S::I) -> S::F {
+    let c = load_codes(simd, &job.x, i, valid, true);
     let d = match &job.mini {
-        Some(f) => decode_minifloat(s, c, f),
-        None => s.cvt_f32(s.sub_i(c, z)),
+        Some(f) => decode_minifloat(simd, c, f),
+        None => simd.cvt_f32(simd.sub_i(c, z)),
     };
-    s.mul(d, sc)
+    simd.mul(d, sc)
 }
 
 /// Stores `v` as `out`, every NaN lane as the canonical NaN (`qdq_ref::float::canonical_nan`).
 #[inline(always)]
-pub(crate) fn store<S: Simd>(s: S, out: Out, v: S::F, y: &mut [u8]) {
-    let v = s.select(s.is_nan(v), s.splat(qdq_ref::float::CANONICAL_NAN), v);
+pub(crate) fn store<S: Simd>(simd: S, out: Out, v: S::F, y: &mut [u8]) {
+    let v = simd.select(simd.is_nan(v), simd.splat(qdq_ref::float::CANONICAL_NAN), v);
     match out {
-        Out::F32 => s.store_f32(v, y),
-        Out::F16 => s.store_u16(s.f32_to_f16_bits(v), y),
-        Out::Bf16 => s.store_u16(f32_to_bf16_bits(s, v), y),
+        Out::F32 => simd.store_f32(v, y),
+        Out::F16 => simd.store_u16(simd.f32_to_f16_bits(v), y),
+        Out::Bf16 => simd.store_u16(f32_to_bf16_bits(simd, v), y),
     }
 }
 
@@ -118,15 +118,15 @@ pub(crate) fn store<S: Simd>(s: S, out: Out, v: S::F, y: &mut [u8]) {
 /// into the ISA's `vectorize` context (see `quantize::run`); the common input widths and
 /// outputs get compile-time specialisations.
 #[inline(always)]
-pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mut [u8]) {
+pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: &mut [u8]) {
     // The portable ISA keeps the integer-to-f32 variants only.
     match (job.x.dtype.bits(), job.mini.is_some(), job.out) {
-        (8, false, Out::F32) => walk::<S, 8, 0, 0>(s, job, begin, end, y),
-        (4, false, Out::F32) => walk::<S, 4, 0, 0>(s, job, begin, end, y),
-        (8, true, Out::F32) if S::SPECIALIZE => walk::<S, 8, 1, 0>(s, job, begin, end, y),
-        (4, true, Out::F32) if S::SPECIALIZE => walk::<S, 4, 1, 0>(s, job, begin, end, y),
-        (8, false, Out::F16) if S::SPECIALIZE => walk::<S, 8, 0, 1>(s, job, begin, end, y),
-        _ => walk::<S, 0, 2, 3>(s, job, begin, end, y),
+        (8, false, Out::F32) => walk::<S, 8, 0, 0>(simd, job, begin, end, y),
+        (4, false, Out::F32) => walk::<S, 4, 0, 0>(simd, job, begin, end, y),
+        (8, true, Out::F32) if S::SPECIALIZE => walk::<S, 8, 1, 0>(simd, job, begin, end, y),
+        (4, true, Out::F32) if S::SPECIALIZE => walk::<S, 4, 1, 0>(simd, job, begin, end, y),
+        (8, false, Out::F16) if S::SPECIALIZE => walk::<S, 8, 0, 1>(simd, job, begin, end, y),
+        _ => walk::<S, 0, 2, 3>(simd, job, begin, end, y),
     }
 }
 
@@ -141,27 +141,27 @@ struct Walk<'a, 'y, const BITS: u8, const MINI: u8, const OUT: u8> {
 impl<const BITS: u8, const MINI: u8, const OUT: u8> Kernel for Walk<'_, '_, BITS, MINI, OUT> {
     type Output = ();
     #[inline(always)]
-    fn run<S: Simd>(self, s: S) {
+    fn run<S: Simd>(self, simd: S) {
         // A local copy: no store through `y` can alias it, so its fields stay in registers.
         let job = self.job;
-        run_with::<S, BITS, MINI, OUT>(s, &job, self.begin, self.end, self.y)
+        run_with::<S, BITS, MINI, OUT>(simd, &job, self.begin, self.end, self.y)
     }
 }
 
 /// [`run_with`] in a function of its own.
 fn walk<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8>(
-    s: S,
+    simd: S,
     job: &Job<'_>,
     begin: usize,
     end: usize,
     y: &mut [u8],
 ) {
-    s.enter(Walk::<BITS, MINI, OUT> { job: *job, begin, end, y })
+    simd.enter(Walk::<BITS, MINI, OUT> { job: *job, begin, end, y })
 }
 
 #[inline(always)]
 fn run_with<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8>(
-    s: S,
+    simd: S,
     job: &Job<'_>,
     begin: usize,
     end: usize,
@@ -188,11 +188,11 @@ fn run_with<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8>(
                 Some(zp) => packing::get_int(zp.dtype, zp.data, k) as i32,
                 None => 0,
             };
-            let (sc, z) = (s.splat(job.scale_kind.get(job.scale, k)), s.splat_i(z));
+            let (sc, z) = (simd.splat(job.scale_kind.get(job.scale, k)), simd.splat_i(z));
             // Head up to the packing boundary, then whole vectors four at a time.
             while i < stop && (i & gmask) != 0 {
                 let take = (gmask + 1 - (i & gmask)).min(stop - i);
-                partial(s, job, i, take, sc, z, begin, out, y);
+                partial(simd, job, i, take, sc, z, begin, out, y);
                 i += take;
             }
             // Whole steps of four vectors over exactly their bytes (chunked iteration: no
@@ -205,17 +205,17 @@ fn run_with<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8>(
             for (xq, yq) in xb.chunks_exact(4 * lanes * xbits / 8).zip(yb.chunks_exact_mut(4 * lanes * os)) {
                 let mut v = [sc; 4];
                 for (k, vk) in v.iter_mut().enumerate() {
-                    let c = load_full(s, bits, xq, k * lanes);
-                    *vk = s.mul(decode(s, c, bits, signed, mini, z), sc);
+                    let c = load_full(simd, bits, xq, k * lanes);
+                    *vk = simd.mul(decode(simd, c, bits, signed, mini, z), sc);
                 }
                 for (k, vk) in v.into_iter().enumerate() {
-                    store(s, out, vk, &mut yq[k * lanes * os..]);
+                    store(simd, out, vk, &mut yq[k * lanes * os..]);
                 }
             }
             i += steps * 4 * lanes;
             while i < stop {
                 let take = (stop - i).min(lanes);
-                partial(s, job, i, take, sc, z, begin, out, y);
+                partial(simd, job, i, take, sc, z, begin, out, y);
                 i += take;
             }
             continue;
@@ -225,20 +225,20 @@ fn run_with<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8>(
             let take = (stop - i).min(lanes);
             let k = k0 + (i - seg.start);
             let sc = if take == lanes && k + lanes <= n_scales {
-                job.scale_kind.load(s, job.scale, k)
+                job.scale_kind.load(simd, job.scale, k)
             } else {
                 let mut tmp = [0u8; 64];
                 for t in 0..take {
                     tmp[4 * t..4 * t + 4].copy_from_slice(&job.scale_kind.get(job.scale, k + t).to_le_bytes());
                 }
-                s.load_f32(&tmp)
+                simd.load_f32(&tmp)
             };
             // A `match`, not `map_or`: closures do not inherit the ISA's target features.
             let z = match job.zero_point.as_ref() {
-                Some(zp) => load_codes(s, zp, k, take, true),
-                None => s.splat_i(0),
+                Some(zp) => load_codes(simd, zp, k, take, true),
+                None => simd.splat_i(0),
             };
-            partial(s, job, i, take, sc, z, begin, out, y);
+            partial(simd, job, i, take, sc, z, begin, out, y);
             i += take;
         }
     }
@@ -249,7 +249,7 @@ fn run_with<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8>(
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn partial<S: Simd>(
-    s: S,
+    simd: S,
     job: &Job<'_>,
     i: usize,
     take: usize,
@@ -259,18 +259,18 @@ fn partial<S: Simd>(
     out: Out,
     y: &mut [u8],
 ) {
-    store_out(s, out, dequantize_vec(s, job, i, take, sc, z), y, i - begin, take);
+    store_out(simd, out, dequantize_vec(simd, job, i, take, sc, z), y, i - begin, take);
 }
 
 /// Stores the first `valid` lanes of `v` as `out` at element `e` of `y`.
 #[inline(always)]
-pub(crate) fn store_out<S: Simd>(s: S, out: Out, v: S::F, y: &mut [u8], e: usize, valid: usize) {
+pub(crate) fn store_out<S: Simd>(simd: S, out: Out, v: S::F, y: &mut [u8], e: usize, valid: usize) {
     let os = out.size();
     if valid == S::LANES {
-        store(s, out, v, &mut y[e * os..(e + S::LANES) * os]);
+        store(simd, out, v, &mut y[e * os..(e + S::LANES) * os]);
     } else {
         let mut tmp = [0u8; 64];
-        store(s, out, v, &mut tmp);
+        store(simd, out, v, &mut tmp);
         y[e * os..(e + valid) * os].copy_from_slice(&tmp[..valid * os]);
     }
 }

@@ -18,10 +18,10 @@ struct Range<'a>(&'a [u8]);
 impl Kernel for Range<'_> {
     type Output = (f32, f32);
     #[inline(always)]
-    fn run<S: Simd>(self, s: S) -> (f32, f32) {
+    fn run<S: Simd>(self, simd: S) -> (f32, f32) {
         let x = self.0;
         let vb = 4 * S::LANES;
-        let zero = s.splat(0.0);
+        let zero = simd.splat(0.0);
         // Four independent pairs of accumulators (one pair would be a latency-bound chain).
         // `min(v, acc)` returns `acc` for a NaN `v` (the Simd contract), so NaN is skipped
         // with no extra instruction; starting at 0 puts 0 in the range, as the op requires.
@@ -29,23 +29,25 @@ impl Kernel for Range<'_> {
         let mut chunks = x.chunks_exact(4 * vb);
         for c in &mut chunks {
             for k in 0..4 {
-                let v = s.load_f32(&c[k * vb..(k + 1) * vb]);
-                lo[k] = s.min(v, lo[k]);
-                hi[k] = s.max(v, hi[k]);
+                let v = simd.load_f32(&c[k * vb..(k + 1) * vb]);
+                lo[k] = simd.min(v, lo[k]);
+                hi[k] = simd.max(v, hi[k]);
             }
         }
         let mut singles = chunks.remainder().chunks_exact(vb);
         for c in &mut singles {
-            let v = s.load_f32(c);
-            lo[0] = s.min(v, lo[0]);
-            hi[0] = s.max(v, hi[0]);
+            let v = simd.load_f32(c);
+            lo[0] = simd.min(v, lo[0]);
+            hi[0] = simd.max(v, hi[0]);
         }
-        let (lo, hi) =
-            (s.min(s.min(lo[0], lo[1]), s.min(lo[2], lo[3])), s.max(s.max(hi[0], hi[1]), s.max(hi[2], hi[3])));
+        let (lo, hi) = (
+            simd.min(simd.min(lo[0], lo[1]), simd.min(lo[2], lo[3])),
+            simd.max(simd.max(hi[0], hi[1]), simd.max(hi[2], hi[3])),
+        );
         let mut lanes = [0u8; 64];
         let (mut l, mut h) = (0.0f32, 0.0f32);
         for v in [lo, hi] {
-            s.store_f32(v, &mut lanes);
+            simd.store_f32(v, &mut lanes);
             for t in 0..S::LANES {
                 let f = f32::from_le_bytes([lanes[4 * t], lanes[4 * t + 1], lanes[4 * t + 2], lanes[4 * t + 3]]);
                 l = l.min(f);

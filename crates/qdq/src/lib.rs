@@ -105,26 +105,26 @@ struct RangeKernel<'b, J> {
 impl isa::Kernel for RangeKernel<'_, quantize::Job<'_>> {
     type Output = ();
     #[inline(always)]
-    fn run<S: simd::Simd>(self, s: S) {
-        quantize::run(s, self.job, self.begin, self.end, self.y)
+    fn run<S: simd::Simd>(self, simd: S) {
+        quantize::run(simd, self.job, self.begin, self.end, self.y)
     }
 }
 
 impl isa::Kernel for RangeKernel<'_, dequantize::Job<'_>> {
     type Output = ();
     #[inline(always)]
-    fn run<S: simd::Simd>(self, s: S) {
-        dequantize::run(s, self.job, self.begin, self.end, self.y)
+    fn run<S: simd::Simd>(self, simd: S) {
+        dequantize::run(simd, self.job, self.begin, self.end, self.y)
     }
 }
 
 fn as_bytes<'a>(v: &Values<'a>) -> &'a [u8] {
     match *v {
-        Values::F32(s) => bytemuck::cast_slice(s),
-        Values::F16(s) => bytemuck::cast_slice(s.reinterpret_cast()),
-        Values::Bf16(s) => bytemuck::cast_slice(s.reinterpret_cast()),
-        Values::I32(s) => bytemuck::cast_slice(s),
-        Values::E8M0(s) => s,
+        Values::F32(simd) => bytemuck::cast_slice(simd),
+        Values::F16(simd) => bytemuck::cast_slice(simd.reinterpret_cast()),
+        Values::Bf16(simd) => bytemuck::cast_slice(simd.reinterpret_cast()),
+        Values::I32(simd) => bytemuck::cast_slice(simd),
+        Values::E8M0(simd) => simd,
     }
 }
 
@@ -309,9 +309,9 @@ fn dequantize_plan<'a>(
 
 fn values_mut_bytes<'a>(y: &'a mut ValuesMut<'_>) -> &'a mut [u8] {
     match y {
-        ValuesMut::F32(s) => bytemuck::cast_slice_mut(s),
-        ValuesMut::F16(s) => bytemuck::cast_slice_mut(s.reinterpret_cast_mut()),
-        ValuesMut::Bf16(s) => bytemuck::cast_slice_mut(s.reinterpret_cast_mut()),
+        ValuesMut::F32(simd) => bytemuck::cast_slice_mut(simd),
+        ValuesMut::F16(simd) => bytemuck::cast_slice_mut(simd.reinterpret_cast_mut()),
+        ValuesMut::Bf16(simd) => bytemuck::cast_slice_mut(simd.reinterpret_cast_mut()),
     }
 }
 

@@ -62,12 +62,12 @@ impl Src {
     }
 
     #[inline(always)]
-    pub(crate) fn load<S: Simd>(self, s: S, b: &[u8]) -> S::F {
+    pub(crate) fn load<S: Simd>(self, simd: S, b: &[u8]) -> S::F {
         match self {
-            Src::F32 => s.load_f32(b),
-            Src::F16 => s.load_f16(b),
-            Src::Bf16 => bf16_bits_to_f32(s, s.load_u16(b)),
-            Src::I32 => s.cvt_f32(s.load_i32(b)),
+            Src::F32 => simd.load_f32(b),
+            Src::F16 => simd.load_f16(b),
+            Src::Bf16 => bf16_bits_to_f32(simd, simd.load_u16(b)),
+            Src::I32 => simd.cvt_f32(simd.load_i32(b)),
         }
     }
 }
@@ -112,18 +112,18 @@ impl ScaleKind {
 
     /// `LANES` scales starting at `k` as an f32 vector.
     #[inline(always)]
-    pub fn load<S: Simd>(self, s: S, b: &[u8], k: usize) -> S::F {
+    pub fn load<S: Simd>(self, simd: S, b: &[u8], k: usize) -> S::F {
         match self {
-            ScaleKind::F32 => s.load_f32(&b[4 * k..]),
-            ScaleKind::F16 => s.load_f16(&b[2 * k..]),
-            ScaleKind::Bf16 => bf16_bits_to_f32(s, s.load_u16(&b[2 * k..])),
+            ScaleKind::F32 => simd.load_f32(&b[4 * k..]),
+            ScaleKind::F16 => simd.load_f16(&b[2 * k..]),
+            ScaleKind::Bf16 => bf16_bits_to_f32(simd, simd.load_u16(&b[2 * k..])),
             ScaleKind::E8M0 => {
-                let c = s.load_u8(&b[k..]);
+                let c = simd.load_u8(&b[k..]);
                 // 2^(c-127): code 0 is the subnormal 2^-127, 0xff is NaN.
-                let normal = s.shl(c, 23);
-                let bits = s.select_i(s.eq_i(c, s.splat_i(0)), s.splat_i(0x0040_0000), normal);
-                let v = s.f32_of(bits);
-                s.select(s.eq_i(c, s.splat_i(0xff)), s.splat(f32::NAN), v)
+                let normal = simd.shl(c, 23);
+                let bits = simd.select_i(simd.eq_i(c, simd.splat_i(0)), simd.splat_i(0x0040_0000), normal);
+                let v = simd.f32_of(bits);
+                simd.select(simd.eq_i(c, simd.splat_i(0xff)), simd.splat(f32::NAN), v)
             }
         }
     }
@@ -148,11 +148,11 @@ impl Prec {
     }
 
     #[inline(always)]
-    pub(crate) fn round<S: Simd>(self, s: S, v: S::F) -> S::F {
+    pub(crate) fn round<S: Simd>(self, simd: S, v: S::F) -> S::F {
         match self {
             Prec::F32 => v,
-            Prec::F16 => round_f16(s, v),
-            Prec::Bf16 => round_bf16(s, v),
+            Prec::F16 => round_f16(simd, v),
+            Prec::Bf16 => round_bf16(simd, v),
         }
     }
 
@@ -250,7 +250,7 @@ impl<'a> Job<'a> {
 #[derive(Clone, Copy)]
 pub(crate) struct Lanes<S: Simd> {
     /// The scale rounded to the division precision (the divisor).
-    pub s: S::F,
+    pub divisor: S::F,
     /// The scale's own value (what DequantizeLinear multiplies by).
     pub raw: S::F,
     pub r: S::F,
@@ -267,16 +267,16 @@ pub(crate) struct Lanes<S: Simd> {
 /// Exact `x / s` for any x (see the module docs): signed zeros, infinities and NaN are
 /// those of IEEE division. Used for float outputs, where they matter.
 #[inline(always)]
-pub(crate) fn divide<S: Simd>(s: S, x: S::F, sc: S::F, r: S::F, fast: bool) -> S::F {
+pub(crate) fn divide<S: Simd>(simd: S, x: S::F, sc: S::F, r: S::F, fast: bool) -> S::F {
     if !fast || !S::HAS_FMA {
-        return s.div(x, sc);
+        return simd.div(x, sc);
     }
-    let q0 = s.mul(x, r);
-    let e = s.fnma(q0, sc, x);
+    let q0 = simd.mul(x, r);
+    let e = simd.fnma(q0, sc, x);
     // q0 where the corrected quotient is ±0 (q0 is then exact, or as good for every output
     // format, with the quotient's sign, which `q0 + 0` can lose) or NaN (infinite x or an
     // overflowing quotient, where q0 is the IEEE result).
-    s.nonzero_or(s.fma(e, r, q0), q0)
+    simd.nonzero_or(simd.fma(e, r, q0), q0)
 }
 
 /// The scales (by magnitude) whose quotients the kernels compute with Markstein's exact
@@ -291,11 +291,11 @@ pub(crate) fn fast_scale(v: f32) -> bool {
 
 /// The lanes of `v` outside [`FAST_SCALE`] (NaN included), as a mask.
 #[inline(always)]
-pub(crate) fn slow_scale_lanes<S: Simd>(s: S, v: S::F) -> S::M {
-    let a = s.and_i(s.bits(v), s.splat_i(i32::MAX));
-    let lo = s.lt_i(a, s.splat_i(FAST_SCALE.start().to_bits() as i32));
-    let hi = s.lt_i(s.splat_i(FAST_SCALE.end().to_bits() as i32), a);
-    s.or_m(lo, hi)
+pub(crate) fn slow_scale_lanes<S: Simd>(simd: S, v: S::F) -> S::M {
+    let a = simd.and_i(simd.bits(v), simd.splat_i(i32::MAX));
+    let lo = simd.lt_i(a, simd.splat_i(FAST_SCALE.start().to_bits() as i32));
+    let hi = simd.lt_i(simd.splat_i(FAST_SCALE.end().to_bits() as i32), a);
+    simd.or_m(lo, hi)
 }
 
 /// The per-call switches of the vector loop, resolved once. The hot combinations are
@@ -344,8 +344,8 @@ impl Spec {
 
 /// One vector: x bytes in, codes out.
 #[inline(always)]
-fn quantize_vec<S: Simd, const MINI: u8>(s: S, sp: &Spec, xb: &[u8], p: &Lanes<S>) -> S::I {
-    quantize_vec_m::<S, MINI, false>(s, sp, xb, p).0
+fn quantize_vec<S: Simd, const MINI: u8>(simd: S, sp: &Spec, xb: &[u8], p: &Lanes<S>) -> S::I {
+    quantize_vec_m::<S, MINI, false>(simd, sp, xb, p).0
 }
 
 /// [`quantize_vec`], and with `MASK` the training-mode mask: bit `l` set when lane `l` was
@@ -356,14 +356,14 @@ fn quantize_vec<S: Simd, const MINI: u8>(s: S, sp: &Spec, xb: &[u8], p: &Lanes<S
 /// overflow / NaN lanes.
 #[inline(always)]
 pub(crate) fn quantize_vec_m<S: Simd, const MINI: u8, const MASK: bool>(
-    s: S,
+    simd: S,
     sp: &Spec,
     xb: &[u8],
     p: &Lanes<S>,
 ) -> (S::I, u32) {
-    let mut x = sp.src.load(s, xb);
+    let mut x = sp.src.load(simd, xb);
     if !sp.src_exact {
-        x = sp.prec.round(s, x);
+        x = sp.prec.round(simd, x);
     }
     if MINI == 0 {
         // Integer outputs: ±0 are the same and NaN goes to qmin, so the divide needs no
@@ -371,19 +371,19 @@ pub(crate) fn quantize_vec_m<S: Simd, const MINI: u8, const MASK: bool>(
         // (beyond every integer range) so that the correction stays finite for infinite
         // or huge x; a NaN quotient falls to `lo` in the clamp below.
         let q = if p.fast && S::HAS_FMA {
-            let q0 = s.clamp_abs(s.mul(x, p.r), s.splat(LIM));
-            let e = s.fnma(q0, p.s, x);
-            s.fma(e, p.r, q0)
+            let q0 = simd.clamp_abs(simd.mul(x, p.r), simd.splat(LIM));
+            let e = simd.fnma(q0, p.divisor, x);
+            simd.fma(e, p.r, q0)
         } else {
-            s.div(x, p.s)
+            simd.div(x, p.divisor)
         };
-        let q = sp.prec.round(s, q);
+        let q = sp.prec.round(simd, q);
         // max(NaN, lo) = lo: NaN -> qmin - z, so the result is qmin.
-        let c = s.min(s.max(q, p.lo), p.hi);
-        let r = s.cvt_rne(c);
-        return (s.add_i(r, p.z), if MASK { int_valid(s, q, r, p) } else { 0 });
+        let c = simd.min(simd.max(q, p.lo), p.hi);
+        let r = simd.cvt_rne(c);
+        return (simd.add_i(r, p.z), if MASK { int_valid(simd, q, r, p) } else { 0 });
     }
-    let q = sp.prec.round(s, divide(s, x, p.s, p.r, p.fast));
+    let q = sp.prec.round(simd, divide(simd, x, p.divisor, p.r, p.fast));
     let mini = match (MINI, sp.enc) {
         (0, _) | (_, Encode::Int { .. }) => None,
         (MINI_RUNTIME, Encode::Mini { fmt, add_zero, .. }) => Some((fmt, add_zero)),
@@ -392,14 +392,14 @@ pub(crate) fn quantize_vec_m<S: Simd, const MINI: u8, const MASK: bool>(
     };
     match mini {
         None => {
-            let c = s.select(s.is_nan(q), p.lo, s.min(s.max(q, p.lo), p.hi));
-            let r = s.cvt_rne(c);
-            (s.add_i(r, p.z), if MASK { int_valid(s, q, r, p) } else { 0 })
+            let c = simd.select(simd.is_nan(q), p.lo, simd.min(simd.max(q, p.lo), p.hi));
+            let r = simd.cvt_rne(c);
+            (simd.add_i(r, p.z), if MASK { int_valid(simd, q, r, p) } else { 0 })
         }
         Some((fmt, add_zero)) => {
-            let q = if add_zero { s.add(q, p.zf) } else { q };
-            let (code, bad) = encode_minifloat_checked(s, q, &fmt);
-            let bits = if MASK { !s.mask_bits(bad) & ((1u32 << S::LANES) - 1) } else { 0 };
+            let q = if add_zero { simd.add(q, p.zf) } else { q };
+            let (code, bad) = encode_minifloat_checked(simd, q, &fmt);
+            let bits = if MASK { !simd.mask_bits(bad) & ((1u32 << S::LANES) - 1) } else { 0 };
             (code, bits)
         }
     }
@@ -409,10 +409,10 @@ pub(crate) fn quantize_vec_m<S: Simd, const MINI: u8, const MASK: bool>(
 /// clamped to `[lo, hi]`. (A function, not a closure: closures do not inherit the ISA's
 /// target features.)
 #[inline(always)]
-fn int_valid<S: Simd>(s: S, q: S::F, r: S::I, p: &Lanes<S>) -> u32 {
-    let one = s.splat(1.0);
-    let wide = s.min(s.max(q, s.sub(p.lo, one)), s.add(p.hi, one));
-    s.mask_bits(s.eq_i(s.cvt_rne(wide), r))
+fn int_valid<S: Simd>(simd: S, q: S::F, r: S::I, p: &Lanes<S>) -> u32 {
+    let one = simd.splat(1.0);
+    let wide = simd.min(simd.max(q, simd.sub(p.lo, one)), simd.add(p.hi, one));
+    simd.mask_bits(simd.eq_i(simd.cvt_rne(wide), r))
 }
 
 /// The quotient of one vector for [`Simd::store_sat8x4`] (8-bit integer outputs, a
@@ -421,24 +421,24 @@ fn int_valid<S: Simd>(s: S, q: S::F, r: S::I, p: &Lanes<S>) -> u32 {
 /// stays NaN); without, infinite or huge x make the correction NaN or the quotient beyond
 /// i32, which [`Simd::cvt_rne_x4`] reports.
 #[inline(always)]
-fn quotient_sat<S: Simd, const CLAMPED: bool>(s: S, sp: &Spec, xb: &[u8], p: &Lanes<S>) -> S::F {
-    let mut x = sp.src.load(s, xb);
+fn quotient_sat<S: Simd, const CLAMPED: bool>(simd: S, sp: &Spec, xb: &[u8], p: &Lanes<S>) -> S::F {
+    let mut x = sp.src.load(simd, xb);
     if !sp.src_exact {
-        x = sp.prec.round(s, x);
+        x = sp.prec.round(simd, x);
     }
-    let q0 = s.mul(x, p.r);
-    let q0 = if CLAMPED { s.clamp_abs(q0, s.splat(LIM)) } else { q0 };
-    let e = s.fnma(q0, p.s, x);
-    sp.prec.round(s, s.fma(e, p.r, q0))
+    let q0 = simd.mul(x, p.r);
+    let q0 = if CLAMPED { simd.clamp_abs(q0, simd.splat(LIM)) } else { q0 };
+    let e = simd.fnma(q0, p.divisor, x);
+    sp.prec.round(simd, simd.fma(e, p.r, q0))
 }
 
 /// `cvt_rne(clamp(q, -2^30, 2^30))` with NaN landing on `-2^30`: lanes the saturating packs
 /// of [`Simd::store_sat8x4`] take to the codes of the general path.
 #[inline(always)]
-fn cvt_rne_clamped<S: Simd>(s: S, q: S::F) -> S::I {
-    let lim = s.splat(LIM);
+fn cvt_rne_clamped<S: Simd>(simd: S, q: S::F) -> S::I {
+    let lim = simd.splat(LIM);
     // min(lim, NaN) keeps the NaN, max(NaN, -lim) replaces it.
-    s.cvt_rne(s.max(s.min(lim, q), s.sub(s.splat(0.0), lim)))
+    simd.cvt_rne(simd.max(simd.min(lim, q), simd.sub(simd.splat(0.0), lim)))
 }
 
 /// One step of the 8-bit fast path: four vectors of `x` (`4 * LANES` elements), vector `k`
@@ -447,18 +447,18 @@ fn cvt_rne_clamped<S: Simd>(s: S, q: S::F) -> S::I {
 /// not four written-out calls: the optimiser unrolls them, and an unoptimised build then
 /// holds one copy of the vector code instead of eight.
 #[inline(always)]
-fn sat8_step<S: Simd>(s: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::I; 4] {
+fn sat8_step<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::I; 4] {
     let vb = S::LANES * sp.src.size();
-    let mut q = [s.splat(0.0); 4];
+    let mut q = [simd.splat(0.0); 4];
     for (k, qk) in q.iter_mut().enumerate() {
-        *qk = quotient_sat::<S, false>(s, sp, &x[k * vb..(k + 1) * vb], p[k]);
+        *qk = quotient_sat::<S, false>(simd, sp, &x[k * vb..(k + 1) * vb], p[k]);
     }
-    if let Some(c) = s.cvt_rne_x4(q) {
+    if let Some(c) = simd.cvt_rne_x4(q) {
         return c;
     }
-    let mut c = [s.splat_i(0); 4];
+    let mut c = [simd.splat_i(0); 4];
     for (k, ck) in c.iter_mut().enumerate() {
-        *ck = cvt_rne_clamped(s, quotient_sat::<S, true>(s, sp, &x[k * vb..(k + 1) * vb], p[k]));
+        *ck = cvt_rne_clamped(simd, quotient_sat::<S, true>(simd, sp, &x[k * vb..(k + 1) * vb], p[k]));
     }
     c
 }
@@ -467,12 +467,12 @@ fn sat8_step<S: Simd>(s: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::I; 4]
 /// steps' bytes (chunked iteration, so no bounds checks in the loop; `SIGNED` picks the
 /// final pack at compile time).
 #[inline(always)]
-fn sat8_loop<S: Simd, const SIGNED: bool>(s: S, sp: &Spec, x: &[u8], y: &mut [u8], p: &Lanes<S>) {
+fn sat8_loop<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, x: &[u8], y: &mut [u8], p: &Lanes<S>) {
     let lanes = S::LANES;
     let vb = lanes * sp.src.size();
     for (xb, yb) in x.chunks_exact(4 * vb).zip(y.chunks_exact_mut(4 * lanes)) {
-        let c = sat8_step(s, sp, xb, [p, p, p, p]);
-        s.store_sat8x4(c, [p.z; 4], SIGNED, yb);
+        let c = sat8_step(simd, sp, xb, [p, p, p, p]);
+        simd.store_sat8x4(c, [p.z; 4], SIGNED, yb);
     }
 }
 
@@ -504,7 +504,7 @@ fn blocked_sat8<S: Simd>(job: &Job<'_>) -> Option<(usize, usize)> {
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn run_blocked_sat8<S: Simd>(
-    s: S,
+    simd: S,
     job: &Job<'_>,
     begin: usize,
     end: usize,
@@ -531,14 +531,14 @@ fn run_blocked_sat8<S: Simd>(
             let at = (k, row_start, b);
             let signed = qmin < 0;
             (k, row_start, b) =
-                s.enter(BlockedGroups { job: *job, y: &mut *y, begin, end, axis_len, block, per_row, signed, at });
+                simd.enter(BlockedGroups { job: *job, y: &mut *y, begin, end, axis_len, block, per_row, signed, at });
             if row_start + b * block >= end {
                 break;
             }
         }
         // Parameters of blocks k .. k + g.
         let g = lanes.min(n_scales - k);
-        let gp = GroupParams::new(s, &seq_lanes(s, job, k, g));
+        let gp = GroupParams::new(simd, &seq_lanes(simd, job, k, g));
         let mut j = 0;
         while j < g && row_start + b * block < end {
             let e0 = row_start + b * block;
@@ -559,7 +559,7 @@ fn run_blocked_sat8<S: Simd>(
                 let bytes = span * block;
                 let xb = &job.x[e0 * sp.src.size()..(e0 + bytes) * sp.src.size()];
                 let yb = &mut y[e0 - begin..e0 - begin + bytes];
-                let (pa, pb) = (gp.block(s, j), gp.block(s, j + span - 1));
+                let (pa, pb) = (gp.block(simd, j), gp.block(simd, j + span - 1));
                 // Four vectors per store: vectors 0, 1 from the first block of the pair
                 // (or of a 4k-vector block), 2, 3 from the second. (Plain indexing: an
                 // iterator adapter here was not inlined.)
@@ -567,11 +567,11 @@ fn run_blocked_sat8<S: Simd>(
                 for step in 0..bytes / (4 * lanes) {
                     let xq = &xb[step * 4 * vb..(step + 1) * 4 * vb];
                     let yq = &mut yb[step * 4 * lanes..(step + 1) * 4 * lanes];
-                    let c = sat8_step(s, &sp, xq, [&pa, &pa, pf, pf]);
+                    let c = sat8_step(simd, &sp, xq, [&pa, &pa, pf, pf]);
                     let z = [pa.z, pa.z, pf.z, pf.z];
                     match qmin < 0 {
-                        true => s.store_sat8x4(c, z, true, yq),
-                        false => s.store_sat8x4(c, z, false, yq),
+                        true => simd.store_sat8x4(c, z, true, yq),
+                        false => simd.store_sat8x4(c, z, false, yq),
                     }
                 }
                 j += span;
@@ -580,7 +580,7 @@ fn run_blocked_sat8<S: Simd>(
                 // The part of this block inside the range, on the general path.
                 let (lo, hi) = (e0.max(begin), e1.min(end));
                 // The variant `run` has anyway (not a walk of its own).
-                walk::<S, 0, 0, 0, 8>(s, job, lo, hi, &mut y[lo - begin..hi - begin]);
+                walk::<S, 0, 0, 0, 8>(simd, job, lo, hi, &mut y[lo - begin..hi - begin]);
                 j += 1;
                 b += 1;
             }
@@ -604,31 +604,31 @@ const AXIS_TILE_VECTORS: usize = 16;
 /// lane), then every full row of the range runs through the tile. Rows cut by the range
 /// take the general walk.
 #[inline(always)]
-fn run_per_axis_last<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mut [u8], channels: usize) {
+fn run_per_axis_last<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: &mut [u8], channels: usize) {
     let sp = Spec::resolve::<0, 0, 8>(job);
     let lanes = S::LANES;
     let xs = sp.src.size();
     let (r0, r1) = (begin.div_ceil(channels), end / channels);
     if r0 >= r1 {
-        return walk::<S, 0, 0, 0, 8>(s, job, begin, end, y);
+        return walk::<S, 0, 0, 0, 8>(simd, job, begin, end, y);
     }
     let (head_end, tail_start) = (r0 * channels, r1 * channels);
     if begin < head_end {
-        walk::<S, 0, 0, 0, 8>(s, job, begin, head_end, &mut y[..head_end - begin]);
+        walk::<S, 0, 0, 0, 8>(simd, job, begin, head_end, &mut y[..head_end - begin]);
     }
     let tile = AXIS_TILE_VECTORS * lanes;
     let mut c0 = 0;
     while c0 < channels {
         let tc = tile.min(channels - c0);
         let nv = tc.div_ceil(lanes);
-        let mut params = [fast_lanes(s, 1.0, 1.0, 0); AXIS_TILE_VECTORS];
+        let mut params = [fast_lanes(simd, 1.0, 1.0, 0); AXIS_TILE_VECTORS];
         for (v, p) in params.iter_mut().enumerate().take(nv) {
             let valid = lanes.min(tc - v * lanes);
-            *p = seq_lanes(s, job, c0 + v * lanes, valid);
+            *p = seq_lanes(simd, job, c0 + v * lanes, valid);
             // Markstein lane by lane when every scale of the vector is in the fast range
             // (padding lanes hold 1).
-            if S::HAS_FMA && s.mask_bits(slow_scale_lanes(s, p.s)) == 0 {
-                p.r = s.div(s.splat(1.0), p.s);
+            if S::HAS_FMA && simd.mask_bits(slow_scale_lanes(simd, p.divisor)) == 0 {
+                p.r = simd.div(simd.splat(1.0), p.divisor);
                 p.fast = true;
             }
         }
@@ -636,7 +636,7 @@ fn run_per_axis_last<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: 
         // 8-bit path, the zero points packed once per tile in the packs' lane order.
         let sat = tc.is_multiple_of(4 * lanes) && params.iter().take(nv).all(|p| p.fast);
         if let (true, Encode::Int { qmin, .. }) = (sat, sp.enc) {
-            s.enter(AxisSat8Rows::<S> {
+            simd.enter(AxisSat8Rows::<S> {
                 sp,
                 signed: qmin < 0,
                 x: job.x,
@@ -655,17 +655,17 @@ fn run_per_axis_last<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: 
                 let e = e0 + v * lanes;
                 let valid = lanes.min(tc - v * lanes);
                 if valid == lanes {
-                    let (c, _) = quantize_vec_m::<S, 0, false>(s, &sp, &job.x[e * xs..(e + lanes) * xs], p);
-                    store_codes(s, sp.bits, c, y, e - begin);
+                    let (c, _) = quantize_vec_m::<S, 0, false>(simd, &sp, &job.x[e * xs..(e + lanes) * xs], p);
+                    store_codes(simd, sp.bits, c, y, e - begin);
                 } else {
-                    partial::<S, 0>(s, job, &sp, e, valid, p, begin, y);
+                    partial::<S, 0>(simd, job, &sp, e, valid, p, begin, y);
                 }
             }
         }
         c0 += tc;
     }
     if tail_start < end {
-        walk::<S, 0, 0, 0, 8>(s, job, tail_start, end, &mut y[tail_start - begin..]);
+        walk::<S, 0, 0, 0, 8>(simd, job, tail_start, end, &mut y[tail_start - begin..]);
     }
 }
 
@@ -689,18 +689,18 @@ struct AxisSat8Rows<'a, S: Simd> {
 impl<S: Simd> IsaKernel<S> for AxisSat8Rows<'_, S> {
     type Output = ();
     #[inline(always)]
-    fn run_on(self, s: S) {
+    fn run_on(self, simd: S) {
         // The final pack at compile time: one branch here, none per step.
         match self.signed {
-            true => self.rows::<true>(s),
-            false => self.rows::<false>(s),
+            true => self.rows::<true>(simd),
+            false => self.rows::<false>(simd),
         }
     }
 }
 
 impl<S: Simd> AxisSat8Rows<'_, S> {
     #[inline(always)]
-    fn rows<const SIGNED: bool>(self, s: S) {
+    fn rows<const SIGNED: bool>(self, simd: S) {
         let sp = self.sp.fold::<0, 0, 8>();
         let (r0, r1, channels, c0) = self.geometry;
         let (params, x, y, begin) = (&self.params[..self.nv], self.x, self.y, self.begin);
@@ -712,9 +712,9 @@ impl<S: Simd> AxisSat8Rows<'_, S> {
                 let e = e0 + 4 * q * lanes;
                 let xq = &x[e * xs..(e + 4 * lanes) * xs];
                 let p = &params[4 * q..4 * q + 4];
-                let c = sat8_step(s, &sp, xq, [&p[0], &p[1], &p[2], &p[3]]);
+                let c = sat8_step(simd, &sp, xq, [&p[0], &p[1], &p[2], &p[3]]);
                 let z = [p[0].z, p[1].z, p[2].z, p[3].z];
-                s.store_sat8x4(c, z, SIGNED, &mut y[e - begin..e - begin + 4 * lanes]);
+                simd.store_sat8x4(c, z, SIGNED, &mut y[e - begin..e - begin + 4 * lanes]);
             }
         }
     }
@@ -740,18 +740,18 @@ struct BlockedGroups<'a, 'y> {
 impl Kernel for BlockedGroups<'_, '_> {
     type Output = (usize, usize, usize);
     #[inline(always)]
-    fn run<S: Simd>(self, s: S) -> (usize, usize, usize) {
+    fn run<S: Simd>(self, simd: S) -> (usize, usize, usize) {
         // The final pack at compile time: one branch here, none per step.
         match self.signed {
-            true => self.groups::<S, true>(s),
-            false => self.groups::<S, false>(s),
+            true => self.groups::<S, true>(simd),
+            false => self.groups::<S, false>(simd),
         }
     }
 }
 
 impl BlockedGroups<'_, '_> {
     #[inline(always)]
-    fn groups<S: Simd, const SIGNED: bool>(self, s: S) -> (usize, usize, usize) {
+    fn groups<S: Simd, const SIGNED: bool>(self, simd: S) -> (usize, usize, usize) {
         let BlockedGroups { job, y, begin, end, axis_len, block, per_row, at, .. } = self;
         let (mut k, mut row_start, mut b) = at;
         let sp = Spec::resolve::<0, 0, 8>(&job);
@@ -767,21 +767,21 @@ impl BlockedGroups<'_, '_> {
             if n_scales - k < lanes || e_group < begin || e_group + lanes * block > end {
                 break;
             }
-            let p = seq_lanes(s, &job, k, lanes);
-            if !s.mask_bits(slow_scale_lanes(s, p.s)) & all != all {
+            let p = seq_lanes(simd, &job, k, lanes);
+            if !simd.mask_bits(slow_scale_lanes(simd, p.divisor)) & all != all {
                 break;
             }
-            let gp = GroupParams::new(s, &p);
+            let gp = GroupParams::new(simd, &p);
             let x = &job.x[e_group * xs..(e_group + lanes * block) * xs];
             let yg = &mut y[e_group - begin..e_group - begin + lanes * block];
             for step in 0..steps {
                 let (ja, jb) =
                     if block == 2 * lanes { (2 * step, 2 * step + 1) } else { (step / per_block, step / per_block) };
-                let (pa, pb) = (gp.block(s, ja), gp.block(s, jb));
+                let (pa, pb) = (gp.block(simd, ja), gp.block(simd, jb));
                 let xq = &x[step * 4 * vb..(step + 1) * 4 * vb];
                 let yq = &mut yg[step * 4 * lanes..(step + 1) * 4 * lanes];
-                let c = sat8_step(s, &sp, xq, [&pa, &pa, &pb, &pb]);
-                s.store_sat8x4(c, [pa.z, pa.z, pb.z, pb.z], SIGNED, yq);
+                let c = sat8_step(simd, &sp, xq, [&pa, &pa, &pb, &pb]);
+                simd.store_sat8x4(c, [pa.z, pa.z, pb.z, pb.z], SIGNED, yq);
             }
             k += lanes;
             b += lanes;
@@ -799,11 +799,11 @@ struct GroupParams([[u8; 64]; 3]);
 
 impl GroupParams {
     #[inline(always)]
-    fn new<S: Simd>(s: S, p: &Lanes<S>) -> GroupParams {
+    fn new<S: Simd>(simd: S, p: &Lanes<S>) -> GroupParams {
         let mut a = [[0u8; 64]; 3];
-        s.store_f32(p.s, &mut a[0]);
-        s.store_f32(s.div(s.splat(1.0), p.s), &mut a[1]);
-        s.store_i32(p.z, &mut a[2]);
+        simd.store_f32(p.divisor, &mut a[0]);
+        simd.store_f32(simd.div(simd.splat(1.0), p.divisor), &mut a[1]);
+        simd.store_i32(p.z, &mut a[2]);
         GroupParams(a)
     }
 
@@ -821,22 +821,31 @@ impl GroupParams {
 
     /// Block `j`'s broadcast parameters.
     #[inline(always)]
-    fn block<S: Simd>(&self, s: S, j: usize) -> Lanes<S> {
-        fast_lanes(s, self.scale(j), f32::from_le_bytes(self.lane(1, j)), i32::from_le_bytes(self.lane(2, j)))
+    fn block<S: Simd>(&self, simd: S, j: usize) -> Lanes<S> {
+        fast_lanes(simd, self.scale(j), f32::from_le_bytes(self.lane(1, j)), i32::from_le_bytes(self.lane(2, j)))
     }
 }
 
 /// The broadcast parameters the 8-bit fast path reads (divisor, reciprocal, zero point).
 /// (A function, not a closure: closures do not inherit the ISA's target features.)
 #[inline(always)]
-fn fast_lanes<S: Simd>(s: S, sc: f32, r: f32, z: i32) -> Lanes<S> {
-    let zero = s.splat(0.0);
-    Lanes { s: s.splat(sc), raw: zero, r: s.splat(r), fast: true, z: s.splat_i(z), lo: zero, hi: zero, zf: zero }
+fn fast_lanes<S: Simd>(simd: S, sc: f32, r: f32, z: i32) -> Lanes<S> {
+    let zero = simd.splat(0.0);
+    Lanes {
+        divisor: simd.splat(sc),
+        raw: zero,
+        r: simd.splat(r),
+        fast: true,
+        z: simd.splat_i(z),
+        lo: zero,
+        hi: zero,
+        zf: zero,
+    }
 }
 
 /// Scale parameters of one scale index, broadcast.
 #[inline(always)]
-pub(crate) fn splat_lanes<S: Simd>(s: S, job: &Job<'_>, k: usize) -> Lanes<S> {
+pub(crate) fn splat_lanes<S: Simd>(simd: S, job: &Job<'_>, k: usize) -> Lanes<S> {
     let raw = job.scale_kind.get(job.scale, k);
     let sp = job.prec.round_scalar(raw);
     let r = 1.0 / sp;
@@ -848,43 +857,43 @@ pub(crate) fn splat_lanes<S: Simd>(s: S, job: &Job<'_>, k: usize) -> Lanes<S> {
         Encode::Mini { .. } => (0.0, 0.0),
     };
     Lanes {
-        s: s.splat(sp),
-        raw: s.splat(raw),
-        r: s.splat(r),
+        divisor: simd.splat(sp),
+        raw: simd.splat(raw),
+        r: simd.splat(r),
         fast,
-        z: s.splat_i(z),
-        lo: s.splat(lo),
-        hi: s.splat(hi),
-        zf: s.splat(job.zf(k)),
+        z: simd.splat_i(z),
+        lo: simd.splat(lo),
+        hi: simd.splat(hi),
+        zf: simd.splat(job.zf(k)),
     }
 }
 
 /// Scale parameters for `LANES` consecutive scale indices from `k` (`valid` of them real;
 /// the rest are padding that is computed and discarded).
 #[inline(always)]
-pub(crate) fn seq_lanes<S: Simd>(s: S, job: &Job<'_>, k: usize, valid: usize) -> Lanes<S> {
+pub(crate) fn seq_lanes<S: Simd>(simd: S, job: &Job<'_>, k: usize, valid: usize) -> Lanes<S> {
     let n_scales = job.scale.len() / job.scale_kind.size();
     let sv = if valid == S::LANES && k + S::LANES <= n_scales {
-        job.scale_kind.load(s, job.scale, k)
+        job.scale_kind.load(simd, job.scale, k)
     } else {
         let mut tmp = [0u8; 64];
         for t in 0..S::LANES {
             let v = if t < valid { job.scale_kind.get(job.scale, k + t) } else { 1.0 };
             tmp[4 * t..4 * t + 4].copy_from_slice(&v.to_le_bytes());
         }
-        s.load_f32(&tmp)
+        simd.load_f32(&tmp)
     };
-    let sp = job.prec.round(s, sv);
+    let sp = job.prec.round(simd, sv);
     let z = match (&job.zero_point, job.enc) {
-        (Some(zp), Encode::Int { .. }) => load_codes(s, zp, k, valid, true),
-        _ => s.splat_i(0),
+        (Some(zp), Encode::Int { .. }) => load_codes(simd, zp, k, valid, true),
+        _ => simd.splat_i(0),
     };
     let (lo, hi) = match job.enc {
         Encode::Int { qmin, qmax } => {
-            let zf = s.cvt_f32(z);
-            (s.sub(s.splat(qmin as f32), zf), s.sub(s.splat(qmax as f32), zf))
+            let zf = simd.cvt_f32(z);
+            (simd.sub(simd.splat(qmin as f32), zf), simd.sub(simd.splat(qmax as f32), zf))
         }
-        Encode::Mini { .. } => (s.splat(0.0), s.splat(0.0)),
+        Encode::Mini { .. } => (simd.splat(0.0), simd.splat(0.0)),
     };
     let zf = match (&job.zero_point, job.enc) {
         (Some(zp), Encode::Mini { add_zero: true, .. }) => {
@@ -893,52 +902,52 @@ pub(crate) fn seq_lanes<S: Simd>(s: S, job: &Job<'_>, k: usize, valid: usize) ->
                 let v = FloatFormat::of(zp.dtype).map_or(0.0, |f| f.decode(zp.code(k + t)) as f32);
                 tmp[4 * t..4 * t + 4].copy_from_slice(&v.to_le_bytes());
             }
-            s.load_f32(&tmp)
+            simd.load_f32(&tmp)
         }
-        _ => s.splat(0.0),
+        _ => simd.splat(0.0),
     };
     // Per-lane scales use a true division: the reciprocal would cost one anyway.
-    Lanes { s: sp, raw: sv, r: sp, fast: false, z, lo, hi, zf }
+    Lanes { divisor: sp, raw: sv, r: sp, fast: false, z, lo, hi, zf }
 }
 
 /// Codes of `LANES` elements from element `i` of packed `bits`-wide data (a full vector,
 /// `i` on a packing-group boundary), zero-extended; `bits` folds to a constant in the
 /// specialised loops.
 #[inline(always)]
-pub(crate) fn load_full<S: Simd>(s: S, bits: u32, data: &[u8], i: usize) -> S::I {
+pub(crate) fn load_full<S: Simd>(simd: S, bits: u32, data: &[u8], i: usize) -> S::I {
     let b = &data[i * bits as usize / 8..];
     match bits {
-        8 => s.load_u8(b),
-        16 => s.load_u16(b),
-        32 => s.load_i32(b),
-        4 => s.load_u4(b),
-        2 => s.load_u2(b),
-        _ => s.load_u6(b),
+        8 => simd.load_u8(b),
+        16 => simd.load_u16(b),
+        32 => simd.load_i32(b),
+        4 => simd.load_u4(b),
+        2 => simd.load_u2(b),
+        _ => simd.load_u6(b),
     }
 }
 
 /// Loads `LANES` element codes of a packed tensor from element `k` as i32 (sign-extended
 /// when `signed` and the type is signed). `valid` lanes are real; the rest read as 0.
 #[inline(always)]
-pub(crate) fn load_codes<S: Simd>(s: S, p: &Packed<'_>, k: usize, valid: usize, signed: bool) -> S::I {
+pub(crate) fn load_codes<S: Simd>(simd: S, p: &Packed<'_>, k: usize, valid: usize, signed: bool) -> S::I {
     let t = p.dtype;
     let bits = t.bits() as usize;
     let full = valid == S::LANES && k + S::LANES <= p.len;
     let aligned = (k * bits).is_multiple_of(8);
     let raw = if full && aligned {
-        load_full(s, t.bits(), p.data, k)
+        load_full(simd, t.bits(), p.data, k)
     } else {
         let mut tmp = [0u8; 64];
         for i in 0..valid.min(S::LANES) {
             tmp[4 * i..4 * i + 4].copy_from_slice(&(packing::get(t, p.data, k + i) as i32).to_le_bytes());
         }
-        s.load_i32(&tmp)
+        simd.load_i32(&tmp)
     };
     let signed_type = matches!(t, DataType::I8 | DataType::I16 | DataType::I4 | DataType::I2);
     if signed && signed_type {
         // Two's complement sign extension of a `bits`-wide code: c - 2 * (c & sign).
-        let sign = s.and_i(raw, s.splat_i(1 << (bits - 1)));
-        s.sub_i(raw, s.shl(sign, 1))
+        let sign = simd.and_i(raw, simd.splat_i(1 << (bits - 1)));
+        simd.sub_i(raw, simd.shl(sign, 1))
     } else {
         raw
     }
@@ -947,15 +956,15 @@ pub(crate) fn load_codes<S: Simd>(s: S, p: &Packed<'_>, k: usize, valid: usize, 
 /// Stores codes of `LANES` elements at element `e` of `y` (relative to the chunk), which
 /// must be aligned for the output width.
 #[inline(always)]
-pub(crate) fn store_codes<S: Simd>(s: S, bits: u32, c: S::I, y: &mut [u8], e: usize) {
+pub(crate) fn store_codes<S: Simd>(simd: S, bits: u32, c: S::I, y: &mut [u8], e: usize) {
     let bits = bits as usize;
     let b = &mut y[e * bits / 8..];
     match bits {
-        8 => s.store_u8(c, b),
-        16 => s.store_u16(c, b),
-        4 => s.store_u4(c, b),
-        2 => s.store_u2(c, b),
-        6 => s.store_u6(c, b),
+        8 => simd.store_u8(c, b),
+        16 => simd.store_u16(c, b),
+        4 => simd.store_u4(c, b),
+        2 => simd.store_u2(c, b),
+        6 => simd.store_u6(c, b),
         _ => unreachable!("no {bits}-bit quantized type"),
     }
 }
@@ -973,7 +982,7 @@ pub(crate) fn group(t: DataType) -> usize {
 /// same vector code, then places the `take` valid codes one by one.
 #[allow(clippy::too_many_arguments)]
 fn partial<S: Simd, const MINI: u8>(
-    s: S,
+    simd: S,
     job: &Job<'_>,
     sp: &Spec,
     i: usize,
@@ -986,7 +995,7 @@ fn partial<S: Simd, const MINI: u8>(
     // not inlined would be reloaded from memory after it, in the caller's hot loop too.
     // One copy per ISA, with the run-time codec (integer outputs included): partial
     // vectors are rare next to whole ones, and fewer copies keep the crate quick to build.
-    s.enter(Partial::<S, MINI_RUNTIME> { job: *job, sp: *sp, i, take, p: *p, begin, y })
+    simd.enter(Partial::<S, MINI_RUNTIME> { job: *job, sp: *sp, i, take, p: *p, begin, y })
 }
 
 /// [`partial`] as a kernel of its own: heads and tails are rare next to whole vectors,
@@ -1004,14 +1013,14 @@ struct Partial<'a, 'y, S: Simd, const MINI: u8> {
 impl<S: Simd, const MINI: u8> IsaKernel<S> for Partial<'_, '_, S, MINI> {
     type Output = ();
     #[inline(always)]
-    fn run_on(self, s: S) {
+    fn run_on(self, simd: S) {
         let Partial { job, sp, i, take, p, begin, y } = self;
         let xs = job.src.size();
         let mut xt = [0u8; 64];
         xt[..take * xs].copy_from_slice(&job.x[i * xs..(i + take) * xs]);
-        let c = quantize_vec::<S, MINI>(s, &sp, &xt, &p);
+        let c = quantize_vec::<S, MINI>(simd, &sp, &xt, &p);
         let mut ct = [0u8; 64];
-        s.store_i32(c, &mut ct);
+        simd.store_i32(c, &mut ct);
         for t in 0..take {
             let code = i32::from_le_bytes([ct[4 * t], ct[4 * t + 1], ct[4 * t + 2], ct[4 * t + 3]]);
             packing::set(job.out, y, i - begin + t, code as u32);
@@ -1025,7 +1034,7 @@ impl<S: Simd, const MINI: u8> IsaKernel<S> for Partial<'_, '_, S, MINI> {
 /// Picks a compile-time specialisation for the common combinations (f32 / f16 / bf16
 /// input, f32 division, every output width) and the run-time one for the rest.
 #[inline(always)]
-pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mut [u8]) {
+pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: &mut [u8]) {
     if begin >= end {
         // Nothing to do, and the layout kernels divide by the axis length (0 for an
         // empty tensor).
@@ -1038,30 +1047,30 @@ pub(crate) fn run<S: Simd>(s: S, job: &Job<'_>, begin: usize, end: usize, y: &mu
     if S::SPECIALIZE && job.src == Src::F32 && job.prec == Prec::F32 && !mini && job.out.bits() == 8 {
         if let Layout::PerAxis { axis_len, inner: 1, .. } = job.layout {
             if axis_len >= S::LANES {
-                return s.enter(PerAxisLast { job: *job, begin, end, y, channels: axis_len });
+                return simd.enter(PerAxisLast { job: *job, begin, end, y, channels: axis_len });
             }
         }
         if let Some((axis_len, block)) = blocked_sat8::<S>(job) {
-            return s.enter(BlockedSat8 { job: *job, begin, end, y, axis_len, block });
+            return simd.enter(BlockedSat8 { job: *job, begin, end, y, axis_len, block });
         }
     }
     // Every ISA specialises f32 input to each integer width and to the three common float
     // formats, whose constants fold into the code (the portable ISA takes 30 % to 50 % more
     // instructions without them, the SIMD ISAs up to 60 % for 16- and 4-bit outputs).
     match (job.src, job.prec, mini, job.out.bits()) {
-        (Src::F32, Prec::F32, false, 8) => walk::<S, 0, 0, 0, 8>(s, job, begin, end, y),
-        (Src::F32, Prec::F32, false, 16) => walk::<S, 0, 0, 0, 16>(s, job, begin, end, y),
-        (Src::F32, Prec::F32, false, 4) => walk::<S, 0, 0, 0, 4>(s, job, begin, end, y),
-        (Src::F32, Prec::F32, false, 2) => walk::<S, 0, 0, 0, 2>(s, job, begin, end, y),
+        (Src::F32, Prec::F32, false, 8) => walk::<S, 0, 0, 0, 8>(simd, job, begin, end, y),
+        (Src::F32, Prec::F32, false, 16) => walk::<S, 0, 0, 0, 16>(simd, job, begin, end, y),
+        (Src::F32, Prec::F32, false, 4) => walk::<S, 0, 0, 0, 4>(simd, job, begin, end, y),
+        (Src::F32, Prec::F32, false, 2) => walk::<S, 0, 0, 0, 2>(simd, job, begin, end, y),
         (Src::F32, Prec::F32, true, _) => match mini_id(job) {
-            2 => walk::<S, 0, 0, 2, 8>(s, job, begin, end, y),
-            4 => walk::<S, 0, 0, 4, 8>(s, job, begin, end, y),
-            10 => walk::<S, 0, 0, 10, 4>(s, job, begin, end, y),
-            _ if S::SPECIALIZE => walk::<S, 0, 0, MINI_RUNTIME, ANY>(s, job, begin, end, y),
-            _ => walk::<S, ANY, ANY, 1, ANY>(s, job, begin, end, y),
+            2 => walk::<S, 0, 0, 2, 8>(simd, job, begin, end, y),
+            4 => walk::<S, 0, 0, 4, 8>(simd, job, begin, end, y),
+            10 => walk::<S, 0, 0, 10, 4>(simd, job, begin, end, y),
+            _ if S::SPECIALIZE => walk::<S, 0, 0, MINI_RUNTIME, ANY>(simd, job, begin, end, y),
+            _ => walk::<S, ANY, ANY, 1, ANY>(simd, job, begin, end, y),
         },
-        (_, _, false, _) => walk::<S, ANY, ANY, 0, ANY>(s, job, begin, end, y),
-        (_, _, true, _) => walk::<S, ANY, ANY, 1, ANY>(s, job, begin, end, y),
+        (_, _, false, _) => walk::<S, ANY, ANY, 0, ANY>(simd, job, begin, end, y),
+        (_, _, true, _) => walk::<S, ANY, ANY, 1, ANY>(simd, job, begin, end, y),
     }
 }
 
@@ -1084,25 +1093,25 @@ struct SeqRun<'a, 'y, const MINI: u8> {
 impl<const MINI: u8> Kernel for SeqRun<'_, '_, MINI> {
     type Output = ();
     #[inline(always)]
-    fn run<S: Simd>(self, s: S) {
+    fn run<S: Simd>(self, simd: S) {
         let SeqRun { job, sp, seg_start, k0, mut i, head, stop, begin, y } = self;
         let (job, sp) = (&job, &sp);
         let (lanes, xs) = (S::LANES, sp.src.size());
         if head > 0 {
             let t = head.min(stop - i);
-            let p = seq_lanes(s, job, k0, t);
-            partial::<S, MINI>(s, job, sp, i, t, &p, begin, y);
+            let p = seq_lanes(simd, job, k0, t);
+            partial::<S, MINI>(simd, job, sp, i, t, &p, begin, y);
             i += t;
         }
         while i + lanes <= stop {
-            let p = seq_lanes(s, job, k0 + (i - seg_start), lanes);
-            let c = quantize_vec::<S, MINI>(s, sp, &job.x[i * xs..(i + lanes) * xs], &p);
-            store_codes(s, sp.bits, c, y, i - begin);
+            let p = seq_lanes(simd, job, k0 + (i - seg_start), lanes);
+            let c = quantize_vec::<S, MINI>(simd, sp, &job.x[i * xs..(i + lanes) * xs], &p);
+            store_codes(simd, sp.bits, c, y, i - begin);
             i += lanes;
         }
         if i < stop {
-            let p = seq_lanes(s, job, k0 + (i - seg_start), stop - i);
-            partial::<S, MINI>(s, job, sp, i, stop - i, &p, begin, y);
+            let p = seq_lanes(simd, job, k0 + (i - seg_start), stop - i);
+            partial::<S, MINI>(simd, job, sp, i, stop - i, &p, begin, y);
         }
     }
 }
@@ -1119,21 +1128,21 @@ struct Walk<'a, 'y, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u
 impl<const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Kernel for Walk<'_, '_, SRC, PREC, MINI, BITS> {
     type Output = ();
     #[inline(always)]
-    fn run<S: Simd>(self, s: S) {
+    fn run<S: Simd>(self, simd: S) {
         let job = self.job;
-        run_with::<S, SRC, PREC, MINI, BITS>(s, &job, self.begin, self.end, self.y)
+        run_with::<S, SRC, PREC, MINI, BITS>(simd, &job, self.begin, self.end, self.y)
     }
 }
 
 /// [`run_with`] in a function of its own.
 fn walk<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8>(
-    s: S,
+    simd: S,
     job: &Job<'_>,
     begin: usize,
     end: usize,
     y: &mut [u8],
 ) {
-    s.enter(Walk::<SRC, PREC, MINI, BITS> { job: *job, begin, end, y })
+    simd.enter(Walk::<SRC, PREC, MINI, BITS> { job: *job, begin, end, y })
 }
 
 /// [`run_per_axis_last`] as a kernel of its own.
@@ -1148,9 +1157,9 @@ struct PerAxisLast<'a, 'y> {
 impl Kernel for PerAxisLast<'_, '_> {
     type Output = ();
     #[inline(always)]
-    fn run<S: Simd>(self, s: S) {
+    fn run<S: Simd>(self, simd: S) {
         let job = self.job;
-        run_per_axis_last::<S>(s, &job, self.begin, self.end, self.y, self.channels)
+        run_per_axis_last::<S>(simd, &job, self.begin, self.end, self.y, self.channels)
     }
 }
 
@@ -1167,9 +1176,9 @@ struct BlockedSat8<'a, 'y> {
 impl Kernel for BlockedSat8<'_, '_> {
     type Output = ();
     #[inline(always)]
-    fn run<S: Simd>(self, s: S) {
+    fn run<S: Simd>(self, simd: S) {
         let job = self.job;
-        run_blocked_sat8::<S>(s, &job, self.begin, self.end, self.y, self.axis_len, self.block)
+        run_blocked_sat8::<S>(simd, &job, self.begin, self.end, self.y, self.axis_len, self.block)
     }
 }
 
@@ -1186,7 +1195,7 @@ fn mini_id(job: &Job<'_>) -> u8 {
 /// context, so every primitive compiles with that ISA's target features.
 #[inline(always)]
 fn run_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8>(
-    s: S,
+    simd: S,
     job: &Job<'_>,
     begin: usize,
     end: usize,
@@ -1202,10 +1211,10 @@ fn run_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: 
         let head = (gmask + 1 - ((i - begin) & gmask)) & gmask;
         match seg.scales {
             Scales::Splat(k) => {
-                let p = splat_lanes(s, job, k);
+                let p = splat_lanes(simd, job, k);
                 if head > 0 {
                     let t = head.min(stop - i);
-                    partial::<S, MINI>(s, job, &sp, i, t, &p, begin, y);
+                    partial::<S, MINI>(simd, job, &sp, i, t, &p, begin, y);
                     i += t;
                 }
                 // Four vectors per step: independent chains for the out-of-order core, and
@@ -1216,8 +1225,8 @@ fn run_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: 
                     let xb = &job.x[i * xs..(i + steps * 4 * lanes) * xs];
                     let yb = &mut y[i - begin..i - begin + steps * 4 * lanes];
                     match qmin < 0 {
-                        true => sat8_loop::<S, true>(s, &sp, xb, yb, &p),
-                        false => sat8_loop::<S, false>(s, &sp, xb, yb, &p),
+                        true => sat8_loop::<S, true>(simd, &sp, xb, yb, &p),
+                        false => sat8_loop::<S, false>(simd, &sp, xb, yb, &p),
                     }
                     i += steps * 4 * lanes;
                 }
@@ -1230,15 +1239,15 @@ fn run_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: 
                 let xb = &job.x[i * xs..(i + steps * 4 * lanes) * xs];
                 let yb = &mut y[(i - begin) * ob / 8..(i - begin + steps * 4 * lanes) * ob / 8];
                 for (xq, yq) in xb.chunks_exact(4 * lanes * xs).zip(yb.chunks_exact_mut(4 * lanes * ob / 8)) {
-                    let mut c = [s.splat_i(0); 4];
+                    let mut c = [simd.splat_i(0); 4];
                     for (k, ck) in c.iter_mut().enumerate() {
-                        *ck = quantize_vec::<S, MINI>(s, &sp, &xq[k * lanes * xs..(k + 1) * lanes * xs], &p);
+                        *ck = quantize_vec::<S, MINI>(simd, &sp, &xq[k * lanes * xs..(k + 1) * lanes * xs], &p);
                     }
                     if sp.bits == 8 {
-                        s.store_u8x4(c, yq);
+                        simd.store_u8x4(c, yq);
                     } else {
                         for (k, ck) in c.into_iter().enumerate() {
-                            store_codes(s, sp.bits, ck, yq, k * lanes);
+                            store_codes(simd, sp.bits, ck, yq, k * lanes);
                         }
                     }
                 }
@@ -1246,14 +1255,14 @@ fn run_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: 
                 // The last (up to three) vectors and the tail, one partial vector at a time.
                 while i < stop {
                     let t = lanes.min(stop - i);
-                    partial::<S, MINI>(s, job, &sp, i, t, &p, begin, y);
+                    partial::<S, MINI>(simd, job, &sp, i, t, &p, begin, y);
                     i += t;
                 }
             }
             Scales::Seq(k0) => {
                 // Per-lane scales: one copy per ISA, as for partial vectors.
                 let (job, seg_start) = (*job, seg.start);
-                s.enter(SeqRun::<MINI_RUNTIME> { job, sp, seg_start, k0, i, head, stop, begin, y: &mut *y })
+                simd.enter(SeqRun::<MINI_RUNTIME> { job, sp, seg_start, k0, i, head, stop, begin, y: &mut *y })
             }
         }
     }

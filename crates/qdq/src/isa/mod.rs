@@ -155,7 +155,7 @@ impl std::fmt::Display for Isa {
 /// A kernel written once over [`Simd`], for every ISA.
 pub(crate) trait Kernel {
     type Output;
-    fn run<S: Simd>(self, s: S) -> Self::Output;
+    fn run<S: Simd>(self, simd: S) -> Self::Output;
 }
 
 /// A kernel for one ISA `S`: what [`Simd::enter`] runs. Every [`Kernel`] is one for every
@@ -163,14 +163,14 @@ pub(crate) trait Kernel {
 /// for that ISA alone.
 pub(crate) trait IsaKernel<S: Simd> {
     type Output;
-    fn run_on(self, s: S) -> Self::Output;
+    fn run_on(self, simd: S) -> Self::Output;
 }
 
 impl<S: Simd, K: Kernel> IsaKernel<S> for K {
     type Output = K::Output;
     #[inline(always)]
-    fn run_on(self, s: S) -> K::Output {
-        self.run(s)
+    fn run_on(self, simd: S) -> K::Output {
+        self.run(simd)
     }
 }
 
@@ -225,7 +225,7 @@ mod tests {
 
     impl Kernel for CvtRne<'_> {
         type Output = Vec<i32>;
-        fn run<S: Simd>(self, s: S) -> Vec<i32> {
+        fn run<S: Simd>(self, simd: S) -> Vec<i32> {
             let mut out = Vec::new();
             for chunk in self.0.chunks(S::LANES) {
                 let mut src = vec![0u8; 4 * S::LANES];
@@ -233,7 +233,7 @@ mod tests {
                     d.copy_from_slice(&x.to_le_bytes());
                 }
                 let mut dst = vec![0u8; 4 * S::LANES];
-                s.store_i32(s.cvt_rne(s.load_f32(&src)), &mut dst);
+                simd.store_i32(simd.cvt_rne(simd.load_f32(&src)), &mut dst);
                 out.extend(dst.chunks_exact(4).take(chunk.len()).map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]])));
             }
             out

@@ -61,14 +61,14 @@ fn lanes_mask(n: usize) -> u32 {
 /// `valid` elements of `t`-sized values from element `i` of `data` as a vector (a direct
 /// load when the vector is full, else through a zero-padded copy).
 #[inline(always)]
-fn load_src<S: Simd>(s: S, src: Src, data: &[u8], i: usize, valid: usize) -> S::F {
+fn load_src<S: Simd>(simd: S, src: Src, data: &[u8], i: usize, valid: usize) -> S::F {
     let w = src.size();
     if valid == S::LANES {
-        src.load(s, &data[i * w..(i + S::LANES) * w])
+        src.load(simd, &data[i * w..(i + S::LANES) * w])
     } else {
         let mut tmp = [0u8; 64];
         tmp[..valid * w].copy_from_slice(&data[i * w..(i + valid) * w]);
-        src.load(s, &tmp)
+        src.load(simd, &tmp)
     }
 }
 
@@ -86,7 +86,7 @@ pub(crate) enum Product {
 /// of 8, so the mask starts on a byte boundary).
 #[inline(always)]
 pub(crate) fn forward<S: Simd>(
-    s: S,
+    simd: S,
     job: &Job<'_>,
     product: Product,
     begin: usize,
@@ -100,10 +100,10 @@ pub(crate) fn forward<S: Simd>(
     // the run-time variants for the rarer sources and precisions.
     let f32_path = job.src == Src::F32 && job.prec == Prec::F32;
     match (mini, f32_path) {
-        (false, true) => s.enter(Forward::<0, 0, 0> { job: *job, product, begin, end, y, mask }),
-        (true, true) if S::SPECIALIZE => s.enter(Forward::<0, 0, 1> { job: *job, product, begin, end, y, mask }),
-        (false, _) => s.enter(Forward::<ANY, ANY, 0> { job: *job, product, begin, end, y, mask }),
-        (true, _) => s.enter(Forward::<ANY, ANY, 1> { job: *job, product, begin, end, y, mask }),
+        (false, true) => simd.enter(Forward::<0, 0, 0> { job: *job, product, begin, end, y, mask }),
+        (true, true) if S::SPECIALIZE => simd.enter(Forward::<0, 0, 1> { job: *job, product, begin, end, y, mask }),
+        (false, _) => simd.enter(Forward::<ANY, ANY, 0> { job: *job, product, begin, end, y, mask }),
+        (true, _) => simd.enter(Forward::<ANY, ANY, 1> { job: *job, product, begin, end, y, mask }),
     }
 }
 
@@ -121,15 +121,15 @@ struct Forward<'a, 'y, const SRC: u8, const PREC: u8, const MINI: u8> {
 impl<const SRC: u8, const PREC: u8, const MINI: u8> Kernel for Forward<'_, '_, SRC, PREC, MINI> {
     type Output = ();
     #[inline(always)]
-    fn run<S: Simd>(self, s: S) {
+    fn run<S: Simd>(self, simd: S) {
         let job = self.job;
-        forward_with::<S, SRC, PREC, MINI>(s, &job, self.product, self.begin, self.end, self.y, self.mask)
+        forward_with::<S, SRC, PREC, MINI>(simd, &job, self.product, self.begin, self.end, self.y, self.mask)
     }
 }
 
 #[inline(always)]
 fn forward_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8>(
-    s: S,
+    simd: S,
     job: &Job<'_>,
     product: Product,
     begin: usize,
@@ -148,12 +148,12 @@ fn forward_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8>(
         let mut i = seg.start;
         match seg.scales {
             Scales::Splat(k) => {
-                let p = splat_lanes(s, job, k);
+                let p = splat_lanes(simd, job, k);
                 // Up to a multiple of 8 elements (a mask byte, and a packing group of every
                 // output type), then four vectors per step with a whole mask word.
                 while i < stop && !(i - begin).is_multiple_of(8) {
                     let take = (8 - (i - begin) % 8).min(lanes).min(stop - i);
-                    let bits = forward_part::<S, MINI>(s, &f, &p, i, take, y);
+                    let bits = forward_part::<S, MINI>(simd, &f, &p, i, take, y);
                     if let Some(m) = mask.as_deref_mut() {
                         put_bits(m, i - begin, bits, take);
                     }
@@ -170,8 +170,8 @@ fn forward_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8>(
                     let mut w = 0u64;
                     for k in 0..4 {
                         let x = &xq[k * lanes * xs..(k + 1) * lanes * xs];
-                        let (codes, bits) = quantize_vec_m::<S, MINI, true>(s, &sp, x, &p);
-                        f.put_vec::<S, MINI>(s, &p, codes, &mut yq[k * lanes * ob / 8..(k + 1) * lanes * ob / 8]);
+                        let (codes, bits) = quantize_vec_m::<S, MINI, true>(simd, &sp, x, &p);
+                        f.put_vec::<S, MINI>(simd, &p, codes, &mut yq[k * lanes * ob / 8..(k + 1) * lanes * ob / 8]);
                         w |= u64::from(bits) << (k * lanes);
                     }
                     if let Some(m) = mask.as_deref_mut() {
@@ -182,7 +182,7 @@ fn forward_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8>(
                 i += steps * 4 * lanes;
                 while i < stop {
                     let take = lanes.min(stop - i);
-                    let bits = forward_part::<S, MINI>(s, &f, &p, i, take, y);
+                    let bits = forward_part::<S, MINI>(simd, &f, &p, i, take, y);
                     if let Some(m) = mask.as_deref_mut() {
                         put_bits(m, i - begin, bits, take);
                     }
@@ -195,8 +195,8 @@ fn forward_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8>(
                     let gmask = group(job.out) - 1;
                     let head = (gmask + 1 - ((i - begin) & gmask)) & gmask;
                     let take = if head > 0 && product == Product::Codes { head } else { lanes }.min(stop - i);
-                    let p = seq_lanes(s, job, k0 + (i - seg.start), take);
-                    let bits = forward_part::<S, MINI>(s, &f, &p, i, take, y);
+                    let p = seq_lanes(simd, job, k0 + (i - seg.start), take);
+                    let bits = forward_part::<S, MINI>(simd, &f, &p, i, take, y);
                     if let Some(m) = mask.as_deref_mut() {
                         put_bits(m, i - begin, bits, take);
                     }
@@ -228,29 +228,36 @@ impl Fwd<'_> {
     /// Stores a whole vector's product (`y` holds exactly its bytes; codes start on a
     /// packing-group boundary).
     #[inline(always)]
-    fn put_vec<S: Simd, const MINI: u8>(&self, s: S, p: &Lanes<S>, codes: S::I, y: &mut [u8]) {
+    fn put_vec<S: Simd, const MINI: u8>(&self, simd: S, p: &Lanes<S>, codes: S::I, y: &mut [u8]) {
         match self.product {
-            Product::Codes => store_codes(s, self.sp.bits, codes, y, 0),
-            Product::Dequantized(out) => store(s, out, self.dequantized::<S, MINI>(s, p, codes), y),
+            Product::Codes => store_codes(simd, self.sp.bits, codes, y, 0),
+            Product::Dequantized(out) => store(simd, out, self.dequantized::<S, MINI>(simd, p, codes), y),
         }
     }
 
     /// The dequantized values of a vector of codes.
     #[inline(always)]
-    fn dequantized<S: Simd, const MINI: u8>(&self, s: S, p: &Lanes<S>, codes: S::I) -> S::F {
+    fn dequantized<S: Simd, const MINI: u8>(&self, simd: S, p: &Lanes<S>, codes: S::I) -> S::F {
         let d = match self.sp.enc {
-            Encode::Mini { fmt, .. } if MINI != 0 => decode_minifloat(s, codes, &fmt),
-            _ => s.cvt_f32(s.sub_i(codes, p.z)),
+            Encode::Mini { fmt, .. } if MINI != 0 => decode_minifloat(simd, codes, &fmt),
+            _ => simd.cvt_f32(simd.sub_i(codes, p.z)),
         };
-        s.mul(d, p.raw)
+        simd.mul(d, p.raw)
     }
 }
 
 /// [`forward_vec`] in a function of its own, for the heads, tails and per-lane-scale
 /// vectors (one shared copy keeps [`forward_with`] small).
-fn forward_part<S: Simd, const MINI: u8>(s: S, f: &Fwd<'_>, p: &Lanes<S>, i: usize, take: usize, y: &mut [u8]) -> u32 {
+fn forward_part<S: Simd, const MINI: u8>(
+    simd: S,
+    f: &Fwd<'_>,
+    p: &Lanes<S>,
+    i: usize,
+    take: usize,
+    y: &mut [u8],
+) -> u32 {
     // Copies (see `quantize::partial`).
-    s.enter(ForwardPart::<S, MINI> { f: *f, p: *p, i, take, y })
+    simd.enter(ForwardPart::<S, MINI> { f: *f, p: *p, i, take, y })
 }
 
 struct ForwardPart<'a, 'y, S: Simd, const MINI: u8> {
@@ -264,39 +271,46 @@ struct ForwardPart<'a, 'y, S: Simd, const MINI: u8> {
 impl<S: Simd, const MINI: u8> IsaKernel<S> for ForwardPart<'_, '_, S, MINI> {
     type Output = u32;
     #[inline(always)]
-    fn run_on(self, s: S) -> u32 {
-        forward_vec::<S, MINI>(s, &self.f, &self.p, self.i, self.take, self.y)
+    fn run_on(self, simd: S) -> u32 {
+        forward_vec::<S, MINI>(simd, &self.f, &self.p, self.i, self.take, self.y)
     }
 }
 
 /// One vector of the forward: elements `i .. i + take` (`take <= LANES`), outputs stored,
 /// the mask bits of those elements returned.
 #[inline(always)]
-fn forward_vec<S: Simd, const MINI: u8>(s: S, f: &Fwd<'_>, p: &Lanes<S>, i: usize, take: usize, y: &mut [u8]) -> u32 {
+fn forward_vec<S: Simd, const MINI: u8>(
+    simd: S,
+    f: &Fwd<'_>,
+    p: &Lanes<S>,
+    i: usize,
+    take: usize,
+    y: &mut [u8],
+) -> u32 {
     let (job, sp) = (&f.job, &f.sp);
     let lanes = S::LANES;
     let xs = sp.src.size();
     let (codes, bits) = if take == lanes {
-        quantize_vec_m::<S, MINI, true>(s, sp, &job.x[i * xs..(i + lanes) * xs], p)
+        quantize_vec_m::<S, MINI, true>(simd, sp, &job.x[i * xs..(i + lanes) * xs], p)
     } else {
         let mut xt = [0u8; 64];
         xt[..take * xs].copy_from_slice(&job.x[i * xs..(i + take) * xs]);
-        quantize_vec_m::<S, MINI, true>(s, sp, &xt, p)
+        quantize_vec_m::<S, MINI, true>(simd, sp, &xt, p)
     };
     let at = i - f.begin;
     match f.product {
         // A whole vector of sub-byte codes must also start on a packing-group boundary
         // (a head of fewer than eight elements can still be a whole scalar vector).
-        Product::Codes if take == lanes && at & (group(job.out) - 1) == 0 => store_codes(s, sp.bits, codes, y, at),
+        Product::Codes if take == lanes && at & (group(job.out) - 1) == 0 => store_codes(simd, sp.bits, codes, y, at),
         Product::Codes => {
             let mut ct = [0u8; 64];
-            s.store_i32(codes, &mut ct);
+            simd.store_i32(codes, &mut ct);
             for t in 0..take {
                 let c = u32::from_le_bytes([ct[4 * t], ct[4 * t + 1], ct[4 * t + 2], ct[4 * t + 3]]);
                 packing::set(job.out, y, at + t, c);
             }
         }
-        Product::Dequantized(out) => store_out(s, out, f.dequantized::<S, MINI>(s, p, codes), y, at, take),
+        Product::Dequantized(out) => store_out(simd, out, f.dequantized::<S, MINI>(simd, p, codes), y, at, take),
     }
     bits & lanes_mask(take)
 }
@@ -335,18 +349,18 @@ impl Backward<'_> {
 
 /// Runs an elementwise backward pass over `[begin, end)`; `dx` holds that range.
 #[inline(always)]
-pub(crate) fn elementwise<S: Simd>(s: S, b: &Backward<'_>, begin: usize, end: usize, dx: &mut [u8]) {
+pub(crate) fn elementwise<S: Simd>(simd: S, b: &Backward<'_>, begin: usize, end: usize, dx: &mut [u8]) {
     let lanes = S::LANES;
     for seg in Segments::new(b.job.layout, begin, end) {
         let stop = seg.start + seg.len;
         let mut i = seg.start;
         match seg.scales {
             Scales::Splat(k) => {
-                let p = splat_lanes(s, &b.job, k);
+                let p = splat_lanes(simd, &b.job, k);
                 // Four vectors per step from a mask byte boundary: one mask word read.
                 while i < stop && !i.is_multiple_of(8) {
                     let take = (8 - i % 8).min(lanes).min(stop - i);
-                    elementwise_vec(s, b, &p, i, take, b.bits(i, take), begin, dx);
+                    elementwise_vec(simd, b, &p, i, take, b.bits(i, take), begin, dx);
                     i += take;
                 }
                 while i + 4 * lanes <= stop {
@@ -360,21 +374,21 @@ pub(crate) fn elementwise<S: Simd>(s: S, b: &Backward<'_>, begin: usize, end: us
                     };
                     for k in 0..4 {
                         let bits = (w >> (k * lanes)) as u32 & lanes_mask(lanes);
-                        elementwise_vec(s, b, &p, i + k * lanes, lanes, bits, begin, dx);
+                        elementwise_vec(simd, b, &p, i + k * lanes, lanes, bits, begin, dx);
                     }
                     i += 4 * lanes;
                 }
                 while i < stop {
                     let take = lanes.min(stop - i);
-                    elementwise_vec(s, b, &p, i, take, b.bits(i, take), begin, dx);
+                    elementwise_vec(simd, b, &p, i, take, b.bits(i, take), begin, dx);
                     i += take;
                 }
             }
             Scales::Seq(k0) => {
                 while i < stop {
                     let take = lanes.min(stop - i);
-                    let p = seq_lanes(s, &b.job, k0 + (i - seg.start), take);
-                    elementwise_vec(s, b, &p, i, take, b.bits(i, take), begin, dx);
+                    let p = seq_lanes(simd, &b.job, k0 + (i - seg.start), take);
+                    elementwise_vec(simd, b, &p, i, take, b.bits(i, take), begin, dx);
                     i += take;
                 }
             }
@@ -386,7 +400,7 @@ pub(crate) fn elementwise<S: Simd>(s: S, b: &Backward<'_>, begin: usize, end: us
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn elementwise_vec<S: Simd>(
-    s: S,
+    simd: S,
     b: &Backward<'_>,
     p: &Lanes<S>,
     i: usize,
@@ -395,16 +409,16 @@ fn elementwise_vec<S: Simd>(
     begin: usize,
     dx: &mut [u8],
 ) {
-    let g = s.mul(s.splat(b.lda), load_src(s, b.job.src, b.job.x, i, take));
-    let zero = s.splat(0.0);
+    let g = simd.mul(simd.splat(b.lda), load_src(simd, b.job.src, b.job.x, i, take));
+    let zero = simd.splat(0.0);
     let v = match b.kind {
         // A true division: the gradient itself is the output, and the FMA correction is not
         // exact where the quotient is subnormal.
-        Elementwise::Quantize => s.select(s.mask_from_bits(bits), s.div(g, p.s), zero),
-        Elementwise::Mask => s.select(s.mask_from_bits(bits), g, zero),
-        Elementwise::Dequantize => s.mul(g, p.raw),
+        Elementwise::Quantize => simd.select(simd.mask_from_bits(bits), simd.div(g, p.divisor), zero),
+        Elementwise::Mask => simd.select(simd.mask_from_bits(bits), g, zero),
+        Elementwise::Dequantize => simd.mul(g, p.raw),
     };
-    store_out(s, b.out, v, dx, i - begin, take);
+    store_out(simd, b.out, v, dx, i - begin, take);
 }
 
 /// A backward pass with reductions, written once for [`walk`].
@@ -412,12 +426,12 @@ pub(crate) trait GradOp: Sync + Copy {
     /// Per-scale parameters (broadcast, or one scale per lane).
     type P<S: Simd>: Copy;
     /// The parameters of scale `k` for every lane.
-    fn splat<S: Simd>(&self, s: S, k: usize) -> Self::P<S>;
+    fn splat<S: Simd>(&self, simd: S, k: usize) -> Self::P<S>;
     /// The parameters of scales `k .. k + valid`.
-    fn seq<S: Simd>(&self, s: S, k: usize, valid: usize) -> Self::P<S>;
+    fn seq<S: Simd>(&self, simd: S, k: usize, valid: usize) -> Self::P<S>;
     /// Elements `i .. i + valid`: `dx` and the two terms of the sums (padding lanes are
     /// masked by the caller).
-    fn step<S: Simd>(&self, s: S, p: &Self::P<S>, i: usize, valid: usize) -> (S::F, [S::F; 2]);
+    fn step<S: Simd>(&self, simd: S, p: &Self::P<S>, i: usize, valid: usize) -> (S::F, [S::F; 2]);
 }
 
 /// Fake quantization backward (`qdq_ref::train::fake_quantize_backward`): the quotient is
@@ -435,57 +449,57 @@ impl GradOp for FakeQuantGrad<'_> {
     type P<S: Simd> = Lanes<S>;
 
     #[inline(always)]
-    fn splat<S: Simd>(&self, s: S, k: usize) -> Lanes<S> {
-        splat_lanes(s, &self.job, k)
+    fn splat<S: Simd>(&self, simd: S, k: usize) -> Lanes<S> {
+        splat_lanes(simd, &self.job, k)
     }
 
     #[inline(always)]
-    fn seq<S: Simd>(&self, s: S, k: usize, valid: usize) -> Lanes<S> {
-        seq_lanes(s, &self.job, k, valid)
+    fn seq<S: Simd>(&self, simd: S, k: usize, valid: usize) -> Lanes<S> {
+        seq_lanes(simd, &self.job, k, valid)
     }
 
     #[inline(always)]
-    fn step<S: Simd>(&self, s: S, p: &Lanes<S>, i: usize, valid: usize) -> (S::F, [S::F; 2]) {
+    fn step<S: Simd>(&self, simd: S, p: &Lanes<S>, i: usize, valid: usize) -> (S::F, [S::F; 2]) {
         let job = &self.job;
-        let mut x = load_src(s, job.src, job.x, i, valid);
+        let mut x = load_src(simd, job.src, job.x, i, valid);
         if !job.src_exact {
-            x = job.prec.round(s, x);
+            x = job.prec.round(simd, x);
         }
         // The exact quotient: Markstein's correction where the scale allows it, as in the
         // forward, except for a vector holding a nonzero `|x| < 2^-96` (see the quantize
         // module docs): the forward rounds those quotients to zero whatever their last
         // bits, but here `round(q) - q` keeps them, so a true division then. The test is one
         // compare on `|x| bits - 1 + i32::MIN` (wrapping: zero lands on i32::MAX).
-        let mut q = divide(s, x, p.s, p.r, p.fast);
-        let mag = s.and_i(s.bits(x), s.splat_i(0x7fff_ffff));
-        let tiny = s.lt_i(s.add_i(mag, s.splat_i(i32::MAX)), s.splat_i(i32::MIN + 0x0f80_0000));
-        if p.fast && s.mask_bits(tiny) != 0 {
-            q = s.div(x, p.s);
+        let mut q = divide(simd, x, p.divisor, p.r, p.fast);
+        let mag = simd.and_i(simd.bits(x), simd.splat_i(0x7fff_ffff));
+        let tiny = simd.lt_i(simd.add_i(mag, simd.splat_i(i32::MAX)), simd.splat_i(i32::MIN + 0x0f80_0000));
+        if p.fast && simd.mask_bits(tiny) != 0 {
+            q = simd.div(x, p.divisor);
         }
-        let q = job.prec.round(s, q);
-        let dy = load_src(s, self.dy.0, self.dy.1, i, valid);
-        let g = s.mul(s.splat(self.lda), dy);
-        let zero = s.splat(0.0);
-        let neg0 = s.splat(-0.0);
+        let q = job.prec.round(simd, q);
+        let dy = load_src(simd, self.dy.0, self.dy.1, i, valid);
+        let g = simd.mul(simd.splat(self.lda), dy);
+        let zero = simd.splat(0.0);
+        let neg0 = simd.splat(-0.0);
         match job.enc {
             Encode::Int { .. } => {
-                let one = s.splat(1.0);
+                let one = simd.splat(1.0);
                 // r: the code before the zero point from a clamp one wider than the type's
                 // (lo and hi are integers, so it is round(q) inside); below lo it was
                 // clamped low, above hi high. NaN gives lo - 1: clamped low.
-                let r = s.cvt_rne(s.min(s.max(q, s.sub(p.lo, one)), s.add(p.hi, one)));
-                let low = s.lt_i(r, s.cvt_rne(p.lo));
-                let high = s.lt_i(s.cvt_rne(p.hi), r);
-                let out = s.or_m(low, high);
-                let d_in = s.sub(s.cvt_f32(r), q);
-                let t = s.mul(dy, s.select(low, p.lo, s.select(high, p.hi, d_in)));
-                let u = s.select(out, dy, neg0);
-                (s.select(out, zero, g), [t, u])
+                let r = simd.cvt_rne(simd.min(simd.max(q, simd.sub(p.lo, one)), simd.add(p.hi, one)));
+                let low = simd.lt_i(r, simd.cvt_rne(p.lo));
+                let high = simd.lt_i(simd.cvt_rne(p.hi), r);
+                let out = simd.or_m(low, high);
+                let d_in = simd.sub(simd.cvt_f32(r), q);
+                let t = simd.mul(dy, simd.select(low, p.lo, simd.select(high, p.hi, d_in)));
+                let u = simd.select(out, dy, neg0);
+                (simd.select(out, zero, g), [t, u])
             }
             Encode::Mini { fmt, add_zero, .. } => {
-                let v = if add_zero { s.add(q, p.zf) } else { q };
-                let (_, bad) = encode_minifloat_checked(s, v, &fmt);
-                (s.select(bad, zero, g), [neg0, neg0])
+                let v = if add_zero { simd.add(q, p.zf) } else { q };
+                let (_, bad) = encode_minifloat_checked(simd, v, &fmt);
+                (simd.select(bad, zero, g), [neg0, neg0])
             }
         }
     }
@@ -505,31 +519,31 @@ impl GradOp for DequantizeGrad<'_> {
     type P<S: Simd> = S::I;
 
     #[inline(always)]
-    fn splat<S: Simd>(&self, s: S, k: usize) -> S::I {
+    fn splat<S: Simd>(&self, simd: S, k: usize) -> S::I {
         match (&self.zero_point, &self.mini) {
-            (Some(zp), None) => s.splat_i(packing::get_int(zp.dtype, zp.data, k) as i32),
-            _ => s.splat_i(0),
+            (Some(zp), None) => simd.splat_i(packing::get_int(zp.dtype, zp.data, k) as i32),
+            _ => simd.splat_i(0),
         }
     }
 
     #[inline(always)]
-    fn seq<S: Simd>(&self, s: S, k: usize, valid: usize) -> S::I {
+    fn seq<S: Simd>(&self, simd: S, k: usize, valid: usize) -> S::I {
         match (&self.zero_point, &self.mini) {
-            (Some(zp), None) => load_codes(s, zp, k, valid, true),
-            _ => s.splat_i(0),
+            (Some(zp), None) => load_codes(simd, zp, k, valid, true),
+            _ => simd.splat_i(0),
         }
     }
 
     #[inline(always)]
-    fn step<S: Simd>(&self, s: S, z: &S::I, i: usize, valid: usize) -> (S::F, [S::F; 2]) {
-        let c = load_codes(s, &self.x, i, valid, true);
+    fn step<S: Simd>(&self, simd: S, z: &S::I, i: usize, valid: usize) -> (S::F, [S::F; 2]) {
+        let c = load_codes(simd, &self.x, i, valid, true);
         let d = match &self.mini {
-            Some(f) => decode_minifloat(s, c, f),
-            None => s.cvt_f32(s.sub_i(c, *z)),
+            Some(f) => decode_minifloat(simd, c, f),
+            None => simd.cvt_f32(simd.sub_i(c, *z)),
         };
-        let dy = load_src(s, self.dy.0, self.dy.1, i, valid);
-        let neg0 = s.splat(-0.0);
-        (neg0, [s.mul(dy, d), neg0])
+        let dy = load_src(simd, self.dy.0, self.dy.1, i, valid);
+        let neg0 = simd.splat(-0.0);
+        (neg0, [simd.mul(dy, d), neg0])
     }
 }
 
@@ -550,9 +564,9 @@ pub(crate) struct Walk<'o> {
 
 /// Runs a backward pass with reductions over `w` (see the module docs).
 #[inline(always)]
-pub(crate) fn walk<S: Simd, O: GradOp>(s: S, op: &O, layout: Layout, mut w: Walk<'_>) {
+pub(crate) fn walk<S: Simd, O: GradOp>(simd: S, op: &O, layout: Layout, mut w: Walk<'_>) {
     let lanes = S::LANES;
-    let neg0 = s.splat(-0.0);
+    let neg0 = simd.splat(-0.0);
     let (g0, g1) = (w.groups.start, w.groups.end);
     for seg in Segments::new(layout, w.begin, w.end) {
         match seg.scales {
@@ -560,8 +574,8 @@ pub(crate) fn walk<S: Simd, O: GradOp>(s: S, op: &O, layout: Layout, mut w: Walk
                 if !(g0..g1).contains(&k) {
                     continue;
                 }
-                let p = op.splat(s, k);
-                let sums = run_sum(s, op, &p, seg.start, seg.len, w.begin, &mut w.dx);
+                let p = op.splat(simd, k);
+                let sums = run_sum(simd, op, &p, seg.start, seg.len, w.begin, &mut w.dx);
                 for (j, out) in w.sums.iter_mut().enumerate() {
                     if let Some(out) = out.as_deref_mut() {
                         out[k - g0] += sums[j];
@@ -580,15 +594,15 @@ pub(crate) fn walk<S: Simd, O: GradOp>(s: S, op: &O, layout: Layout, mut w: Walk
                 while i < stop {
                     let take = lanes.min(stop - i);
                     let k = k0 + (i - seg.start);
-                    let p = op.seq(s, k, take);
-                    let (dx, t) = op.step(s, &p, i, take);
+                    let p = op.seq(simd, k, take);
+                    let (dx, t) = op.step(simd, &p, i, take);
                     if let Some((y, out)) = w.dx.as_mut() {
-                        store_out(s, *out, dx, y, i - w.begin, take);
+                        store_out(simd, *out, dx, y, i - w.begin, take);
                     }
-                    let keep = s.mask_from_bits(lanes_mask(take));
+                    let keep = simd.mask_from_bits(lanes_mask(take));
                     for (j, out) in w.sums.iter_mut().enumerate() {
                         if let Some(out) = out.as_deref_mut() {
-                            add_into(s, s.select(keep, t[j], neg0), &mut out[k - g0..k - g0 + take]);
+                            add_into(simd, simd.select(keep, t[j], neg0), &mut out[k - g0..k - g0 + take]);
                         }
                     }
                     i += take;
@@ -600,13 +614,13 @@ pub(crate) fn walk<S: Simd, O: GradOp>(s: S, op: &O, layout: Layout, mut w: Walk
 
 /// `acc[t] += v[t]` for the `acc.len()` (<= LANES) first lanes.
 #[inline(always)]
-fn add_into<S: Simd>(s: S, v: S::F, acc: &mut [f32]) {
+fn add_into<S: Simd>(simd: S, v: S::F, acc: &mut [f32]) {
     let n = acc.len();
     let mut tmp = [0u8; 64];
     let bytes: &mut [u8] = bytemuck::cast_slice_mut(acc);
     tmp[..4 * n].copy_from_slice(bytes);
-    let sum = s.add(s.load_f32(&tmp), v);
-    s.store_f32(sum, &mut tmp);
+    let sum = simd.add(simd.load_f32(&tmp), v);
+    simd.store_f32(sum, &mut tmp);
     bytes.copy_from_slice(&tmp[..4 * n]);
 }
 
@@ -617,7 +631,7 @@ fn add_into<S: Simd>(s: S, v: S::F, acc: &mut [f32]) {
 /// be inlined into the ISA's target-feature context.
 #[inline(always)]
 fn run_sum<S: Simd, O: GradOp>(
-    s: S,
+    simd: S,
     op: &O,
     p: &O::P<S>,
     a: usize,
@@ -626,7 +640,7 @@ fn run_sum<S: Simd, O: GradOp>(
     dx: &mut Option<(&mut [u8], Out)>,
 ) -> [f32; 2] {
     if m <= SUM_TILE {
-        return s.enter(TileSum { op, p, a, m, begin, dx });
+        return simd.enter(TileSum { op, p, a, m, begin, dx });
     }
     // Frames (start, len, left sums once the left half is done). Depth <= log2(usize::MAX).
     let mut stack = [(0usize, 0usize, None::<[f32; 2]>); 64];
@@ -641,7 +655,7 @@ fn run_sum<S: Simd, O: GradOp>(
             depth += 1;
             continue;
         }
-        let mut ret = s.enter(TileSum { op, p, a: fa, m: fm, begin, dx: &mut *dx });
+        let mut ret = simd.enter(TileSum { op, p, a: fa, m: fm, begin, dx: &mut *dx });
         depth -= 1;
         // Hand the result up: a parent waiting for its left half starts its right half; a
         // parent with both halves adds them and hands its own result up.
@@ -684,7 +698,7 @@ impl<S: Simd, O: GradOp> IsaKernel<S> for TileSum<'_, '_, '_, '_, S, O> {
     // `j` indexes the inner dimension of both sums' accumulators (the lint's iterator would
     // walk the outer one).
     #[allow(clippy::needless_range_loop)]
-    fn run_on(self, s: S) -> [f32; 2] {
+    fn run_on(self, simd: S) -> [f32; 2] {
         // Local copies: no store through `dx` can alias them, so they stay in registers.
         let (op, p) = (*self.op, *self.p);
         let (op, p, a, m, begin, dx) = (&op, &p, self.a, self.m, self.begin, self.dx);
@@ -693,7 +707,7 @@ impl<S: Simd, O: GradOp> IsaKernel<S> for TileSum<'_, '_, '_, '_, S, O> {
         // v % nacc, so lane l of accumulator j holds the partial of run positions = j * LANES + l
         // (mod 16).
         let nacc = SUM_LANES / lanes;
-        let neg0 = s.splat(-0.0);
+        let neg0 = simd.splat(-0.0);
         let mut acc = [[neg0; 4]; 2];
         let mut i = a;
         let stop = a + m;
@@ -703,12 +717,12 @@ impl<S: Simd, O: GradOp> IsaKernel<S> for TileSum<'_, '_, '_, '_, S, O> {
         // with a run-time `v % nacc` kept them in memory: a load and a store per vector.)
         while i + nacc * lanes <= stop {
             for j in 0..nacc {
-                let (d, t) = op.step(s, p, i, lanes);
+                let (d, t) = op.step(simd, p, i, lanes);
                 if let Some((y, out)) = dx.as_mut() {
-                    store_out(s, *out, d, y, i - begin, lanes);
+                    store_out(simd, *out, d, y, i - begin, lanes);
                 }
-                acc[0][j] = s.add(acc[0][j], t[0]);
-                acc[1][j] = s.add(acc[1][j], t[1]);
+                acc[0][j] = simd.add(acc[0][j], t[0]);
+                acc[1][j] = simd.add(acc[1][j], t[1]);
                 i += lanes;
             }
         }
@@ -717,20 +731,20 @@ impl<S: Simd, O: GradOp> IsaKernel<S> for TileSum<'_, '_, '_, '_, S, O> {
                 break;
             }
             let take = lanes.min(stop - i);
-            let (d, t) = op.step(s, p, i, take);
+            let (d, t) = op.step(simd, p, i, take);
             if let Some((y, out)) = dx.as_mut() {
-                store_out(s, *out, d, y, i - begin, take);
+                store_out(simd, *out, d, y, i - begin, take);
             }
-            let keep = s.mask_from_bits(lanes_mask(take));
-            acc[0][j] = s.add(acc[0][j], s.select(keep, t[0], neg0));
-            acc[1][j] = s.add(acc[1][j], s.select(keep, t[1], neg0));
+            let keep = simd.mask_from_bits(lanes_mask(take));
+            acc[0][j] = simd.add(acc[0][j], simd.select(keep, t[0], neg0));
+            acc[1][j] = simd.add(acc[1][j], simd.select(keep, t[1], neg0));
             i += take;
         }
         let mut out = [0.0f32; 2];
         for (r, a) in out.iter_mut().zip(acc.iter()) {
             let mut bytes = [0u8; 4 * SUM_LANES];
             for (j, vec) in a.iter().take(nacc).enumerate() {
-                s.store_f32(*vec, &mut bytes[4 * lanes * j..]);
+                simd.store_f32(*vec, &mut bytes[4 * lanes * j..]);
             }
             let mut partial: [f32; SUM_LANES] = bytemuck::cast(bytes);
             *r = qdq_ref::train::fold_lanes(&mut partial);

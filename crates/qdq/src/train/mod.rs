@@ -47,8 +47,8 @@ struct ForwardKernel<'a, 'b> {
 impl Kernel for ForwardKernel<'_, '_> {
     type Output = ();
     #[inline(always)]
-    fn run<S: Simd>(self, s: S) {
-        kernels::forward(s, self.job, self.product, self.begin, self.end, self.y, self.mask)
+    fn run<S: Simd>(self, simd: S) {
+        kernels::forward(simd, self.job, self.product, self.begin, self.end, self.y, self.mask)
     }
 }
 
@@ -62,8 +62,8 @@ struct ElementwiseKernel<'a, 'b> {
 impl Kernel for ElementwiseKernel<'_, '_> {
     type Output = ();
     #[inline(always)]
-    fn run<S: Simd>(self, s: S) {
-        kernels::elementwise(s, self.b, self.begin, self.end, self.dx)
+    fn run<S: Simd>(self, simd: S) {
+        kernels::elementwise(simd, self.b, self.begin, self.end, self.dx)
     }
 }
 
@@ -76,8 +76,8 @@ struct WalkKernel<'o, 'p, O> {
 impl<O: GradOp> Kernel for WalkKernel<'_, '_, O> {
     type Output = ();
     #[inline(always)]
-    fn run<S: Simd>(self, s: S) {
-        kernels::walk(s, self.op, self.layout, self.w)
+    fn run<S: Simd>(self, simd: S) {
+        kernels::walk(simd, self.op, self.layout, self.w)
     }
 }
 
