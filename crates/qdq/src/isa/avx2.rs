@@ -9,8 +9,11 @@
 //! # Safety
 //!
 //! An [`Avx2`] value can only be built from the [`V3F16c`] token, whose construction checks
-//! every feature used here; the kernels run inside `V3F16c::vectorize`. Pointer accesses go
-//! through slices of exactly the accessed length.
+//! every feature used here; the kernels run inside `V3F16c::vectorize`. Value intrinsics are
+//! pulp's safe token methods (`self.0.avx2._mm256_add_epi32(..)`); `unsafe` remains only for
+//! loads and stores, which go through slices of exactly the accessed length, and for the two
+//! value intrinsics pulp has no method for (F16C's conversions and x86-64's `movq`), each
+//! block with its own `SAFETY` comment.
 
 #![allow(unsafe_code)]
 
@@ -45,25 +48,18 @@ pub(crate) struct Avx2(#[allow(dead_code)] pub V3F16c);
 
 const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 
-/// A value-only intrinsic call (no memory access).
-macro_rules! v {
-    ($e:expr) => {{
-        // SAFETY: a value-only AVX2/FMA/F16C or SSE intrinsic; the features are proven by
-        // the V3F16c token an `Avx2` is built from (module docs).
-        unsafe { $e }
-    }};
-}
-
 impl Avx2 {
     /// 8 codes narrowed to bytes in the low 64 bits (low 8 bits of each lane).
     #[inline(always)]
     fn bytes(self, a: __m256i) -> __m128i {
-        v!({
-            let m = _mm256_and_si256(a, _mm256_set1_epi32(0xff));
-            let w = _mm256_packus_epi32(m, m); // per 128-bit half: a0..a3 a0..a3 | a4..a7 a4..a7
-            let b = _mm256_packus_epi16(w, w); // bytes a0..a3 x4 | a4..a7 x4
-            _mm_unpacklo_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256::<1>(b))
-        })
+        {
+            let m = self.0.avx2._mm256_and_si256(a, self.0.avx._mm256_set1_epi32(0xff));
+            let w = self.0.avx2._mm256_packus_epi32(m, m); // per 128-bit half: a0..a3 a0..a3 | a4..a7 a4..a7
+            let b = self.0.avx2._mm256_packus_epi16(w, w); // bytes a0..a3 x4 | a4..a7 x4
+            self.0
+                .sse2
+                ._mm_unpacklo_epi32(self.0.avx._mm256_castsi256_si128(b), self.0.avx2._mm256_extracti128_si256::<1>(b))
+        }
     }
 }
 
@@ -80,131 +76,134 @@ impl Simd for Avx2 {
 
     #[inline(always)]
     fn splat(self, x: f32) -> __m256 {
-        v!(_mm256_set1_ps(x))
+        self.0.avx._mm256_set1_ps(x)
     }
     #[inline(always)]
     fn add(self, a: __m256, b: __m256) -> __m256 {
-        v!(_mm256_add_ps(a, b))
+        self.0.avx._mm256_add_ps(a, b)
     }
     #[inline(always)]
     fn sub(self, a: __m256, b: __m256) -> __m256 {
-        v!(_mm256_sub_ps(a, b))
+        self.0.avx._mm256_sub_ps(a, b)
     }
     #[inline(always)]
     fn mul(self, a: __m256, b: __m256) -> __m256 {
-        v!(_mm256_mul_ps(a, b))
+        self.0.avx._mm256_mul_ps(a, b)
     }
     #[inline(always)]
     fn div(self, a: __m256, b: __m256) -> __m256 {
-        v!(_mm256_div_ps(a, b))
+        self.0.avx._mm256_div_ps(a, b)
     }
     #[inline(always)]
     fn fma(self, a: __m256, b: __m256, c: __m256) -> __m256 {
-        v!(_mm256_fmadd_ps(a, b, c))
+        self.0.fma._mm256_fmadd_ps(a, b, c)
     }
     #[inline(always)]
     fn fnma(self, a: __m256, b: __m256, c: __m256) -> __m256 {
-        v!(_mm256_fnmadd_ps(a, b, c))
+        self.0.fma._mm256_fnmadd_ps(a, b, c)
     }
     #[inline(always)]
     fn min(self, a: __m256, b: __m256) -> __m256 {
-        v!(_mm256_min_ps(a, b))
+        self.0.avx._mm256_min_ps(a, b)
     }
     #[inline(always)]
     fn max(self, a: __m256, b: __m256) -> __m256 {
-        v!(_mm256_max_ps(a, b))
+        self.0.avx._mm256_max_ps(a, b)
     }
     #[inline(always)]
     fn eq(self, a: __m256, b: __m256) -> __m256i {
-        v!(_mm256_castps_si256(_mm256_cmp_ps::<_CMP_EQ_OQ>(a, b)))
+        self.0.avx._mm256_castps_si256(self.0.avx._mm256_cmp_ps::<_CMP_EQ_OQ>(a, b))
     }
     #[inline(always)]
     fn is_nan(self, a: __m256) -> __m256i {
-        v!(_mm256_castps_si256(_mm256_cmp_ps::<_CMP_UNORD_Q>(a, a)))
+        self.0.avx._mm256_castps_si256(self.0.avx._mm256_cmp_ps::<_CMP_UNORD_Q>(a, a))
     }
     #[inline(always)]
     fn select(self, m: __m256i, a: __m256, b: __m256) -> __m256 {
-        v!(_mm256_blendv_ps(b, a, _mm256_castsi256_ps(m)))
+        self.0.avx._mm256_blendv_ps(b, a, self.0.avx._mm256_castsi256_ps(m))
     }
     #[inline(always)]
     fn or_m(self, a: __m256i, b: __m256i) -> __m256i {
-        v!(_mm256_or_si256(a, b))
+        self.0.avx2._mm256_or_si256(a, b)
     }
     #[inline(always)]
     fn mask_bits(self, m: __m256i) -> u32 {
-        v!(_mm256_movemask_ps(_mm256_castsi256_ps(m)) as u32)
+        self.0.avx._mm256_movemask_ps(self.0.avx._mm256_castsi256_ps(m)) as u32
     }
     #[inline(always)]
     fn mask_from_bits(self, bits: u32) -> __m256i {
-        v!({
-            let lane_bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-            _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(bits as i32), lane_bit), lane_bit)
-        })
+        {
+            let lane_bit = self.0.avx._mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+            self.0.avx2._mm256_cmpeq_epi32(
+                self.0.avx2._mm256_and_si256(self.0.avx._mm256_set1_epi32(bits as i32), lane_bit),
+                lane_bit,
+            )
+        }
     }
     #[inline(always)]
     fn splat_i(self, x: i32) -> __m256i {
-        v!(_mm256_set1_epi32(x))
+        self.0.avx._mm256_set1_epi32(x)
     }
     #[inline(always)]
     fn add_i(self, a: __m256i, b: __m256i) -> __m256i {
-        v!(_mm256_add_epi32(a, b))
+        self.0.avx2._mm256_add_epi32(a, b)
     }
     #[inline(always)]
     fn sub_i(self, a: __m256i, b: __m256i) -> __m256i {
-        v!(_mm256_sub_epi32(a, b))
+        self.0.avx2._mm256_sub_epi32(a, b)
     }
     #[inline(always)]
     fn and_i(self, a: __m256i, b: __m256i) -> __m256i {
-        v!(_mm256_and_si256(a, b))
+        self.0.avx2._mm256_and_si256(a, b)
     }
     #[inline(always)]
     fn or_i(self, a: __m256i, b: __m256i) -> __m256i {
-        v!(_mm256_or_si256(a, b))
+        self.0.avx2._mm256_or_si256(a, b)
     }
     #[inline(always)]
     fn shl(self, a: __m256i, n: u32) -> __m256i {
-        v!(_mm256_sll_epi32(a, _mm_cvtsi32_si128(n as i32)))
+        self.0.avx2._mm256_sll_epi32(a, self.0.sse2._mm_cvtsi32_si128(n as i32))
     }
     #[inline(always)]
     fn shr(self, a: __m256i, n: u32) -> __m256i {
-        v!(_mm256_srl_epi32(a, _mm_cvtsi32_si128(n as i32)))
+        self.0.avx2._mm256_srl_epi32(a, self.0.sse2._mm_cvtsi32_si128(n as i32))
     }
     #[inline(always)]
     fn sra(self, a: __m256i, n: u32) -> __m256i {
-        v!(_mm256_sra_epi32(a, _mm_cvtsi32_si128(n as i32)))
+        self.0.avx2._mm256_sra_epi32(a, self.0.sse2._mm_cvtsi32_si128(n as i32))
     }
     #[inline(always)]
     fn xor_i(self, a: __m256i, b: __m256i) -> __m256i {
-        v!(_mm256_xor_si256(a, b))
+        self.0.avx2._mm256_xor_si256(a, b)
     }
     #[inline(always)]
     fn min_i(self, a: __m256i, b: __m256i) -> __m256i {
-        v!(_mm256_min_epi32(a, b))
+        self.0.avx2._mm256_min_epi32(a, b)
     }
     #[inline(always)]
     fn lt_i(self, a: __m256i, b: __m256i) -> __m256i {
-        v!(_mm256_cmpgt_epi32(b, a))
+        self.0.avx2._mm256_cmpgt_epi32(b, a)
     }
     #[inline(always)]
     fn eq_i(self, a: __m256i, b: __m256i) -> __m256i {
-        v!(_mm256_cmpeq_epi32(a, b))
+        self.0.avx2._mm256_cmpeq_epi32(a, b)
     }
     #[inline(always)]
     fn select_i(self, m: __m256i, a: __m256i, b: __m256i) -> __m256i {
-        v!(_mm256_blendv_epi8(b, a, m))
+        self.0.avx2._mm256_blendv_epi8(b, a, m)
     }
     #[inline(always)]
     fn bits(self, a: __m256) -> __m256i {
-        v!(_mm256_castps_si256(a))
+        self.0.avx._mm256_castps_si256(a)
     }
     #[inline(always)]
     fn f32_of(self, a: __m256i) -> __m256 {
-        v!(_mm256_castsi256_ps(a))
+        self.0.avx._mm256_castsi256_ps(a)
     }
     #[inline(always)]
     fn cvt_rne(self, a: __m256) -> __m256i {
         // Round explicitly, then truncate the integral value: no MXCSR dependence.
-        v!(_mm256_cvttps_epi32(_mm256_round_ps::<RNE>(a)))
+        self.0.avx._mm256_cvttps_epi32(self.0.avx._mm256_round_ps::<RNE>(a))
     }
     #[inline(always)]
     fn cvt_rne_x4(self, a: [__m256; 4]) -> Option<[__m256i; 4]> {
@@ -215,17 +214,20 @@ impl Simd for Avx2 {
         }
         // vcvttps2dq gives the "integer indefinite" i32::MIN for NaN and out-of-range lanes
         // (a legitimate -2^31 then only costs a redo): a min tree and one compare.
-        let bad = v!({
-            let m = _mm256_min_epi32(_mm256_min_epi32(c[0], c[1]), _mm256_min_epi32(c[2], c[3]));
-            let e = _mm256_cmpeq_epi32(m, _mm256_set1_epi32(i32::MIN));
-            _mm256_testz_si256(e, e) == 0
-        });
+        let bad = {
+            let m = self
+                .0
+                .avx2
+                ._mm256_min_epi32(self.0.avx2._mm256_min_epi32(c[0], c[1]), self.0.avx2._mm256_min_epi32(c[2], c[3]));
+            let e = self.0.avx2._mm256_cmpeq_epi32(m, self.0.avx._mm256_set1_epi32(i32::MIN));
+            self.0.avx._mm256_testz_si256(e, e) == 0
+        };
         (!bad).then_some(c)
     }
     #[inline(always)]
     fn cvt_f32(self, a: __m256i) -> __m256 {
         // MXCSR rounding (round-to-nearest-even by default; see the module docs).
-        v!(_mm256_cvtepi32_ps(a))
+        self.0.avx._mm256_cvtepi32_ps(a)
     }
 
     #[inline(always)]
@@ -261,20 +263,26 @@ impl Simd for Avx2 {
     #[inline(always)]
     fn load_u4(self, b: &[u8]) -> __m256i {
         let w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-        v!({
-            let bytes = sse::unpack_nibbles(_mm_cvtsi32_si128(w as i32));
-            _mm256_and_si256(_mm256_cvtepu8_epi32(bytes), _mm256_set1_epi32(0xf))
-        })
+        {
+            let bytes = sse::unpack_nibbles(self.0, self.0.sse2._mm_cvtsi32_si128(w as i32));
+            self.0.avx2._mm256_and_si256(self.0.avx2._mm256_cvtepu8_epi32(bytes), self.0.avx._mm256_set1_epi32(0xf))
+        }
     }
     #[inline(always)]
     fn load_u2(self, b: &[u8]) -> __m256i {
         let w = u16::from_le_bytes([b[0], b[1]]);
-        v!({
-            let v = _mm_cvtsi32_si128(w as i32);
-            let rep = _mm_shuffle_epi8(v, _mm_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1, -1));
-            let shifts = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-            _mm256_and_si256(_mm256_srlv_epi32(_mm256_cvtepu8_epi32(rep), shifts), _mm256_set1_epi32(3))
-        })
+        {
+            let v = self.0.sse2._mm_cvtsi32_si128(w as i32);
+            let rep = self
+                .0
+                .ssse3
+                ._mm_shuffle_epi8(v, self.0.sse2._mm_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1, -1));
+            let shifts = self.0.avx._mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+            self.0.avx2._mm256_and_si256(
+                self.0.avx2._mm256_srlv_epi32(self.0.avx2._mm256_cvtepu8_epi32(rep), shifts),
+                self.0.avx._mm256_set1_epi32(3),
+            )
+        }
     }
     #[inline(always)]
     fn load_u6(self, b: &[u8]) -> __m256i {
@@ -305,13 +313,13 @@ impl Simd for Avx2 {
     }
     #[inline(always)]
     fn store_u16(self, a: __m256i, out: &mut [u8]) {
-        let w = v!({
+        let w = {
             // Keep the low 16 bits (two's complement codes of i16), so the unsigned
             // saturation of packus never triggers; then undo its 128-bit interleave.
-            let m = _mm256_and_si256(a, _mm256_set1_epi32(0xffff));
-            let p = _mm256_packus_epi32(m, m);
-            _mm256_castsi256_si128(_mm256_permute4x64_epi64::<0b1000>(p))
-        });
+            let m = self.0.avx2._mm256_and_si256(a, self.0.avx._mm256_set1_epi32(0xffff));
+            let p = self.0.avx2._mm256_packus_epi32(m, m);
+            self.0.avx._mm256_castsi256_si128(self.0.avx2._mm256_permute4x64_epi64::<0b1000>(p))
+        };
         let out = &mut out[..16];
         // SAFETY: `out` is exactly the 16 bytes written.
         unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), w) }
@@ -324,47 +332,65 @@ impl Simd for Avx2 {
     }
     #[inline(always)]
     fn store_u8x4(self, c: [__m256i; 4], out: &mut [u8]) {
-        let v = v!({
-            let m = _mm256_set1_epi32(0xff);
-            let a = _mm256_packs_epi32(_mm256_and_si256(c[0], m), _mm256_and_si256(c[1], m));
-            let b = _mm256_packs_epi32(_mm256_and_si256(c[2], m), _mm256_and_si256(c[3], m));
-            let p = _mm256_packus_epi16(a, b);
-            _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
-        });
+        let v = {
+            let m = self.0.avx._mm256_set1_epi32(0xff);
+            let a = self
+                .0
+                .avx2
+                ._mm256_packs_epi32(self.0.avx2._mm256_and_si256(c[0], m), self.0.avx2._mm256_and_si256(c[1], m));
+            let b = self
+                .0
+                .avx2
+                ._mm256_packs_epi32(self.0.avx2._mm256_and_si256(c[2], m), self.0.avx2._mm256_and_si256(c[3], m));
+            let p = self.0.avx2._mm256_packus_epi16(a, b);
+            self.0.avx2._mm256_permutevar8x32_epi32(p, self.0.avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+        };
         let out = &mut out[..32];
         // SAFETY: `out` is exactly the 32 bytes written.
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
     }
     #[inline(always)]
     fn store_sat8x4(self, c: [__m256i; 4], z: [__m256i; 4], signed: bool, out: &mut [u8]) {
-        let v = v!({
-            let a = _mm256_adds_epi16(_mm256_packs_epi32(c[0], c[1]), _mm256_packs_epi32(z[0], z[1]));
-            let b = _mm256_adds_epi16(_mm256_packs_epi32(c[2], c[3]), _mm256_packs_epi32(z[2], z[3]));
-            let p = if signed { _mm256_packs_epi16(a, b) } else { _mm256_packus_epi16(a, b) };
-            _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
-        });
+        let v = {
+            let a = self.0.avx2._mm256_adds_epi16(
+                self.0.avx2._mm256_packs_epi32(c[0], c[1]),
+                self.0.avx2._mm256_packs_epi32(z[0], z[1]),
+            );
+            let b = self.0.avx2._mm256_adds_epi16(
+                self.0.avx2._mm256_packs_epi32(c[2], c[3]),
+                self.0.avx2._mm256_packs_epi32(z[2], z[3]),
+            );
+            let p = if signed { self.0.avx2._mm256_packs_epi16(a, b) } else { self.0.avx2._mm256_packus_epi16(a, b) };
+            self.0.avx2._mm256_permutevar8x32_epi32(p, self.0.avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+        };
         let out = &mut out[..32];
         // SAFETY: `out` is exactly the 32 bytes written.
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
     }
     #[inline(always)]
     fn store_u4(self, a: __m256i, out: &mut [u8]) {
-        let v = v!(_mm_cvtsi128_si32(sse::pack_nibbles(self.bytes(a))));
+        let v = self.0.sse2._mm_cvtsi128_si32(sse::pack_nibbles(self.0, self.bytes(a)));
         out[..4].copy_from_slice(&v.to_le_bytes());
     }
     #[inline(always)]
     fn store_u2(self, a: __m256i, out: &mut [u8]) {
-        let v = v!(_mm_cvtsi128_si32(sse::pack_crumbs(self.bytes(a))));
+        let v = self.0.sse2._mm_cvtsi128_si32(sse::pack_crumbs(self.0, self.bytes(a)));
         out[..2].copy_from_slice(&v.to_le_bytes()[..2]);
     }
     #[inline(always)]
     fn store_u6(self, a: __m256i, out: &mut [u8]) {
-        let v = v!(_mm_cvtsi128_si64(sse::pack_sixes(self.bytes(a))));
+        let packed = sse::pack_sixes(self.0, self.bytes(a));
+        // SAFETY: SSE2's value-only `movq` (pulp has no token method for this x86-64-only
+        // intrinsic); the V3F16c token proves SSE2 (module docs).
+        let v = unsafe { _mm_cvtsi128_si64(packed) };
         out[..6].copy_from_slice(&v.to_le_bytes()[..6]);
     }
 
     #[inline(always)]
     fn f32_to_f16_bits(self, a: __m256) -> __m256i {
-        v!(_mm256_cvtepu16_epi32(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(a)))
+        // SAFETY: F16C's value-only `vcvtps2ph` (pulp has no F16C token methods); the
+        // V3F16c token proves F16C (module docs).
+        let h = unsafe { _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(a) };
+        self.0.avx2._mm256_cvtepu16_epi32(h)
     }
 }

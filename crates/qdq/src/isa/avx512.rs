@@ -23,7 +23,9 @@ use core::arch::x86_64::*;
 /// pulp's build time).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct V4 {
-    _private: (),
+    /// The AVX2 / FMA / F16C level this one includes (its pulp token methods serve the
+    /// SSE helpers).
+    v3: super::avx2::V3F16c,
 }
 
 impl V4 {
@@ -45,7 +47,10 @@ impl V4 {
 
     /// The token, if this CPU has every feature.
     pub(crate) fn try_new() -> Option<V4> {
-        V4::is_available().then_some(V4 { _private: () })
+        if !V4::is_available() {
+            return None;
+        }
+        super::avx2::V3F16c::try_new().map(|v3| V4 { v3 })
     }
 
     /// Runs `f` in a function compiled with the features, into which it inlines.
@@ -295,7 +300,7 @@ impl Simd for Avx512 {
         // SAFETY: `b` is exactly the 8 bytes read (movq).
         unsafe {
             let v = _mm_loadl_epi64(b.as_ptr().cast());
-            let bytes = sse::unpack_nibbles(v);
+            let bytes = sse::unpack_nibbles(self.0.v3, v);
             _mm512_and_si512(_mm512_cvtepu8_epi32(bytes), _mm512_set1_epi32(0xf))
         }
     }
@@ -387,19 +392,19 @@ impl Simd for Avx512 {
     fn store_u4(self, a: __m512i, out: &mut [u8]) {
         let out = &mut out[..8];
         // SAFETY: `out` is exactly the 8 bytes written (movq).
-        unsafe { _mm_storel_epi64(out.as_mut_ptr().cast(), sse::pack_nibbles(self.bytes(a))) }
+        unsafe { _mm_storel_epi64(out.as_mut_ptr().cast(), sse::pack_nibbles(self.0.v3, self.bytes(a))) }
     }
     #[inline(always)]
     fn store_u2(self, a: __m512i, out: &mut [u8]) {
         // SAFETY: SSE2/SSSE3 value intrinsics (V4 token).
-        let v = v!(_mm_cvtsi128_si32(sse::pack_crumbs(self.bytes(a))));
+        let v = v!(_mm_cvtsi128_si32(sse::pack_crumbs(self.0.v3, self.bytes(a))));
         out[..4].copy_from_slice(&v.to_le_bytes());
     }
     #[inline(always)]
     fn store_u6(self, a: __m512i, out: &mut [u8]) {
         let out = &mut out[..12];
         // SAFETY: the masked store writes only the 12 bytes of `out` (mask 0x0fff).
-        unsafe { _mm_mask_storeu_epi8(out.as_mut_ptr().cast(), 0x0fff, sse::pack_sixes(self.bytes(a))) }
+        unsafe { _mm_mask_storeu_epi8(out.as_mut_ptr().cast(), 0x0fff, sse::pack_sixes(self.0.v3, self.bytes(a))) }
     }
 
     #[inline(always)]
