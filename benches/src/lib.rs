@@ -22,6 +22,7 @@
 
 use qdq::train::{FakeQuantGrads, GradOptions, QuantParams};
 use qdq::{bf16, f16, Config, DataType, Isa, Layout, Packed, QuantizeOptions, Values, ValuesMut};
+use qdq_fixtures::Rng;
 use qdq_measure::Aligned;
 
 /// The four benchmark sizes: L1 (4 Ki), L2 (64 Ki), L3 (1 Mi) and DRAM (16 Mi) elements.
@@ -209,17 +210,11 @@ pub fn zero_point_code(t: DataType) -> Option<u32> {
     }
 }
 
-/// Deterministic uniform f32 data in [-4, 4) (xorshift64).
+/// Deterministic uniform f32 data in [-4, 4): [`qdq_fixtures::Rng`] (xorshift64) from a
+/// state that mixes `seed` (so nearby seeds start far apart).
 pub fn uniform(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = 0x2545_f491_4f6c_dd1d_u64 ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 8.0
-        })
-        .collect()
+    let mut rng = Rng::new(0x2545_f491_4f6c_dd1d_u64 ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    (0..n).map(|_| (rng.unit() - 0.5) * 8.0).collect()
 }
 
 /// One benchmark case.
