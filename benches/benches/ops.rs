@@ -38,7 +38,8 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput};
-use qdq_benches::{full_matrix, size_name, training_matrix, Case, Mode, Op, Prepared, Roofline, SIZES, TRAIN_SIZES};
+use qdq_benches::{full_matrix, size_name, training_matrix, Case, Mode, Op, Prepared, SIZES, TRAIN_SIZES};
+use qdq_measure::Roofline;
 
 fn mode_id(mode: Mode) -> &'static str {
     match mode {
@@ -117,7 +118,10 @@ fn roofline(c: &mut Criterion) {
             for t in threads {
                 let id = BenchmarkId::new(format!("{}-{}/{t}t", case.from.name(), case.to.name()), size_name(n));
                 g.bench_function(id, |b| {
-                    let k = kernel.get_or_insert_with(|| Roofline::for_case(case, n));
+                    let k = kernel.get_or_insert_with(|| {
+                        let (i, o) = case.io_bytes(n);
+                        Roofline::calibrated(i, o, 1)
+                    });
                     b.iter(|| k.run(t))
                 });
             }

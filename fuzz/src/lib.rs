@@ -5,10 +5,12 @@
 //! Generation is biased towards inputs that pass validation (so the kernels run), but every
 //! choice has a branch that picks an arbitrary value, so the validation paths are fuzzed as
 //! well. Data is raw bit patterns (NaN payloads, subnormals, infinities) or, on request,
-//! values built from the scale (ties, zero, saturation edges), which raw bits rarely hit.
+//! special values (the scale table here and the workspace's shared `qdq_fixtures::F32_SPECIALS`)
+//! or values built from the scale (ties, zero, saturation edges), which raw bits rarely hit.
 
 use half::slice::HalfBitsSliceExt;
 use qdq::{Config, Isa};
+use qdq_fixtures::F32_SPECIALS;
 use qdq_ref::float::FloatFormat;
 use qdq_ref::{Attribute, DataType, Opset, Tensor, TensorRef};
 
@@ -185,8 +187,30 @@ const SPECIAL_SCALES: [f64; 16] = [
     f64::NAN,
 ];
 
-/// `n` elements of type `t`: raw bit patterns, or (for wide float types) values from a
-/// table of specials, or multiples of `step / 2` (ties at every step when `step` is the
+/// The special f32 value for a pick byte: even bytes index [`SPECIAL_SCALES`], odd ones
+/// the shared [`F32_SPECIALS`] (signed zeros, NaNs with payloads, subnormals, ties,
+/// saturation edges).
+fn special_f32(p: u8) -> f32 {
+    let k = (p / 2) as usize;
+    if p % 2 == 0 {
+        SPECIAL_SCALES[k % SPECIAL_SCALES.len()] as f32
+    } else {
+        F32_SPECIALS[k % F32_SPECIALS.len()]
+    }
+}
+
+/// [`special_f32`] as f64 (the scale table's values exactly).
+fn special_f64(p: u8) -> f64 {
+    if p % 2 == 0 {
+        SPECIAL_SCALES[(p / 2) as usize % SPECIAL_SCALES.len()]
+    } else {
+        special_f32(p) as f64
+    }
+}
+
+/// `n` elements of type `t`: raw bit patterns, or values from the tables of specials
+/// ([`special_f32`]; f32 keeps their bits, NaN payloads included, other types get them
+/// through [`encode`]), or multiples of `step / 2` (ties at every step when `step` is the
 /// scale).
 pub fn data(input: &mut Input<'_>, t: DataType, n: usize, step: f64) -> Vec<u8> {
     let bytes = t.byte_len(n).unwrap_or(0);
@@ -194,8 +218,12 @@ pub fn data(input: &mut Input<'_>, t: DataType, n: usize, step: f64) -> Vec<u8> 
         0 | 1 => input.fill(bytes),
         2 => {
             let picks = input.fill(n);
-            let v: Vec<f64> = picks.iter().map(|&p| SPECIAL_SCALES[p as usize % 16]).collect();
-            encode(t, &v)
+            if t == DataType::F32 {
+                picks.iter().flat_map(|&p| special_f32(p).to_le_bytes()).collect()
+            } else {
+                let v: Vec<f64> = picks.iter().map(|&p| special_f64(p)).collect();
+                encode(t, &v)
+            }
         }
         _ => {
             let picks = input.fill(n);

@@ -19,7 +19,8 @@
 use std::io::{self, Write};
 
 use qdq::DataType;
-use qdq_benches::{median, size_name, Case, Mode, Op, Roofline, Shape};
+use qdq_benches::{size_name, Case, Mode, Op, Shape};
+use qdq_measure::{median, Roofline};
 
 /// Command-line options.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

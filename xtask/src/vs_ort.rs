@@ -21,7 +21,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use qdq::{Config, DataType};
-use qdq_benches::{median, size_name, time_batches, Case, Shape};
+use qdq_benches::{size_name, Case, Shape};
+use qdq_measure::{median, time_batches};
 
 /// The onnxruntime-side packages.
 pub const PACKAGES: [&str; 4] = ["onnx", "onnxruntime", "numpy", "ml_dtypes"];

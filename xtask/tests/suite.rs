@@ -3,6 +3,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use qdq_fixtures::Rng;
 use xtask::conformance::{self, Summary};
 use xtask::proto::{ModelProto, TensorProto};
 use xtask::{default_node_dir, graph, Backend};
@@ -87,22 +88,11 @@ fn failures_are_reported_and_counted() {
     fs::remove_dir_all(&empty).unwrap();
 }
 
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 /// Mutated models and inputs go through decoding, the interpreter and the backend without
 /// panicking.
 #[test]
 fn mutated_tests_never_panic() {
-    let mut rng = XorShift(0x2545_f491_4f6c_dd1d);
+    let mut rng = Rng::new(0x2545_f491_4f6c_dd1d);
     let node = default_node_dir();
     let (mut ran, mut ok) = (0usize, 0usize);
     for test in conformance::discover(&node).unwrap() {
@@ -115,11 +105,11 @@ fn mutated_tests_never_panic() {
         for _ in 0..60 {
             let mut m = model.clone();
             let mut ins = inputs.clone();
-            for _ in 0..1 + rng.next() % 2 {
-                let k = (rng.next() as usize) % (ins.len() + 1);
+            for _ in 0..1 + rng.next_u64() % 2 {
+                let k = (rng.next_u64() as usize) % (ins.len() + 1);
                 let buf = if k == ins.len() { &mut m } else { &mut ins[k] };
-                let i = (rng.next() as usize) % buf.len();
-                buf[i] = rng.next() as u8;
+                let i = (rng.next_u64() as usize) % buf.len();
+                buf[i] = rng.next_u64() as u8;
             }
             let Ok(model) = ModelProto::decode(&m) else { continue };
             let tensors: Result<Vec<_>, _> =

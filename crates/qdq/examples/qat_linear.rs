@@ -15,22 +15,11 @@
 
 use qdq::train::{self, FakeQuantGrads, GradOptions, QuantParams};
 use qdq::{DataType, Layout, QuantizeOptions, Values, ValuesMut};
+use qdq_fixtures::Rng;
 
 const OUT: usize = 16;
 const IN: usize = 64;
 const BATCH: usize = 512;
-
-/// Deterministic uniform numbers in [-1, 1).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> f32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-    }
-}
 
 /// `a [m, k] * b[n, k]^T -> [m, n]`.
 fn matmul_t(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
@@ -53,10 +42,11 @@ fn loss(x: &[f32], w: &[f32], target: &[f32], p: &QuantParams<'_>) -> (f32, Vec<
 }
 
 fn main() {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    // Deterministic uniform numbers in [-1, 1).
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
     // Channels of very different magnitudes: a per-tensor scale would fit none of them.
-    let w: Vec<f32> = (0..OUT * IN).map(|i| rng.next() * (1.0 + (i / IN) as f32) / 8.0).collect();
-    let x: Vec<f32> = (0..BATCH * IN).map(|_| rng.next()).collect();
+    let w: Vec<f32> = (0..OUT * IN).map(|i| rng.signed_unit() * (1.0 + (i / IN) as f32) / 8.0).collect();
+    let x: Vec<f32> = (0..BATCH * IN).map(|_| rng.signed_unit()).collect();
     let target = matmul_t(&x, &w, BATCH, IN, OUT);
 
     let layout = Layout::PerAxis { outer: 1, axis_len: OUT, inner: IN };

@@ -1,8 +1,8 @@
 //! Differential tests: `qdq` on every available ISA (forced), sequential and parallel,
 //! against `qdq_ref`, bit for bit. Lengths 0..=512 and larger, misaligned byte offsets,
-//! every layout and type, random data mixed with specials (±0, ±inf, NaN, ties (k+1/2)s,
-//! subnormals, saturation edges) and awkward scales (powers of two, tiny, subnormal, zero,
-//! negative, huge).
+//! every layout and type, random data mixed with specials (`qdq_fixtures::F32_SPECIALS`:
+//! ±0, ±inf, NaNs with payloads, subnormals, saturation edges) and ties (k+1/2)s, and
+//! awkward scales (powers of two, tiny, subnormal, zero, negative, huge).
 
 mod common;
 

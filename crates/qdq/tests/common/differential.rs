@@ -3,27 +3,6 @@
 
 use qdq::{DataType, Layout, Opset, QuantizeAttributes, TensorRef};
 
-const SPECIALS: [f32; 18] = [
-    0.0,
-    -0.0,
-    f32::INFINITY,
-    f32::NEG_INFINITY,
-    f32::NAN,
-    -f32::NAN,
-    1e-40,
-    -1e-45,
-    f32::MAX,
-    f32::MIN,
-    f32::MIN_POSITIVE,
-    3e9,
-    -3e9,
-    65504.0,
-    65520.0,
-    448.0,
-    464.0,
-    57344.0,
-];
-
 fn scale_value(rng: &mut Rng) -> f32 {
     match rng.below(12) {
         0 => 2f32.powi(rng.below(20) as i32 - 10),
@@ -39,10 +18,10 @@ fn scale_value(rng: &mut Rng) -> f32 {
 
 fn x_value(rng: &mut Rng, s: f32) -> f32 {
     match rng.below(10) {
-        0 | 1 => SPECIALS[rng.below(SPECIALS.len())],
+        0 | 1 => rng.pick(&F32_SPECIALS),
         2..=4 => ((rng.below(600) as f32 - 300.0) + 0.5) * s, // ties (exact or nearly)
         5 => (rng.unit() - 0.5) * 1e5,
-        6 => f32::from_bits(rng.next() as u32),
+        6 => f32::from_bits(rng.next_u64() as u32),
         _ => (rng.unit() - 0.5) * 600.0 * s.abs().max(1e-3),
     }
 }
@@ -61,15 +40,7 @@ fn wide_bytes(t: DataType, v: &[f32]) -> Vec<u8> {
     }
 }
 
-fn random_codes(rng: &mut Rng, t: DataType, n: usize) -> Vec<u8> {
-    let mut b = vec![0u8; t.byte_len(n).unwrap()];
-    for i in 0..n {
-        qdq::packing::set(t, &mut b, i, rng.next() as u32);
-    }
-    b
-}
-
-use super::{configs, Rng};
+use super::{configs, random_codes, Rng, F32_SPECIALS, MISALIGNMENTS, SHORT_LENGTHS, SWEEP_LENGTHS};
 
 /// Shapes `(x_shape, layout kind)` covering per-tensor, per-axis first/middle/last and
 /// blocked last/middle with remainder blocks.
@@ -97,7 +68,8 @@ fn shapes(rng: &mut Rng) -> Vec<(Vec<usize>, i64, i64, Vec<usize>)> {
 
 fn quantize_case(rng: &mut Rng, x_type: DataType, s_type: DataType, out: DataType, sat: bool, prec: i64) {
     let opset = Opset::onnx(28);
-    for (x_shape, axis, block, s_shape) in shapes(rng).into_iter().chain((0..=70).map(|n| (vec![n], 0, 0, vec![]))) {
+    for (x_shape, axis, block, s_shape) in shapes(rng).into_iter().chain(SHORT_LENGTHS.map(|n| (vec![n], 0, 0, vec![])))
+    {
         let n: usize = x_shape.iter().product();
         let ns: usize = s_shape.iter().product();
         let scales: Vec<f32> = (0..ns.max(1)).map(|_| scale_value(rng)).collect();
@@ -108,7 +80,7 @@ fn quantize_case(rng: &mut Rng, x_type: DataType, s_type: DataType, out: DataTyp
         let zp =
             if out.is_minifloat() || rng.below(4) == 0 { None } else { Some(random_codes(rng, out, scales.len())) };
         // misaligned starting offsets
-        let off = rng.below(4);
+        let off = rng.below(MISALIGNMENTS);
         let mut xbuf = vec![0u8; off];
         xbuf.extend_from_slice(&xb);
         let x = TensorRef { dtype: x_type, shape: &x_shape, data: &xbuf[off..] };
@@ -153,7 +125,7 @@ fn quantize_case(rng: &mut Rng, x_type: DataType, s_type: DataType, out: DataTyp
 }
 
 pub fn quantize_every_output_type_from_f32() {
-    let mut rng = Rng(0x1234_5678_9abc_def1);
+    let mut rng = Rng::new(0x1234_5678_9abc_def1);
     for out in DataType::QUANTIZED {
         for sat in [true, false] {
             quantize_case(&mut rng, DataType::F32, DataType::F32, out, sat, 0);
@@ -162,7 +134,7 @@ pub fn quantize_every_output_type_from_f32() {
 }
 
 pub fn quantize_from_f16_bf16_i32_and_other_scale_types() {
-    let mut rng = Rng(0xfeed_beef_0bad_cafe);
+    let mut rng = Rng::new(0xfeed_beef_0bad_cafe);
     for out in [
         DataType::U8,
         DataType::I8,
@@ -191,7 +163,7 @@ pub fn quantize_from_f16_bf16_i32_and_other_scale_types() {
 }
 
 pub fn quantize_with_precision_attribute() {
-    let mut rng = Rng(0x0123_4567_89ab_cdef);
+    let mut rng = Rng::new(0x0123_4567_89ab_cdef);
     for out in [DataType::U8, DataType::I16, DataType::U16, DataType::E4M3FnUz, DataType::E5M2FnUz, DataType::E2M3] {
         for prec in [1, 10, 16] {
             quantize_case(&mut rng, DataType::F32, DataType::F32, out, false, prec);
@@ -201,9 +173,9 @@ pub fn quantize_with_precision_attribute() {
 }
 
 pub fn quantize_lengths_0_to_512_all_isas() {
-    let mut rng = Rng(42);
+    let mut rng = Rng::new(42);
     for out in DataType::QUANTIZED {
-        for n in 0..=512usize {
+        for n in SWEEP_LENGTHS {
             let s = [scale_value(&mut rng)];
             let xs: Vec<f32> = (0..n).map(|_| x_value(&mut rng, s[0])).collect();
             let zp = if out.is_minifloat() { None } else { Some(random_codes(&mut rng, out, 1)) };
@@ -241,7 +213,7 @@ pub fn quantize_lengths_0_to_512_all_isas() {
 }
 
 pub fn dequantize_every_input_type() {
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     let opset = Opset::onnx(28);
     for xt in DataType::QUANTIZED.into_iter().chain([DataType::I32]) {
         for (st, out) in [
@@ -254,13 +226,13 @@ pub fn dequantize_every_input_type() {
             (DataType::E8M0, 10),
         ] {
             for (x_shape, axis, block, s_shape) in
-                shapes(&mut rng).into_iter().chain((0..=70).map(|n| (vec![n], 0, 0, vec![])))
+                shapes(&mut rng).into_iter().chain(SHORT_LENGTHS.map(|n| (vec![n], 0, 0, vec![])))
             {
                 let n: usize = x_shape.iter().product();
                 let ns: usize = s_shape.iter().product::<usize>().max(if s_shape.is_empty() { 1 } else { 0 });
                 let scales: Vec<f32> = (0..ns).map(|_| scale_value(&mut rng)).collect();
                 let sb = wide_bytes(st, &scales);
-                let off = rng.below(4);
+                let off = rng.below(MISALIGNMENTS);
                 let mut xb = vec![0u8; off];
                 xb.extend(random_codes(&mut rng, xt, n));
                 let zp = if xt.is_minifloat() || rng.below(3) == 0 {
@@ -314,11 +286,11 @@ pub fn dequantize_every_input_type() {
 }
 
 pub fn dynamic_quantize_matches_reference() {
-    let mut rng = Rng(99);
+    let mut rng = Rng::new(99);
     for n in (0..=300).chain([4096, 70_000, 200_003]) {
         let mut xs: Vec<f32> = (0..n).map(|_| (rng.unit() - 0.3) * 10.0).collect();
         if n > 5 && rng.below(3) == 0 {
-            xs[rng.below(n)] = SPECIALS[rng.below(SPECIALS.len())];
+            xs[rng.below(n)] = rng.pick(&F32_SPECIALS);
         }
         let mut want = vec![0u8; n];
         let w = qdq_ref::dynamic_quantize(&xs, &mut want).unwrap();
@@ -332,7 +304,7 @@ pub fn dynamic_quantize_matches_reference() {
 }
 
 pub fn large_parallel_per_axis_and_blocked() {
-    let mut rng = Rng(5);
+    let mut rng = Rng::new(5);
     let n = 1 << 18;
     let xs: Vec<f32> = (0..n).map(|_| x_value(&mut rng, 0.1)).collect();
     let s64: Vec<f32> = (0..64).map(|_| scale_value(&mut rng)).collect();
@@ -371,7 +343,7 @@ pub fn large_parallel_per_axis_and_blocked() {
 /// scales outside the fast range in some blocks, NaN / inf / huge x, random zero points,
 /// and sub-ranges starting inside blocks.
 pub fn blocked_last_8bit() {
-    let mut rng = Rng(0xb10c_ca5e_0000_0008);
+    let mut rng = Rng::new(0xb10c_ca5e_0000_0008);
     for out in [DataType::U8, DataType::I8] {
         for block in [16usize, 32, 48, 64, 96, 128, 7] {
             for axis_len in [block * 3, block * 2 + 5, 1024, block] {
@@ -416,7 +388,7 @@ pub fn blocked_last_8bit() {
 /// the fast range in some channels, NaN / inf / huge x, random zero points, every
 /// whole-byte output type, sub-ranges starting inside rows.
 pub fn per_axis_last_whole_bytes() {
-    let mut rng = Rng(0xa815_1a57_0000_0001);
+    let mut rng = Rng::new(0xa815_1a57_0000_0001);
     for out in [DataType::U8, DataType::I8, DataType::U16, DataType::I16, DataType::E4M3Fn, DataType::E5M2FnUz] {
         for channels in [8usize, 16, 48, 64, 100, 256, 300, 1000] {
             let rows = 1 + rng.below(6);

@@ -33,24 +33,17 @@ pub fn isas() -> Vec<qdq::Isa> {
     isas
 }
 
-/// The test data generator: xorshift64, seeded per test (deterministic runs).
-pub struct Rng(pub u64);
+/// The test data generator (xorshift64), seeded per test (deterministic runs), and the
+/// shared special values and lengths.
+pub use qdq_fixtures::{Rng, F32_SPECIALS, MISALIGNMENTS, SHORT_LENGTHS, SWEEP_LENGTHS};
 
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
+/// `n` random codes of type `t`, packed (every bit pattern, NaN codes included).
+pub fn random_codes(rng: &mut Rng, t: qdq::DataType, n: usize) -> Vec<u8> {
+    let mut b = vec![0u8; t.byte_len(n).unwrap()];
+    for i in 0..n {
+        qdq::packing::set(t, &mut b, i, rng.next_u64() as u32);
     }
-    /// Uniform in `0..n`.
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    /// Uniform in `[0, 1)` with 24 bits.
-    pub fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32
-    }
+    b
 }
 
 /// Set by the `no_threads` binary (qemu user-mode emulation in this sandbox cannot start

@@ -1,27 +1,10 @@
 //! Training mode: `qdq::train` on every ISA (forced), sequential and parallel, against
 //! `qdq_ref::train`, bit for bit (NaN payloads included), and the forwards against the inference ops.
 
-use super::{configs, Rng};
+use super::{configs, random_codes, Rng, F32_SPECIALS, SWEEP_LENGTHS};
 use qdq::train::{self as fast, FakeQuantGrads, GradOptions, QuantParams};
 use qdq::{DataType, Layout, Packed, QuantizeOptions, Values, ValuesMut};
 use qdq_ref::train as reference;
-
-const SPECIALS: [f32; 14] = [
-    0.0,
-    -0.0,
-    f32::INFINITY,
-    f32::NEG_INFINITY,
-    f32::NAN,
-    -f32::NAN,
-    1e-40,
-    -1e-45,
-    f32::MAX,
-    f32::MIN_POSITIVE,
-    3e9,
-    65520.0,
-    464.0,
-    1e-30,
-];
 
 fn scale_value(rng: &mut Rng) -> f32 {
     match rng.below(10) {
@@ -36,17 +19,17 @@ fn scale_value(rng: &mut Rng) -> f32 {
 
 fn x_value(rng: &mut Rng, s: f32) -> f32 {
     match rng.below(10) {
-        0 => SPECIALS[rng.below(SPECIALS.len())],
+        0 => rng.pick(&F32_SPECIALS),
         1..=3 => ((rng.below(600) as f32 - 300.0) + 0.5) * s,
-        4 => f32::from_bits(rng.next() as u32),
+        4 => f32::from_bits(rng.next_u64() as u32),
         _ => (rng.unit() - 0.5) * 600.0 * s.abs().max(1e-3),
     }
 }
 
 fn dy_value(rng: &mut Rng) -> f32 {
     match rng.below(12) {
-        0 => SPECIALS[rng.below(SPECIALS.len())],
-        1 => f32::from_bits(rng.next() as u32),
+        0 => rng.pick(&F32_SPECIALS),
+        1 => f32::from_bits(rng.next_u64() as u32),
         _ => (rng.unit() - 0.5) * 4.0,
     }
 }
@@ -155,14 +138,6 @@ fn assert_same_sums(what: &str, want: &[f32], got: &[f32]) {
             g.to_bits()
         );
     }
-}
-
-fn random_codes(rng: &mut Rng, t: DataType, n: usize) -> Vec<u8> {
-    let mut b = vec![0u8; t.byte_len(n).unwrap()];
-    for i in 0..n {
-        qdq::packing::set(t, &mut b, i, rng.next() as u32);
-    }
-    b
 }
 
 /// Layouts with their element and scale counts: per-tensor, per-axis first / middle /
@@ -351,7 +326,7 @@ fn check_case(c: &Case, rng: &mut Rng) {
 
 /// Every output type, every layout, x / scale / dy types, saturation and precision.
 pub fn training_matches_reference_every_type_and_layout() {
-    let mut rng = Rng(0x7ea1_7ea1_0000_0001);
+    let mut rng = Rng::new(0x7ea1_7ea1_0000_0001);
     for out in DataType::QUANTIZED {
         for (x_type, s_type, precision) in [
             (DataType::F32, DataType::F32, None),
@@ -372,9 +347,9 @@ pub fn training_matches_reference_every_type_and_layout() {
 
 /// Per-tensor, every length 0..=512 (vector bodies, tails, mask bytes split anywhere).
 pub fn training_lengths_0_to_512() {
-    let mut rng = Rng(0x5eed_0000_0000_0512);
+    let mut rng = Rng::new(0x5eed_0000_0000_0512);
     let outs = [DataType::U8, DataType::I4, DataType::I16, DataType::E4M3Fn, DataType::U2, DataType::E3M2];
-    for n in 0..=512usize {
+    for n in SWEEP_LENGTHS {
         let out = outs[n % outs.len()];
         let opts = QuantizeOptions { output: out, saturate: n % 3 != 0, precision: None };
         let layout = if n % 5 == 0 && n > 0 {
@@ -391,7 +366,7 @@ pub fn training_lengths_0_to_512() {
 /// Sizes that split into many parallel parts and long runs (the per-tensor tile tree,
 /// contiguous groups, channels spread over the tensor).
 pub fn training_large_parallel() {
-    let mut rng = Rng(0x1a59_e000_0000_0001);
+    let mut rng = Rng::new(0x1a59_e000_0000_0001);
     let n = (1 << 17) + 77;
     for (layout, ns) in [
         (Layout::PerTensor, 1),
