@@ -1,4 +1,4 @@
-//! Arbitrary bytes into the conformance runner's protobuf decoder (`xtask/src/proto.rs`):
+//! Arbitrary bytes into the conformance runner's ONNX decoding (`xtask/src/proto.rs`, prost):
 //! as a model, as a TensorProto, and every tensor and attribute found converted the way
 //! the runner converts them. Each must return a value or an error: no panic, no
 //! allocation beyond what the input's size bounds (libFuzzer's -rss_limit_mb and
@@ -6,16 +6,16 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use qdq_fuzz::proto::{ModelProto, TensorProto};
+use qdq_fuzz::proto::{decode, ModelProto, TensorProto};
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(t) = TensorProto::decode(data) {
+    if let Ok(t) = decode::<TensorProto>(data) {
         if let Ok(tensor) = t.to_tensor() {
             // The runner relies on this invariant when it hands tensors to the operators.
             assert_eq!(tensor.dtype.byte_len(tensor.len()), Some(tensor.data.len()));
         }
     }
-    if let Ok(m) = ModelProto::decode(data) {
+    if let Ok(m) = decode::<ModelProto>(data) {
         if let Some(g) = &m.graph {
             for t in &g.initializer {
                 let _ = t.to_tensor();

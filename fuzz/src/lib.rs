@@ -732,8 +732,9 @@ pub fn check_slice_dynamic(input: &mut Input<'_>) {
     }
 }
 
-/// The conformance runner's protobuf decoder, compiled from its source file in `xtask`
-/// (a path include keeps criterion and the rest of xtask out of the sanitizer build).
+/// The conformance runner's ONNX messages and tensor conversion, compiled from its source
+/// file in `xtask` (a path include keeps criterion and the rest of xtask out of the
+/// sanitizer build).
 #[path = "../../xtask/src/proto.rs"]
 #[allow(dead_code, clippy::all)]
 pub mod proto;

@@ -20,11 +20,12 @@ use qdq_ref::float::{decode_e8m0, FloatFormat};
 use qdq_ref::packing;
 use qdq_ref::{DataType, Tensor};
 
-use crate::proto::{ModelProto, TensorProto, MAX_TENSOR_BYTES};
+use crate::proto::{self, ModelProto, TensorProto, MAX_MESSAGE_BYTES};
 use crate::{graph, Backend};
 
-/// The largest file the runner reads: a 1 GiB tensor plus generous room for its framing.
-pub const MAX_FILE_BYTES: u64 = MAX_TENSOR_BYTES as u64 + (1 << 20);
+/// The largest file the runner reads: the decoder's message cap, checked while reading so
+/// an oversized file is never read whole.
+pub const MAX_FILE_BYTES: u64 = MAX_MESSAGE_BYTES as u64;
 
 /// How a run went.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -177,7 +178,7 @@ pub fn read_capped(path: &Path) -> Result<Vec<u8>, String> {
 
 fn load_tensor(path: &Path) -> Result<Tensor, String> {
     let data = read_capped(path)?;
-    let proto = TensorProto::decode(&data).map_err(|e| e.to_string())?;
+    let proto = proto::decode::<TensorProto>(&data).map_err(|e| e.to_string())?;
     proto.to_tensor().map_err(|e| e.to_string())
 }
 
@@ -217,7 +218,8 @@ fn data_sets(dir: &Path) -> Result<Vec<(String, PathBuf)>, String> {
 /// Runs one test (every data set) and compares its outputs.
 pub fn run_test(test: &TestCase, backend: Backend) -> Result<(), Failure> {
     let bytes = read_capped(&test.dir.join("model.onnx")).map_err(|e| format!("model.onnx: {e}"))?;
-    let model = ModelProto::decode(&bytes).map_err(|e| format!("model.onnx: {e}"))?;
+    let model =
+        proto::decode_limited::<ModelProto>(&bytes, proto::MAX_MODEL_BYTES).map_err(|e| format!("model.onnx: {e}"))?;
     let sets = data_sets(&test.dir)?;
     let many = sets.len() > 1;
     for (name, dir) in &sets {

@@ -33,7 +33,7 @@ use qdq_ref::float::{decode_e8m0, FloatFormat};
 use qdq_ref::packing;
 use qdq_ref::{Attribute, DataType, Domain, Opset, Tensor, TensorRef};
 
-use crate::proto::{attribute_type, attribute_type_name, ModelProto, NodeProto, OperatorSetId, MAX_TENSOR_BYTES};
+use crate::proto::{attribute_type, attribute_type_name, ModelProto, NodeProto, OperatorSetIdProto, MAX_TENSOR_BYTES};
 use crate::Backend;
 
 /// Result of graph execution; the error is a human-readable reason.
@@ -43,7 +43,7 @@ pub type Result<T> = std::result::Result<T, String>;
 pub const QDQ_OPS: [&str; 3] = ["QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"];
 
 /// The opset imported for `domain` (`""` / `ai.onnx` / `com.microsoft`).
-pub fn opset_for(imports: &[OperatorSetId], domain: &str) -> Result<Opset> {
+pub fn opset_for(imports: &[OperatorSetIdProto], domain: &str) -> Result<Opset> {
     let Some(d) = Domain::parse(domain) else {
         return Err(format!("unsupported operator domain '{domain}'"));
     };
@@ -70,7 +70,8 @@ pub fn run(model: &ModelProto, inputs: Vec<Tensor>, backend: Backend) -> Result<
         values.insert(init.name.clone(), t);
     }
     let init_names: HashSet<&str> = graph.initializer.iter().map(|t| t.name.as_str()).collect();
-    let feeds: Vec<&String> = graph.input.iter().filter(|n| !init_names.contains(n.as_str())).collect();
+    let feeds: Vec<&String> =
+        graph.input.iter().map(|i| &i.name).filter(|n| !init_names.contains(n.as_str())).collect();
     if feeds.len() != inputs.len() {
         return Err(format!(
             "the graph has {} inputs (not counting initializers) but the data set has {} input files",
@@ -105,14 +106,14 @@ pub fn run(model: &ModelProto, inputs: Vec<Tensor>, backend: Backend) -> Result<
     graph
         .output
         .iter()
-        .map(|name| values.get(name).cloned().ok_or_else(|| format!("graph output '{name}' is never produced")))
+        .map(|o| values.get(&o.name).cloned().ok_or_else(|| format!("graph output '{}' is never produced", o.name)))
         .collect()
 }
 
 /// Runs one node given the values computed so far.
 pub fn run_node(
     node: &NodeProto,
-    imports: &[OperatorSetId],
+    imports: &[OperatorSetIdProto],
     values: &HashMap<String, Tensor>,
     backend: Backend,
 ) -> Result<Vec<Tensor>> {

@@ -1,7 +1,7 @@
 //! Workspace automation: the ONNX node-test conformance runner, the test-data generator and
 //! the benchmark commands.
 //!
-//! * [`proto`]: a minimal protobuf wire-format reader and the ONNX messages the runner needs.
+//! * [`proto`]: the ONNX messages the runner reads (prost derive) and their tensor conversion.
 //! * [`graph`]: a tiny interpreter for the graphs of the quantization node tests.
 //! * [`conformance`]: test discovery, execution and bit-exact comparison.
 //! * [`gen_data`]: regenerates the committed test data with the Python generators.

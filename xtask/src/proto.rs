@@ -1,25 +1,48 @@
-//! A minimal protobuf wire-format reader and the few ONNX messages the conformance runner
-//! needs (`ModelProto`, `GraphProto`, `NodeProto`, `AttributeProto`, `TensorProto`).
+//! The ONNX messages the conformance runner reads, declared with `prost`'s derive: field
+//! numbers and wire types follow `onnx.proto` (proto2), and no protoc or build script is
+//! involved. Only the fields a reader of node-test models needs are declared; prost skips
+//! the others.
 //!
-//! The reader understands the four wire types protobuf still uses (varint, 64-bit,
-//! length-delimited, 32-bit), skips unknown fields, and accepts repeated scalars both packed
-//! and unpacked. Every failure (truncation, a varint longer than 64 bits, a length past the
-//! end of the buffer, a known field with the wrong wire type, invalid UTF-8, group wire
-//! types) is a [`DecodeError`]; no input makes it panic, and every allocation is bounded by
-//! a small multiple of the input size (see [`TensorProto::to_tensor`] for the tensor caps).
+//! Untrusted bytes go through [`decode`], which refuses inputs over [`MAX_MESSAGE_BYTES`]
+//! before parsing. prost rejects truncation, varints past 64 bits, lengths past the end,
+//! field number 0, invalid wire types, a known field with the wrong wire type and invalid
+//! UTF-8 in strings; every failure is a [`DecodeError`], never a panic. Memory stays a
+//! constant multiple of the input size, though not a small one: the worst case, a run of
+//! empty repeated sub-messages (two bytes each on the wire), costs a few hundred bytes of
+//! structs per input byte. The declared schema has no cycles, so nesting is at most seven
+//! messages deep whatever the input: subgraphs (`AttributeProto.g`, `graphs`) and other
+//! attribute payloads the runner never reads are kept as their serialised bytes, and
+//! [`TypeProto`] declares only the tensor case. Unknown groups are skipped under prost's
+//! recursion limit.
 //!
-//! Subgraphs (`AttributeProto.g`, `graphs`) are skipped, never decoded, so nesting depth
-//! cannot overflow the stack.
+//! proto2 `optional` scalars whose default means "absent" (`data_type`, `name`, `version`,
+//! ...) are plain fields; those whose presence matters (`AttributeProto.f`, `i`, `s`,
+//! `TensorProto.raw_data`) are `Option`s. Repeated scalars are declared packed or unpacked
+//! as `onnx.proto` does, which fixes the encoding; decoding accepts both forms.
+//!
+//! [`TensorProto::to_tensor`] checks the declared element count times the element size
+//! against [`MAX_TENSOR_BYTES`] with checked arithmetic before allocating anything.
 
 use std::fmt;
 
+use prost::Message;
 use qdq_ref::packing;
 use qdq_ref::{DataType, Tensor};
 
 /// The largest tensor (in serialised bytes) [`TensorProto::to_tensor`] accepts: 1 GiB.
 pub const MAX_TENSOR_BYTES: usize = 1 << 30;
 
-/// A decoding failure, with the path of the offending field when known.
+/// The largest serialised message [`decode`] accepts: one maximal tensor and 1 MiB for
+/// everything else.
+pub const MAX_MESSAGE_BYTES: usize = MAX_TENSOR_BYTES + (1 << 20);
+
+/// The largest model file (`model.onnx`) the conformance runner decodes: 4 MiB. Node-test
+/// models are a few hundred bytes (their data lives in separate tensor files), and a
+/// decoded model can take a few hundred times its wire size (an empty repeated message is
+/// two bytes on the wire), so this cap bounds a hostile model to about a gigabyte.
+pub const MAX_MODEL_BYTES: usize = 4 << 20;
+
+/// A decoding or conversion failure.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DecodeError {
     message: String,
@@ -29,11 +52,6 @@ impl DecodeError {
     /// Builds an error.
     pub fn new(message: impl Into<String>) -> Self {
         DecodeError { message: message.into() }
-    }
-
-    /// Prefixes the message with where it happened (`"graph.node[3]"`).
-    pub fn context(self, what: impl fmt::Display) -> Self {
-        DecodeError { message: format!("{what}: {}", self.message) }
     }
 
     /// The explanation.
@@ -50,6 +68,13 @@ impl fmt::Display for DecodeError {
 
 impl std::error::Error for DecodeError {}
 
+/// prost's message names the failing field as `Message.field: ` pairs, innermost first.
+impl From<prost::DecodeError> for DecodeError {
+    fn from(e: prost::DecodeError) -> Self {
+        DecodeError::new(e.to_string())
+    }
+}
+
 /// Result of every decoding step.
 pub type Result<T> = std::result::Result<T, DecodeError>;
 
@@ -59,388 +84,92 @@ macro_rules! bail {
     };
 }
 
-/// One field value as it appears on the wire.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Value<'a> {
-    /// Wire type 0.
-    Varint(u64),
-    /// Wire type 1 (little endian).
-    Fixed64(u64),
-    /// Wire type 2: the payload bytes.
-    Bytes(&'a [u8]),
-    /// Wire type 5 (little endian).
-    Fixed32(u32),
+/// Decodes one message from untrusted bytes (a `model.onnx`, an `input_N.pb`), refusing
+/// anything over [`MAX_MESSAGE_BYTES`] before parsing.
+pub fn decode<M: Message + Default>(data: &[u8]) -> Result<M> {
+    decode_limited(data, MAX_MESSAGE_BYTES)
 }
 
-impl Value<'_> {
-    fn wire_name(&self) -> &'static str {
-        match self {
-            Value::Varint(_) => "varint",
-            Value::Fixed64(_) => "64-bit",
-            Value::Bytes(_) => "length-delimited",
-            Value::Fixed32(_) => "32-bit",
-        }
+/// [`decode`] with the size cap as a parameter.
+pub fn decode_limited<M: Message + Default>(data: &[u8], max_bytes: usize) -> Result<M> {
+    if data.len() > max_bytes {
+        bail!("message of {} bytes exceeds the {max_bytes}-byte limit", data.len());
     }
-}
-
-/// The largest field number protobuf allows.
-pub const MAX_FIELD_NUMBER: u64 = (1 << 29) - 1;
-
-/// A cursor over a protobuf-encoded message.
-#[derive(Clone, Debug)]
-pub struct Reader<'a> {
-    data: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Reader<'a> {
-    /// Starts reading at the beginning of `data`.
-    pub fn new(data: &'a [u8]) -> Self {
-        Reader { data, pos: 0 }
-    }
-
-    /// Whether every byte has been consumed.
-    pub fn is_empty(&self) -> bool {
-        self.pos >= self.data.len()
-    }
-
-    /// Bytes left.
-    pub fn remaining(&self) -> usize {
-        self.data.len() - self.pos
-    }
-
-    /// Reads a base-128 varint of at most 10 bytes whose value fits in 64 bits.
-    /// Non-canonical encodings (redundant `0x80` continuation bytes) are accepted.
-    pub fn read_varint(&mut self) -> Result<u64> {
-        let start = self.pos;
-        let mut value = 0u64;
-        for i in 0..10 {
-            let Some(&b) = self.data.get(self.pos) else {
-                bail!("truncated varint at byte {start}");
-            };
-            self.pos += 1;
-            if i == 9 && b > 1 {
-                bail!("varint at byte {start} overflows 64 bits");
-            }
-            value |= u64::from(b & 0x7f) << (7 * i);
-            if b & 0x80 == 0 {
-                return Ok(value);
-            }
-        }
-        // Unreachable in practice: the tenth byte either ends the varint or fails the
-        // overflow check above. Kept as an error rather than a panic.
-        bail!("varint at byte {start} is longer than 10 bytes")
-    }
-
-    fn read_slice(&mut self, len: usize, what: &str) -> Result<&'a [u8]> {
-        if len > self.remaining() {
-            bail!("truncated {what} at byte {}: needs {len} bytes, {} left", self.pos, self.remaining());
-        }
-        let s = &self.data[self.pos..self.pos + len];
-        self.pos += len;
-        Ok(s)
-    }
-
-    /// Reads a little-endian 32-bit word.
-    pub fn read_fixed32(&mut self) -> Result<u32> {
-        let s = self.read_slice(4, "32-bit field")?;
-        Ok(u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
-    }
-
-    /// Reads a little-endian 64-bit word.
-    pub fn read_fixed64(&mut self) -> Result<u64> {
-        let s = self.read_slice(8, "64-bit field")?;
-        let mut b = [0u8; 8];
-        b.copy_from_slice(s);
-        Ok(u64::from_le_bytes(b))
-    }
-
-    /// Reads the next field: `None` at the end of the message. Group wire types (3, 4),
-    /// the invalid wire types 6 and 7, field number 0 and field numbers above 2^29 - 1 are
-    /// errors, as are lengths reaching past the end of the buffer.
-    pub fn next_field(&mut self) -> Result<Option<(u32, Value<'a>)>> {
-        if self.is_empty() {
-            return Ok(None);
-        }
-        let at = self.pos;
-        let key = self.read_varint()?;
-        let field = key >> 3;
-        if field == 0 || field > MAX_FIELD_NUMBER {
-            bail!("invalid field number {field} at byte {at}");
-        }
-        let field = field as u32;
-        let value = match key & 7 {
-            0 => Value::Varint(self.read_varint()?),
-            1 => Value::Fixed64(self.read_fixed64()?),
-            2 => {
-                let len = self.read_varint()?;
-                if len > self.remaining() as u64 {
-                    bail!("field {field} at byte {at}: length {len} exceeds the {} bytes left", self.remaining());
-                }
-                Value::Bytes(self.read_slice(len as usize, "length-delimited field")?)
-            }
-            5 => Value::Fixed32(self.read_fixed32()?),
-            3 | 4 => bail!("field {field} at byte {at}: group wire types are not supported"),
-            w => bail!("field {field} at byte {at}: invalid wire type {w}"),
-        };
-        Ok(Some((field, value)))
-    }
-}
-
-fn wrong_type(field: &str, expected: &str, got: &Value<'_>) -> DecodeError {
-    DecodeError::new(format!("field {field}: expected a {expected} value, got {}", got.wire_name()))
-}
-
-fn varint(field: &str, v: Value<'_>) -> Result<u64> {
-    match v {
-        Value::Varint(x) => Ok(x),
-        other => Err(wrong_type(field, "varint", &other)),
-    }
-}
-
-/// protobuf `int64`: the varint's two's-complement bits.
-fn int64(field: &str, v: Value<'_>) -> Result<i64> {
-    Ok(varint(field, v)? as i64)
-}
-
-/// protobuf `int32` / enum: negative values are sign-extended to 10-byte varints; like every
-/// protobuf parser this keeps the low 32 bits.
-fn int32(field: &str, v: Value<'_>) -> Result<i32> {
-    Ok(varint(field, v)? as i32)
-}
-
-fn bytes<'a>(field: &str, v: Value<'a>) -> Result<&'a [u8]> {
-    match v {
-        Value::Bytes(b) => Ok(b),
-        other => Err(wrong_type(field, "length-delimited", &other)),
-    }
-}
-
-fn string(field: &str, v: Value<'_>) -> Result<String> {
-    let b = bytes(field, v)?;
-    match std::str::from_utf8(b) {
-        Ok(s) => Ok(s.to_owned()),
-        Err(e) => bail!("field {field}: invalid UTF-8 ({e})"),
-    }
-}
-
-fn float(field: &str, v: Value<'_>) -> Result<f32> {
-    match v {
-        Value::Fixed32(x) => Ok(f32::from_bits(x)),
-        other => Err(wrong_type(field, "32-bit", &other)),
-    }
-}
-
-/// Appends a repeated varint field: one unpacked entry or a packed run.
-pub fn push_varints<T>(field: &str, v: Value<'_>, out: &mut Vec<T>, conv: impl Fn(u64) -> T) -> Result<()> {
-    match v {
-        Value::Varint(x) => out.push(conv(x)),
-        Value::Bytes(b) => {
-            let mut r = Reader::new(b);
-            while !r.is_empty() {
-                let x = r.read_varint().map_err(|e| e.context(format!("packed field {field}")))?;
-                out.push(conv(x));
-            }
-        }
-        other => return Err(wrong_type(field, "varint or packed", &other)),
-    }
-    Ok(())
-}
-
-/// Appends a repeated 32-bit field: one unpacked entry or a packed run (length a multiple
-/// of 4).
-pub fn push_fixed32<T>(field: &str, v: Value<'_>, out: &mut Vec<T>, conv: impl Fn(u32) -> T) -> Result<()> {
-    match v {
-        Value::Fixed32(x) => out.push(conv(x)),
-        Value::Bytes(b) => {
-            if b.len() % 4 != 0 {
-                bail!("packed field {field}: length {} is not a multiple of 4", b.len());
-            }
-            out.extend(b.chunks_exact(4).map(|c| conv(u32::from_le_bytes([c[0], c[1], c[2], c[3]]))));
-        }
-        other => return Err(wrong_type(field, "32-bit or packed", &other)),
-    }
-    Ok(())
-}
-
-/// Appends a repeated 64-bit field: one unpacked entry or a packed run (length a multiple
-/// of 8).
-pub fn push_fixed64<T>(field: &str, v: Value<'_>, out: &mut Vec<T>, conv: impl Fn(u64) -> T) -> Result<()> {
-    match v {
-        Value::Fixed64(x) => out.push(conv(x)),
-        Value::Bytes(b) => {
-            if b.len() % 8 != 0 {
-                bail!("packed field {field}: length {} is not a multiple of 8", b.len());
-            }
-            out.extend(b.chunks_exact(8).map(|c| {
-                let mut a = [0u8; 8];
-                a.copy_from_slice(c);
-                conv(u64::from_le_bytes(a))
-            }));
-        }
-        other => return Err(wrong_type(field, "64-bit or packed", &other)),
-    }
-    Ok(())
+    Ok(M::decode(data)?)
 }
 
 /// `OperatorSetIdProto`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct OperatorSetId {
-    /// Domain (`""` is ai.onnx).
+#[derive(Clone, PartialEq, Message)]
+pub struct OperatorSetIdProto {
+    /// `domain` (1); `""` is ai.onnx.
+    #[prost(string, tag = "1")]
     pub domain: String,
-    /// Imported version.
+    /// `version` (2).
+    #[prost(int64, tag = "2")]
     pub version: i64,
 }
 
-impl OperatorSetId {
-    /// Decodes the message.
-    pub fn decode(data: &[u8]) -> Result<Self> {
-        let mut m = OperatorSetId::default();
-        let mut r = Reader::new(data);
-        while let Some((f, v)) = r.next_field()? {
-            match f {
-                1 => m.domain = string("domain", v)?,
-                2 => m.version = int64("version", v)?,
-                _ => {}
-            }
-        }
-        Ok(m)
-    }
-}
-
-/// `ModelProto` (only the fields the runner uses).
-#[derive(Clone, Debug, Default, PartialEq)]
+/// `ModelProto`.
+#[derive(Clone, PartialEq, Message)]
 pub struct ModelProto {
     /// `ir_version` (1).
+    #[prost(int64, tag = "1")]
     pub ir_version: i64,
-    /// `opset_import` (8).
-    pub opset_import: Vec<OperatorSetId>,
-    /// `graph` (7); the last occurrence wins.
+    /// `producer_name` (2).
+    #[prost(string, tag = "2")]
+    pub producer_name: String,
+    /// `graph` (7). Repeated occurrences merge, as protobuf specifies.
+    #[prost(message, optional, tag = "7")]
     pub graph: Option<GraphProto>,
+    /// `opset_import` (8).
+    #[prost(message, repeated, tag = "8")]
+    pub opset_import: Vec<OperatorSetIdProto>,
 }
 
-impl ModelProto {
-    /// Decodes a serialised model.
-    pub fn decode(data: &[u8]) -> Result<Self> {
-        let mut m = ModelProto::default();
-        let mut r = Reader::new(data);
-        while let Some((f, v)) = r.next_field()? {
-            match f {
-                1 => m.ir_version = int64("ir_version", v)?,
-                7 => m.graph = Some(GraphProto::decode(bytes("graph", v)?).map_err(|e| e.context("graph"))?),
-                8 => {
-                    let i = m.opset_import.len();
-                    let o = OperatorSetId::decode(bytes("opset_import", v)?)
-                        .map_err(|e| e.context(format!("opset_import[{i}]")))?;
-                    m.opset_import.push(o);
-                }
-                _ => {}
-            }
-        }
-        Ok(m)
-    }
-}
-
-/// `GraphProto` (only the fields the runner uses; graph inputs and outputs keep their names).
-#[derive(Clone, Debug, Default, PartialEq)]
+/// `GraphProto`.
+#[derive(Clone, PartialEq, Message)]
 pub struct GraphProto {
     /// `node` (1), in topological order.
+    #[prost(message, repeated, tag = "1")]
     pub node: Vec<NodeProto>,
     /// `name` (2).
+    #[prost(string, tag = "2")]
     pub name: String,
     /// `initializer` (5).
+    #[prost(message, repeated, tag = "5")]
     pub initializer: Vec<TensorProto>,
-    /// `input` (11): `ValueInfoProto.name` of each.
-    pub input: Vec<String>,
-    /// `output` (12): `ValueInfoProto.name` of each.
-    pub output: Vec<String>,
-}
-
-fn value_info_name(data: &[u8]) -> Result<String> {
-    let mut name = String::new();
-    let mut r = Reader::new(data);
-    while let Some((f, v)) = r.next_field()? {
-        if f == 1 {
-            name = string("name", v)?;
-        }
-    }
-    Ok(name)
-}
-
-impl GraphProto {
-    /// Decodes the message.
-    pub fn decode(data: &[u8]) -> Result<Self> {
-        let mut g = GraphProto::default();
-        let mut r = Reader::new(data);
-        while let Some((f, v)) = r.next_field()? {
-            match f {
-                1 => {
-                    let i = g.node.len();
-                    g.node.push(NodeProto::decode(bytes("node", v)?).map_err(|e| e.context(format!("node[{i}]")))?);
-                }
-                2 => g.name = string("name", v)?,
-                5 => {
-                    let i = g.initializer.len();
-                    let t = TensorProto::decode(bytes("initializer", v)?)
-                        .map_err(|e| e.context(format!("initializer[{i}]")))?;
-                    g.initializer.push(t);
-                }
-                11 => {
-                    let i = g.input.len();
-                    g.input.push(value_info_name(bytes("input", v)?).map_err(|e| e.context(format!("input[{i}]")))?);
-                }
-                12 => {
-                    let i = g.output.len();
-                    g.output.push(value_info_name(bytes("output", v)?).map_err(|e| e.context(format!("output[{i}]")))?);
-                }
-                _ => {}
-            }
-        }
-        Ok(g)
-    }
+    /// `input` (11).
+    #[prost(message, repeated, tag = "11")]
+    pub input: Vec<ValueInfoProto>,
+    /// `output` (12).
+    #[prost(message, repeated, tag = "12")]
+    pub output: Vec<ValueInfoProto>,
 }
 
 /// `NodeProto`.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, PartialEq, Message)]
 pub struct NodeProto {
     /// `input` (1); `""` marks an omitted optional input.
+    #[prost(string, repeated, tag = "1")]
     pub input: Vec<String>,
     /// `output` (2).
+    #[prost(string, repeated, tag = "2")]
     pub output: Vec<String>,
     /// `name` (3).
+    #[prost(string, tag = "3")]
     pub name: String,
     /// `op_type` (4).
+    #[prost(string, tag = "4")]
     pub op_type: String,
-    /// `domain` (7).
-    pub domain: String,
     /// `attribute` (5).
+    #[prost(message, repeated, tag = "5")]
     pub attribute: Vec<AttributeProto>,
+    /// `domain` (7).
+    #[prost(string, tag = "7")]
+    pub domain: String,
 }
 
 impl NodeProto {
-    /// Decodes the message.
-    pub fn decode(data: &[u8]) -> Result<Self> {
-        let mut n = NodeProto::default();
-        let mut r = Reader::new(data);
-        while let Some((f, v)) = r.next_field()? {
-            match f {
-                1 => n.input.push(string("input", v)?),
-                2 => n.output.push(string("output", v)?),
-                3 => n.name = string("name", v)?,
-                4 => n.op_type = string("op_type", v)?,
-                5 => {
-                    let i = n.attribute.len();
-                    let a = AttributeProto::decode(bytes("attribute", v)?)
-                        .map_err(|e| e.context(format!("attribute[{i}]")))?;
-                    n.attribute.push(a);
-                }
-                7 => n.domain = string("domain", v)?,
-                _ => {}
-            }
-        }
-        Ok(n)
-    }
-
     /// Finds an attribute by name.
     pub fn attr(&self, name: &str) -> Option<&AttributeProto> {
         self.attribute.iter().find(|a| a.name == name)
@@ -465,56 +194,81 @@ pub mod attribute_type {
     pub const FLOATS: i32 = 6;
     /// `ints`.
     pub const INTS: i32 = 7;
+    /// `strings`.
+    pub const STRINGS: i32 = 8;
+    /// `tensors`.
+    pub const TENSORS: i32 = 9;
+    /// `graphs`.
+    pub const GRAPHS: i32 = 10;
+    /// `sparse_tensor`.
+    pub const SPARSE_TENSOR: i32 = 11;
+    /// `sparse_tensors`.
+    pub const SPARSE_TENSORS: i32 = 12;
+    /// `tp`.
+    pub const TYPE_PROTO: i32 = 13;
+    /// `type_protos`.
+    pub const TYPE_PROTOS: i32 = 14;
 }
 
-/// `AttributeProto` (subgraphs, strings lists and tensor lists are recognised but not kept).
-#[derive(Clone, Debug, Default, PartialEq)]
+/// `AttributeProto`. Graphs, sparse tensors and type protos are kept as their serialised
+/// messages (a length-delimited field is the same on the wire whether declared as `bytes`
+/// or as a message): the runner never reads them, and not decoding subgraphs keeps the
+/// schema acyclic.
+#[derive(Clone, PartialEq, Message)]
 pub struct AttributeProto {
     /// `name` (1).
+    #[prost(string, tag = "1")]
     pub name: String,
     /// `f` (2).
+    #[prost(float, optional, tag = "2")]
     pub f: Option<f32>,
     /// `i` (3).
+    #[prost(int64, optional, tag = "3")]
     pub i: Option<i64>,
     /// `s` (4).
+    #[prost(bytes = "vec", optional, tag = "4")]
     pub s: Option<Vec<u8>>,
     /// `t` (5).
+    #[prost(message, optional, tag = "5")]
     pub t: Option<TensorProto>,
+    /// `g` (6), a serialised `GraphProto`.
+    #[prost(bytes = "vec", optional, tag = "6")]
+    pub g: Option<Vec<u8>>,
     /// `floats` (7).
+    #[prost(float, repeated, packed = "false", tag = "7")]
     pub floats: Vec<f32>,
     /// `ints` (8).
+    #[prost(int64, repeated, packed = "false", tag = "8")]
     pub ints: Vec<i64>,
+    /// `strings` (9).
+    #[prost(bytes = "vec", repeated, tag = "9")]
+    pub strings: Vec<Vec<u8>>,
+    /// `tensors` (10).
+    #[prost(message, repeated, tag = "10")]
+    pub tensors: Vec<TensorProto>,
+    /// `graphs` (11), serialised `GraphProto`s.
+    #[prost(bytes = "vec", repeated, tag = "11")]
+    pub graphs: Vec<Vec<u8>>,
+    /// `tp` (14), a serialised `TypeProto`.
+    #[prost(bytes = "vec", optional, tag = "14")]
+    pub tp: Option<Vec<u8>>,
+    /// `type_protos` (15), serialised `TypeProto`s.
+    #[prost(bytes = "vec", repeated, tag = "15")]
+    pub type_protos: Vec<Vec<u8>>,
     /// `type` (20), an [`attribute_type`] value.
+    #[prost(int32, tag = "20")]
     pub r#type: i32,
-    /// Whether any field this decoder does not keep (g 6, strings 9, tensors 10, graphs 11,
-    /// sparse tensors 22/23, type protos 14/15, ref_attr_name 21) was present.
-    pub has_other: bool,
+    /// `sparse_tensor` (22), a serialised `SparseTensorProto`.
+    #[prost(bytes = "vec", optional, tag = "22")]
+    pub sparse_tensor: Option<Vec<u8>>,
+    /// `sparse_tensors` (23), serialised `SparseTensorProto`s.
+    #[prost(bytes = "vec", repeated, tag = "23")]
+    pub sparse_tensors: Vec<Vec<u8>>,
 }
 
 impl AttributeProto {
-    /// Decodes the message.
-    pub fn decode(data: &[u8]) -> Result<Self> {
-        let mut a = AttributeProto::default();
-        let mut r = Reader::new(data);
-        while let Some((f, v)) = r.next_field()? {
-            match f {
-                1 => a.name = string("name", v)?,
-                2 => a.f = Some(float("f", v)?),
-                3 => a.i = Some(int64("i", v)?),
-                4 => a.s = Some(bytes("s", v)?.to_vec()),
-                5 => a.t = Some(TensorProto::decode(bytes("t", v)?).map_err(|e| e.context("t"))?),
-                7 => push_fixed32("floats", v, &mut a.floats, f32::from_bits)?,
-                8 => push_varints("ints", v, &mut a.ints, |x| x as i64)?,
-                20 => a.r#type = int32("type", v)?,
-                6 | 9 | 10 | 11 | 14 | 15 | 21 | 22 | 23 => a.has_other = true,
-                _ => {}
-            }
-        }
-        Ok(a)
-    }
-
-    /// The attribute type: `type` when set, else inferred from the single field present
-    /// (`UNDEFINED` when that is ambiguous).
+    /// The attribute type: `type` when set, else inferred from the single value field
+    /// present (`UNDEFINED` when none or several are).
     pub fn kind(&self) -> i32 {
         use attribute_type::*;
         if self.r#type != UNDEFINED {
@@ -525,13 +279,20 @@ impl AttributeProto {
             (self.i.is_some(), INT),
             (self.s.is_some(), STRING),
             (self.t.is_some(), TENSOR),
+            (self.g.is_some(), GRAPH),
             (!self.floats.is_empty(), FLOATS),
             (!self.ints.is_empty(), INTS),
-            (self.has_other, -1),
+            (!self.strings.is_empty(), STRINGS),
+            (!self.tensors.is_empty(), TENSORS),
+            (!self.graphs.is_empty(), GRAPHS),
+            (self.sparse_tensor.is_some(), SPARSE_TENSOR),
+            (!self.sparse_tensors.is_empty(), SPARSE_TENSORS),
+            (self.tp.is_some(), TYPE_PROTO),
+            (!self.type_protos.is_empty(), TYPE_PROTOS),
         ];
         let mut set = present.iter().filter(|(p, _)| *p);
         match (set.next(), set.next()) {
-            (Some(&(_, k)), None) if k >= 0 => k,
+            (Some(&(_, k)), None) => k,
             _ => UNDEFINED,
         }
     }
@@ -568,78 +329,158 @@ pub fn attribute_type_name(k: i32) -> String {
     s.to_string()
 }
 
-/// `TensorProto` (dense, in-message data only).
-#[derive(Clone, Debug, Default, PartialEq)]
+/// `ValueInfoProto`.
+#[derive(Clone, PartialEq, Message)]
+pub struct ValueInfoProto {
+    /// `name` (1).
+    #[prost(string, tag = "1")]
+    pub name: String,
+    /// `type` (2).
+    #[prost(message, optional, tag = "2")]
+    pub r#type: Option<TypeProto>,
+}
+
+/// `TypeProto`: only the `tensor_type` case (1) of its `value` oneof; sequence, map,
+/// optional, sparse and opaque types are skipped, which keeps the schema acyclic.
+#[derive(Clone, PartialEq, Message)]
+pub struct TypeProto {
+    /// `tensor_type` (1).
+    #[prost(message, optional, tag = "1")]
+    pub tensor_type: Option<type_proto::Tensor>,
+}
+
+/// Messages nested in `TypeProto`.
+pub mod type_proto {
+    /// `TypeProto.Tensor`.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Tensor {
+        /// `elem_type` (1), a `TensorProto.DataType` value.
+        #[prost(int32, tag = "1")]
+        pub elem_type: i32,
+        /// `shape` (2); absent for a tensor of unknown rank.
+        #[prost(message, optional, tag = "2")]
+        pub shape: Option<super::TensorShapeProto>,
+    }
+}
+
+/// `TensorShapeProto`.
+#[derive(Clone, PartialEq, Message)]
+pub struct TensorShapeProto {
+    /// `dim` (1).
+    #[prost(message, repeated, tag = "1")]
+    pub dim: Vec<tensor_shape_proto::Dimension>,
+}
+
+/// Messages nested in `TensorShapeProto`.
+pub mod tensor_shape_proto {
+    /// `TensorShapeProto.Dimension`.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Dimension {
+        /// The `value` oneof: `dim_value` (1) or `dim_param` (2); `None` for an unknown
+        /// dimension.
+        #[prost(oneof = "dimension::Value", tags = "1, 2")]
+        pub value: Option<dimension::Value>,
+    }
+
+    /// The oneof of `Dimension`.
+    pub mod dimension {
+        /// `TensorShapeProto.Dimension.value`.
+        #[derive(Clone, PartialEq, prost::Oneof)]
+        pub enum Value {
+            /// `dim_value` (1).
+            #[prost(int64, tag = "1")]
+            DimValue(i64),
+            /// `dim_param` (2), a symbolic dimension.
+            #[prost(string, tag = "2")]
+            DimParam(String),
+        }
+    }
+}
+
+/// `TensorProto` (dense).
+#[derive(Clone, PartialEq, Message)]
 pub struct TensorProto {
     /// `dims` (1).
+    #[prost(int64, repeated, packed = "false", tag = "1")]
     pub dims: Vec<i64>,
     /// `data_type` (2), a `TensorProto.DataType` value.
+    #[prost(int32, tag = "2")]
     pub data_type: i32,
+    /// `segment` (3).
+    #[prost(message, optional, tag = "3")]
+    pub segment: Option<tensor_proto::Segment>,
     /// `float_data` (4).
+    #[prost(float, repeated, tag = "4")]
     pub float_data: Vec<f32>,
     /// `int32_data` (5).
+    #[prost(int32, repeated, tag = "5")]
     pub int32_data: Vec<i32>,
-    /// Number of `string_data` (6) entries.
-    pub string_data_len: usize,
+    /// `string_data` (6).
+    #[prost(bytes = "vec", repeated, tag = "6")]
+    pub string_data: Vec<Vec<u8>>,
     /// `int64_data` (7).
+    #[prost(int64, repeated, tag = "7")]
     pub int64_data: Vec<i64>,
     /// `name` (8).
+    #[prost(string, tag = "8")]
     pub name: String,
     /// `raw_data` (9), `None` when absent.
+    #[prost(bytes = "vec", optional, tag = "9")]
     pub raw_data: Option<Vec<u8>>,
     /// `double_data` (10).
+    #[prost(double, repeated, tag = "10")]
     pub double_data: Vec<f64>,
     /// `uint64_data` (11).
+    #[prost(uint64, repeated, tag = "11")]
     pub uint64_data: Vec<u64>,
-    /// Whether `segment` (3) was present.
-    pub has_segment: bool,
-    /// `data_location` (14): 1 = EXTERNAL.
+    /// `external_data` (13).
+    #[prost(message, repeated, tag = "13")]
+    pub external_data: Vec<StringStringEntryProto>,
+    /// `data_location` (14), a [`tensor_proto::data_location`] value.
+    #[prost(int32, tag = "14")]
     pub data_location: i32,
-    /// Whether `external_data` (13) entries were present.
-    pub has_external_data: bool,
+}
+
+/// Messages and enums nested in `TensorProto`.
+pub mod tensor_proto {
+    /// `TensorProto.Segment`.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Segment {
+        /// `begin` (1).
+        #[prost(int64, tag = "1")]
+        pub begin: i64,
+        /// `end` (2).
+        #[prost(int64, tag = "2")]
+        pub end: i64,
+    }
+
+    /// `TensorProto.DataLocation` values.
+    pub mod data_location {
+        /// The data is in the message.
+        pub const DEFAULT: i32 = 0;
+        /// The data is in an external file named by `external_data`.
+        pub const EXTERNAL: i32 = 1;
+    }
+}
+
+/// `StringStringEntryProto`.
+#[derive(Clone, PartialEq, Message)]
+pub struct StringStringEntryProto {
+    /// `key` (1).
+    #[prost(string, tag = "1")]
+    pub key: String,
+    /// `value` (2).
+    #[prost(string, tag = "2")]
+    pub value: String,
 }
 
 impl TensorProto {
-    /// Decodes the message (a `model.onnx` initializer, an attribute or a whole `.pb` file).
-    pub fn decode(data: &[u8]) -> Result<Self> {
-        let mut t = TensorProto::default();
-        let mut r = Reader::new(data);
-        while let Some((f, v)) = r.next_field()? {
-            match f {
-                1 => push_varints("dims", v, &mut t.dims, |x| x as i64)?,
-                2 => t.data_type = int32("data_type", v)?,
-                3 => {
-                    bytes("segment", v)?;
-                    t.has_segment = true;
-                }
-                4 => push_fixed32("float_data", v, &mut t.float_data, f32::from_bits)?,
-                5 => push_varints("int32_data", v, &mut t.int32_data, |x| x as i32)?,
-                6 => {
-                    bytes("string_data", v)?;
-                    t.string_data_len += 1;
-                }
-                7 => push_varints("int64_data", v, &mut t.int64_data, |x| x as i64)?,
-                8 => t.name = string("name", v)?,
-                9 => t.raw_data = Some(bytes("raw_data", v)?.to_vec()),
-                10 => push_fixed64("double_data", v, &mut t.double_data, f64::from_bits)?,
-                11 => push_varints("uint64_data", v, &mut t.uint64_data, |x| x)?,
-                13 => {
-                    bytes("external_data", v)?;
-                    t.has_external_data = true;
-                }
-                14 => t.data_location = int32("data_location", v)?,
-                _ => {}
-            }
-        }
-        Ok(t)
-    }
-
     /// The typed data fields that hold entries, by name.
     fn typed_fields(&self) -> Vec<(&'static str, usize)> {
         [
             ("float_data", self.float_data.len()),
             ("int32_data", self.int32_data.len()),
-            ("string_data", self.string_data_len),
+            ("string_data", self.string_data.len()),
             ("int64_data", self.int64_data.len()),
             ("double_data", self.double_data.len()),
             ("uint64_data", self.uint64_data.len()),
@@ -693,10 +534,10 @@ impl TensorProto {
         if bytes > MAX_TENSOR_BYTES {
             bail!("tensor of {bytes} bytes exceeds the {MAX_TENSOR_BYTES}-byte limit");
         }
-        if self.data_location == 1 || self.has_external_data {
+        if self.data_location == tensor_proto::data_location::EXTERNAL || !self.external_data.is_empty() {
             bail!("external data is not supported");
         }
-        if self.has_segment {
+        if self.segment.is_some() {
             bail!("segmented tensors are not supported");
         }
         let typed = self.typed_fields();
@@ -791,7 +632,7 @@ pub fn onnx_type_name(t: i32) -> &'static str {
 mod tests {
     use super::*;
 
-    // ---- hand encoders ----
+    // ---- hand encoders, for the layouts and malformed inputs prost never writes ----
 
     fn varint(mut v: u64) -> Vec<u8> {
         let mut out = Vec::new();
@@ -836,73 +677,75 @@ mod tests {
         m
     }
 
-    fn read_varint(b: &[u8]) -> Result<u64> {
-        Reader::new(b).read_varint()
+    fn tensor_proto(b: &[u8]) -> Result<TensorProto> {
+        decode(b)
+    }
+
+    /// `OperatorSetIdProto.version` (an int64) encoded as the given varint bytes.
+    fn version(varint_bytes: &[u8]) -> Result<i64> {
+        decode::<OperatorSetIdProto>(&[&[0x10][..], varint_bytes].concat()).map(|o| o.version)
     }
 
     // ---- wire format ----
 
     #[test]
     fn varint_edge_cases() {
-        assert_eq!(read_varint(&[0x00]), Ok(0));
-        assert_eq!(read_varint(&[0x01]), Ok(1));
-        assert_eq!(read_varint(&[0x7f]), Ok(127));
-        assert_eq!(read_varint(&[0x80, 0x01]), Ok(128));
-        assert_eq!(read_varint(&[0xac, 0x02]), Ok(300));
-        assert_eq!(read_varint(&[0xff, 0xff, 0xff, 0xff, 0x0f]), Ok(u64::from(u32::MAX)));
+        assert_eq!(version(&[0x00]), Ok(0));
+        assert_eq!(version(&[0x7f]), Ok(127));
+        assert_eq!(version(&[0x80, 0x01]), Ok(128));
+        assert_eq!(version(&[0xac, 0x02]), Ok(300));
         let max = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
-        assert_eq!(read_varint(&max), Ok(u64::MAX));
         assert_eq!(varint(u64::MAX), max);
+        // -1 as an int64 and as an int32 (data_type) is a 10-byte varint.
+        assert_eq!(version(&max), Ok(-1));
+        assert_eq!(tensor_proto(&[&[0x10][..], &max].concat()).map(|t| t.data_type), Ok(-1));
         // Non-canonical (padded) encodings are accepted.
-        assert_eq!(read_varint(&[0x80, 0x00]), Ok(0));
-        assert_eq!(read_varint(&[0x81, 0x80, 0x80, 0x00]), Ok(1));
-        // -1 as an int32 / int64 is a 10-byte varint.
-        assert_eq!(int32("x", Value::Varint(read_varint(&max).unwrap())), Ok(-1));
-        assert_eq!(int64("x", Value::Varint(read_varint(&max).unwrap())), Ok(-1));
-        // Errors: empty, truncated, 65+ bits, 11 bytes.
-        assert!(read_varint(&[]).is_err());
-        assert!(read_varint(&[0x80]).is_err());
-        assert!(read_varint(&[0xff, 0xff, 0xff]).is_err());
+        assert_eq!(version(&[0x80, 0x00]), Ok(0));
+        assert_eq!(version(&[0x81, 0x80, 0x80, 0x00]), Ok(1));
+        // Errors: missing, truncated, 65+ bits, 11 bytes.
+        assert!(version(&[]).is_err());
+        assert!(version(&[0x80]).is_err());
+        assert!(version(&[0xff, 0xff, 0xff]).is_err());
         let mut over = max;
         over[9] = 0x02;
-        assert!(read_varint(&over).is_err());
-        assert!(read_varint(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00]).is_err());
-        // The reader stops right after the varint.
-        let mut r = Reader::new(&[0xac, 0x02, 0x05]);
-        assert_eq!(r.read_varint(), Ok(300));
-        assert_eq!(r.remaining(), 1);
+        assert!(version(&over).is_err());
+        assert!(version(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00]).is_err());
     }
 
     #[test]
     fn fields_and_wire_types() {
-        let mut msg = f_varint(1, 150);
-        msg.extend([key(2, 1), 7u64.to_le_bytes().to_vec()].concat());
-        msg.extend(f_bytes(3, b"abc"));
-        msg.extend(f_fixed32(4, 0xdead_beef));
-        msg.extend(f_varint(MAX_FIELD_NUMBER as u32, 1));
-        let mut r = Reader::new(&msg);
-        assert_eq!(r.next_field(), Ok(Some((1, Value::Varint(150)))));
-        assert_eq!(r.next_field(), Ok(Some((2, Value::Fixed64(7)))));
-        assert_eq!(r.next_field(), Ok(Some((3, Value::Bytes(b"abc")))));
-        assert_eq!(r.next_field(), Ok(Some((4, Value::Fixed32(0xdead_beef)))));
-        assert_eq!(r.next_field(), Ok(Some((MAX_FIELD_NUMBER as u32, Value::Varint(1)))));
-        assert_eq!(r.next_field(), Ok(None));
+        // Unknown fields of every wire type are skipped, groups included, at any field number.
+        let mut msg = f_varint(1, 3);
+        msg.extend(f_varint(1000, 150));
+        msg.extend([key(1001, 1), 7u64.to_le_bytes().to_vec()].concat());
+        msg.extend(f_bytes(1002, b"abc"));
+        msg.extend(f_fixed32(1003, 0xdead_beef));
+        msg.extend([key(1004, 3), f_varint(1, 5), key(1004, 4)].concat());
+        msg.extend(f_varint((1 << 29) - 1, 1));
+        assert_eq!(tensor_proto(&msg).map(|t| t.dims), Ok(vec![3]));
 
-        let first = |b: &[u8]| Reader::new(b).next_field().map(|f| f.map(|(n, _)| n));
-        assert!(first(&[0x00, 0x01]).is_err(), "field number 0");
-        assert!(first(&varint((MAX_FIELD_NUMBER + 1) << 3)).is_err(), "field number too large");
-        for wire in [3u8, 4, 6, 7] {
-            assert!(first(&[(1 << 3) | wire, 0]).is_err(), "wire type {wire}");
+        let bad = |b: &[u8]| tensor_proto(b).is_err();
+        assert!(bad(&[0x00, 0x01]), "field number 0");
+        assert!(bad(&varint(1 << 32 | 8)), "key past 32 bits");
+        for wire in [6u8, 7] {
+            assert!(bad(&[(1 << 3) | wire, 0]), "wire type {wire}");
         }
-        assert!(first(&[0x08]).is_err(), "varint value missing");
-        assert!(first(&[0x09, 1, 2, 3]).is_err(), "truncated fixed64");
-        assert!(first(&[0x0d, 1, 2, 3]).is_err(), "truncated fixed32");
-        assert!(first(&[0x0a, 0x04, 1, 2, 3]).is_err(), "length past the end");
-        assert!(first(&[0x0a]).is_err(), "length missing");
+        assert!(bad(&[(20 << 3) | 4]), "end group without a start");
+        assert!(bad(&[key(20, 3), f_varint(1, 5), key(21, 4)].concat()), "mismatched end group");
+        assert!(bad(&key(20, 3)), "unterminated group");
+        assert!(bad(&[0x08]), "varint value missing");
+        assert!(bad(&[0x61, 1, 2, 3]), "truncated fixed64");
+        assert!(bad(&[0x65, 1, 2, 3]), "truncated fixed32");
+        assert!(bad(&[0x62, 0x04, 1, 2, 3]), "length past the end");
+        assert!(bad(&[0x62]), "length missing");
         // Lengths that overflow usize / u64 arithmetic are errors, not panics.
-        assert!(first(&[&[0x0a][..], &varint(u64::MAX)].concat()).is_err());
-        assert!(first(&[&[0x0a][..], &varint(u64::MAX - 2), &[1, 2, 3]].concat()).is_err());
-        assert!(first(&[&[0x0a][..], &varint(1 << 62)].concat()).is_err());
+        assert!(bad(&[&[0x62][..], &varint(u64::MAX)].concat()));
+        assert!(bad(&[&[0x62][..], &varint(u64::MAX - 2), &[1, 2, 3]].concat()));
+        assert!(bad(&[&[0x62][..], &varint(1 << 62)].concat()));
+        // A known field with the wrong wire type fails.
+        assert!(bad(&f_fixed32(1, 3)), "dims as fixed32");
+        assert!(bad(&f_varint(8, 3)), "name as varint");
+        assert!(bad(&f_bytes(2, &[1])), "data_type as bytes");
     }
 
     #[test]
@@ -912,44 +755,64 @@ mod tests {
         let unpacked: Vec<u8> = dims.iter().flat_map(|&d| f_varint(1, d as u64)).collect();
         let mixed = [f_varint(1, 3), packed_varints(1, &[0, 5]), f_varint(1, 1 << 40)].concat();
         for m in [packed, unpacked, mixed] {
-            assert_eq!(TensorProto::decode(&m).unwrap().dims, dims);
+            assert_eq!(tensor_proto(&m).unwrap().dims, dims);
         }
         // Negative int32_data entries, packed (10-byte varints) and unpacked.
         let body: Vec<u8> = [-5i64, 7].iter().flat_map(|&v| varint(v as u64)).collect();
-        let t = TensorProto::decode(&[f_bytes(5, &body), f_varint(5, -1i64 as u64)].concat()).unwrap();
+        let t = tensor_proto(&[f_bytes(5, &body), f_varint(5, -1i64 as u64)].concat()).unwrap();
         assert_eq!(t.int32_data, [-5, 7, -1]);
         // float_data: packed and unpacked; a packed length that is not a multiple of 4 fails.
         let fl: Vec<u8> = [1.5f32, -2.0].iter().flat_map(|v| v.to_le_bytes()).collect();
-        let t = TensorProto::decode(&[f_bytes(4, &fl), f_fixed32(4, 0.25f32.to_bits())].concat()).unwrap();
+        let t = tensor_proto(&[f_bytes(4, &fl), f_fixed32(4, 0.25f32.to_bits())].concat()).unwrap();
         assert_eq!(t.float_data, [1.5, -2.0, 0.25]);
-        assert!(TensorProto::decode(&f_bytes(4, &[0, 0, 0])).is_err());
-        assert!(TensorProto::decode(&f_bytes(10, &[0; 12])).is_err());
+        assert!(tensor_proto(&f_bytes(4, &[0, 0, 0])).is_err());
+        assert!(tensor_proto(&[f_bytes(4, &[0, 0, 0]), f_bytes(8, b"x")].concat()).is_err());
+        assert!(tensor_proto(&f_bytes(10, &[0; 12])).is_err());
         // A truncated varint inside a packed run fails.
-        assert!(TensorProto::decode(&f_bytes(1, &[0x05, 0x80])).is_err());
-        // Wrong wire type for a known field fails.
-        assert!(TensorProto::decode(&f_fixed32(1, 3)).is_err());
-        assert!(TensorProto::decode(&f_varint(8, 3)).is_err());
-        assert!(TensorProto::decode(&f_bytes(2, &[1])).is_err());
-        // Unknown fields of every wire type are skipped.
+        assert!(tensor_proto(&f_bytes(1, &[0x05, 0x80])).is_err());
+        // Unknown fields between known ones change nothing.
         let mut m = tensor(2, &[2], &[f_bytes(9, &[7, 9])]);
         m.extend(f_varint(1000, 1));
         m.extend([key(1001, 1), vec![0; 8]].concat());
         m.extend(f_bytes(1002, b"zz"));
         m.extend(f_fixed32(1003, 0));
-        let t = TensorProto::decode(&m).unwrap().to_tensor().unwrap();
+        let t = tensor_proto(&m).unwrap().to_tensor().unwrap();
         assert_eq!((t.dtype, t.shape, t.data), (DataType::U8, vec![2], vec![7, 9]));
     }
 
     #[test]
+    fn encoding_follows_the_declared_packing() {
+        // dims and AttributeProto.ints are unpacked in onnx.proto, int32_data is packed:
+        // prost writes them that way, so the bytes match what onnx's own writer produces.
+        let t = TensorProto { dims: vec![2, 3], data_type: 3, int32_data: vec![-1, 2], ..Default::default() };
+        let want = [f_varint(1, 2), f_varint(1, 3), f_varint(2, 3), packed_varints(5, &[-1, 2])].concat();
+        assert_eq!(t.encode_to_vec(), want);
+        let a = AttributeProto { name: "axes".into(), ints: vec![0, 1], r#type: 7, ..Default::default() };
+        let want = [f_bytes(1, b"axes"), f_varint(8, 0), f_varint(8, 1), f_varint(20, 7)].concat();
+        assert_eq!(a.encode_to_vec(), want);
+    }
+
+    #[test]
     fn invalid_utf8_is_an_error() {
-        assert!(TensorProto::decode(&f_bytes(8, &[0xff, 0xfe])).is_err());
-        assert!(NodeProto::decode(&f_bytes(4, &[0xc0])).is_err());
+        assert!(tensor_proto(&f_bytes(8, &[0xff, 0xfe])).is_err());
+        assert!(decode::<NodeProto>(&f_bytes(4, &[0xc0])).is_err());
+        // bytes fields take anything.
+        let a = decode::<AttributeProto>(&f_bytes(4, &[0xc0])).unwrap();
+        assert_eq!(a.s.as_deref(), Some(&[0xc0][..]));
+    }
+
+    #[test]
+    fn size_cap() {
+        let m = tensor(2, &[2], &[f_bytes(9, &[7, 9])]);
+        assert!(decode_limited::<TensorProto>(&m, m.len()).is_ok());
+        let e = decode_limited::<TensorProto>(&m, m.len() - 1).unwrap_err();
+        assert_eq!(e.message(), format!("message of {} bytes exceeds the {}-byte limit", m.len(), m.len() - 1));
     }
 
     // ---- TensorProto conversion ----
 
     fn convert(dtype: DataType, dims: &[i64], int32: &[i64]) -> Result<Tensor> {
-        TensorProto::decode(&tensor(dtype.onnx(), dims, &[packed_varints(5, int32)]))?.to_tensor()
+        tensor_proto(&tensor(dtype.onnx(), dims, &[packed_varints(5, int32)]))?.to_tensor()
     }
 
     fn ints(t: &Tensor) -> Vec<i64> {
@@ -1009,16 +872,16 @@ mod tests {
         let t = convert(DataType::I32, &[2], &[i64::from(i32::MIN), -1]).unwrap();
         assert_eq!(t.data, [0, 0, 0, 0x80, 0xff, 0xff, 0xff, 0xff]);
         let fl: Vec<u8> = [1.5f32, -0.0].iter().flat_map(|v| v.to_le_bytes()).collect();
-        let t = TensorProto::decode(&tensor(1, &[2], &[f_bytes(4, &fl)])).unwrap().to_tensor().unwrap();
+        let t = tensor_proto(&tensor(1, &[2], &[f_bytes(4, &fl)])).unwrap().to_tensor().unwrap();
         assert_eq!(t.data, fl);
         // A scalar: no dims, one element.
-        let t = TensorProto::decode(&tensor(2, &[], &[f_bytes(9, &[42])])).unwrap().to_tensor().unwrap();
+        let t = tensor_proto(&tensor(2, &[], &[f_bytes(9, &[42])])).unwrap().to_tensor().unwrap();
         assert_eq!((t.shape.len(), t.data), (0, vec![42]));
     }
 
     #[test]
     fn tensor_rejections() {
-        let conv = |m: Vec<u8>| TensorProto::decode(&m).and_then(|t| t.to_tensor());
+        let conv = |m: Vec<u8>| tensor_proto(&m).and_then(|t| t.to_tensor());
         // Unsupported and unknown data types.
         assert!(conv(tensor(7, &[1], &[packed_varints(7, &[1])])).is_err());
         assert!(conv(tensor(11, &[0], &[])).is_err());
@@ -1029,7 +892,8 @@ mod tests {
         assert!(conv(tensor(2, &[-1], &[])).is_err());
         assert!(conv(tensor(2, &[1 << 32, 1 << 32, 1 << 32], &[])).is_err());
         assert!(conv(tensor(1, &[1 << 62], &[f_bytes(9, &[0; 4])])).is_err());
-        assert!(conv(tensor(2, &[(1 << 30) + 1], &[f_bytes(9, &[0; 4])])).is_err());
+        let e = conv(tensor(2, &[(1 << 30) + 1], &[f_bytes(9, &[0; 4])])).unwrap_err();
+        assert_eq!(e.message(), format!("tensor of {} bytes exceeds the {MAX_TENSOR_BYTES}-byte limit", (1 << 30) + 1));
         assert!(conv(tensor(2, &[1 << 40], &[packed_varints(5, &[1])])).is_err());
         // Zero elements with a huge dimension is fine.
         let t = conv(tensor(1, &[0, 1 << 40], &[])).unwrap();
@@ -1041,6 +905,7 @@ mod tests {
         assert!(conv(tensor(2, &[1], &[f_fixed32(4, 0)])).is_err());
         assert!(conv(tensor(1, &[1], &[packed_varints(5, &[0])])).is_err());
         assert!(conv(tensor(1, &[1], &[f_fixed32(4, 0), f_varint(7, 1)])).is_err());
+        assert!(conv(tensor(2, &[1], &[f_bytes(6, b"s")])).is_err());
         // Missing data.
         assert!(conv(tensor(1, &[1], &[])).is_err());
         // External data and segments.
@@ -1069,12 +934,14 @@ mod tests {
         ]
         .concat();
         let init = tensor(1, &[], &[f_bytes(8, b"s"), f_bytes(9, &2.0f32.to_le_bytes())]);
+        let dim = |v: u64| f_bytes(1, &f_varint(1, v));
+        let x_type = [f_varint(1, 1), f_bytes(2, &[dim(2), dim(3), f_bytes(1, &f_bytes(2, b"N"))].concat())].concat();
         let graph = [
             f_bytes(1, &node),
             f_bytes(2, b"g"),
             f_bytes(5, &init),
-            f_bytes(11, &f_bytes(1, b"x")),
-            f_bytes(12, &[f_bytes(1, b"y"), f_bytes(2, b"type ignored")].concat()),
+            f_bytes(11, &[f_bytes(1, b"x"), f_bytes(2, &f_bytes(1, &x_type))].concat()),
+            f_bytes(12, &[f_bytes(1, b"y"), f_bytes(3, b"doc (skipped)")].concat()),
         ]
         .concat();
         let model = [
@@ -1082,18 +949,23 @@ mod tests {
             f_bytes(8, &[f_bytes(1, b""), f_varint(2, 21)].concat()),
             f_bytes(8, &[f_bytes(1, b"com.microsoft"), f_varint(2, 1)].concat()),
             f_bytes(7, &graph),
-            f_bytes(2, b"producer (skipped)"),
+            f_bytes(2, b"producer"),
+            f_bytes(6, b"doc (skipped)"),
         ]
         .concat();
-        let m = ModelProto::decode(&model).unwrap();
-        assert_eq!(m.ir_version, 10);
-        assert_eq!(m.opset_import[0], OperatorSetId { domain: String::new(), version: 21 });
+        let m = decode::<ModelProto>(&model).unwrap();
+        assert_eq!((m.ir_version, m.producer_name.as_str()), (10, "producer"));
+        assert_eq!(m.opset_import[0], OperatorSetIdProto { domain: String::new(), version: 21 });
         assert_eq!(m.opset_import[1].domain, "com.microsoft");
-        let g = m.graph.unwrap();
-        assert_eq!(
-            (g.name.as_str(), g.input.as_slice(), g.output.as_slice()),
-            ("g", &["x".to_string()][..], &["y".to_string()][..])
-        );
+        let g = m.graph.as_ref().unwrap();
+        let names = |v: &[ValueInfoProto]| v.iter().map(|i| i.name.clone()).collect::<Vec<_>>();
+        assert_eq!((g.name.as_str(), names(&g.input), names(&g.output)), ("g", vec!["x".into()], vec!["y".into()]));
+        let tt = g.input[0].r#type.as_ref().and_then(|t| t.tensor_type.as_ref()).unwrap();
+        use tensor_shape_proto::dimension::Value;
+        let dims: Vec<_> = tt.shape.as_ref().unwrap().dim.iter().map(|d| d.value.clone()).collect();
+        assert_eq!(tt.elem_type, 1);
+        assert_eq!(dims, [Some(Value::DimValue(2)), Some(Value::DimValue(3)), Some(Value::DimParam("N".into()))]);
+        assert_eq!(g.output[0].r#type, None);
         assert_eq!(g.initializer[0].name, "s");
         let n = &g.node[0];
         assert_eq!(n.input, ["x", ""]);
@@ -1101,27 +973,124 @@ mod tests {
         assert_eq!(n.attr("axis").unwrap().as_int(), Ok(-1));
         assert!(n.attr("f").unwrap().as_int().is_err());
         assert_eq!(n.attr("f").unwrap().f, Some(1.5));
+        // Encoding what was decoded and decoding it again gives the same message (the
+        // skipped doc strings are gone).
+        assert_eq!(decode::<ModelProto>(&m.encode_to_vec()), Ok(m));
         // Errors carry the path of the failing field.
         let bad = [f_bytes(7, &f_bytes(1, &[f_bytes(5, &[0x18])].concat()))].concat();
-        let e = ModelProto::decode(&bad).unwrap_err();
-        assert!(e.message().starts_with("graph: node[0]: attribute[0]:"), "{e}");
+        let e = decode::<ModelProto>(&bad).unwrap_err();
+        let path = "AttributeProto.i: NodeProto.attribute: GraphProto.node: ModelProto.graph: invalid varint";
+        assert!(e.message().ends_with(path), "{e}");
+    }
+
+    #[test]
+    fn subgraphs_are_kept_as_bytes() {
+        // An If-style attribute holding a graph whose node holds a graph, and so on: the
+        // nested bytes are never decoded, so depth costs nothing.
+        let mut g = f_bytes(2, b"leaf");
+        for _ in 0..200 {
+            let attr = [f_bytes(1, b"then_branch"), f_bytes(6, &g), f_varint(20, 5)].concat();
+            g = f_bytes(1, &[f_bytes(4, b"If"), f_bytes(5, &attr)].concat());
+        }
+        let graph = decode::<GraphProto>(&g).unwrap();
+        let a = &graph.node[0].attribute[0];
+        assert_eq!(a.kind(), attribute_type::GRAPH);
+        let inner = decode::<GraphProto>(a.g.as_ref().unwrap()).unwrap();
+        assert_eq!(inner.node[0].op_type, "If");
+        // Nested unknown groups run into prost's recursion limit instead of the stack's end.
+        let deep: Vec<u8> = [key(100, 3).repeat(10_000), key(100, 4).repeat(10_000)].concat();
+        assert!(decode::<GraphProto>(&deep).is_err());
     }
 
     #[test]
     fn attribute_type_inference() {
-        let a = AttributeProto::decode(&[f_bytes(1, b"k"), f_varint(3, 0)].concat()).unwrap();
+        let attr = |b: Vec<u8>| decode::<AttributeProto>(&[f_bytes(1, b"k"), b].concat()).unwrap();
+        let a = attr(f_varint(3, 0));
         assert_eq!(a.kind(), attribute_type::INT);
         assert_eq!(a.as_int(), Ok(0));
-        let a = AttributeProto::decode(&[f_bytes(1, b"k"), packed_varints(8, &[1, 2])].concat()).unwrap();
+        let a = attr(packed_varints(8, &[1, 2]));
         assert_eq!((a.kind(), a.ints.as_slice()), (attribute_type::INTS, &[1i64, 2][..]));
-        assert!(a.as_int().is_err());
-        let a = AttributeProto::decode(&[f_bytes(1, b"k"), f_varint(3, 0), f_fixed32(2, 0)].concat()).unwrap();
-        assert_eq!(a.kind(), attribute_type::UNDEFINED);
-        let a = AttributeProto::decode(&[f_bytes(1, b"k"), f_bytes(6, b"")].concat()).unwrap();
+        assert_eq!(a.as_int(), Err("attribute 'k' is not an INT (type INTS)".into()));
+        assert_eq!(attr([f_varint(3, 0), f_fixed32(2, 0)].concat()).kind(), attribute_type::UNDEFINED);
+        assert_eq!(attr(f_bytes(9, b"a")).kind(), attribute_type::STRINGS);
+        assert_eq!(attr(f_bytes(10, &[])).kind(), attribute_type::TENSORS);
+        assert_eq!(attr(f_bytes(14, &[])).kind(), attribute_type::TYPE_PROTO);
+        assert_eq!(attr(f_bytes(23, &[])).kind(), attribute_type::SPARSE_TENSORS);
+        let a = attr(f_bytes(6, b""));
+        assert_eq!(a.kind(), attribute_type::GRAPH);
         assert!(a.as_int().is_err());
         // A declared INT with no `i` field is 0 (proto2 default).
-        let a = AttributeProto::decode(&[f_bytes(1, b"k"), f_varint(20, 2)].concat()).unwrap();
-        assert_eq!(a.as_int(), Ok(0));
+        assert_eq!(attr(f_varint(20, 2)).as_int(), Ok(0));
+        // The declared type wins over the fields present.
+        assert_eq!(attr([f_varint(3, 4), f_varint(20, 1)].concat()).kind(), attribute_type::FLOAT);
+        assert_eq!(attribute_type_name(attribute_type::SPARSE_TENSOR), "SPARSE_TENSOR");
+        assert_eq!(attribute_type_name(99), "99");
+    }
+
+    // ---- committed files ----
+
+    fn committed_files(tests: &[&str]) -> Vec<std::path::PathBuf> {
+        let dir = crate::default_node_dir();
+        let mut files = Vec::new();
+        for test in tests {
+            files.push(dir.join(test).join("model.onnx"));
+            let mut pbs: Vec<_> =
+                std::fs::read_dir(dir.join(test).join("test_data_set_0")).unwrap().map(|e| e.unwrap().path()).collect();
+            pbs.sort();
+            files.extend(pbs);
+        }
+        files
+    }
+
+    fn all_tests() -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(crate::default_node_dir())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn committed_models_and_tensors() {
+        let tests = all_tests();
+        assert_eq!(tests.len(), 33);
+        for test in &tests {
+            let files = committed_files(&[test]);
+            let m = decode::<ModelProto>(&std::fs::read(&files[0]).unwrap()).unwrap();
+            assert!(m.ir_version >= 3, "{test}");
+            assert!(m.opset_import.iter().any(|o| o.domain.is_empty() && o.version >= 10), "{test}");
+            let g = m.graph.as_ref().unwrap();
+            assert!(!g.node.is_empty() && !g.output.is_empty(), "{test}");
+            // Every graph input's declared type and shape match its data file.
+            let inputs: Vec<_> =
+                files.iter().filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("input_")).collect();
+            assert_eq!(g.input.len(), inputs.len(), "{test}");
+            for (info, path) in g.input.iter().zip(inputs) {
+                let bytes = std::fs::read(path).unwrap();
+                let t = decode::<TensorProto>(&bytes).unwrap();
+                let tt = info.r#type.as_ref().and_then(|t| t.tensor_type.as_ref()).unwrap();
+                assert_eq!(tt.elem_type, t.data_type, "{test} {}", info.name);
+                let dims: Vec<i64> = tt
+                    .shape
+                    .as_ref()
+                    .unwrap()
+                    .dim
+                    .iter()
+                    .map(|d| match d.value {
+                        Some(tensor_shape_proto::dimension::Value::DimValue(v)) => v,
+                        ref other => panic!("{test} {}: dimension {other:?}", info.name),
+                    })
+                    .collect();
+                assert_eq!(dims, t.dims, "{test} {}", info.name);
+                let tensor = t.to_tensor().unwrap();
+                assert_eq!(tensor.dtype.byte_len(tensor.len()), Some(tensor.data.len()));
+                // Every field of a data file is declared, and onnx writes fields in number
+                // order with the packing onnx.proto gives: re-encoding is byte-exact.
+                assert_eq!(t.encode_to_vec(), bytes, "{}", path.display());
+            }
+            assert_eq!(decode::<ModelProto>(&m.encode_to_vec()).unwrap(), m);
+        }
     }
 
     // ---- garbage ----
@@ -1138,14 +1107,20 @@ mod tests {
     }
 
     fn decode_everything(b: &[u8]) -> bool {
-        let model = ModelProto::decode(b);
-        let tensor = TensorProto::decode(b);
+        let model = decode::<ModelProto>(b);
+        let tensor = tensor_proto(b);
         if let Ok(t) = &tensor {
             let _ = t.to_tensor();
         }
-        let _ = NodeProto::decode(b);
-        let _ = AttributeProto::decode(b);
-        let _ = GraphProto::decode(b);
+        let _ = decode::<NodeProto>(b);
+        let _ = decode::<AttributeProto>(b).map(|a| a.as_int());
+        let _ = decode::<GraphProto>(b);
+        let _ = decode::<ValueInfoProto>(b);
+        if let Ok(m) = &model {
+            for t in m.graph.iter().flat_map(|g| &g.initializer) {
+                let _ = t.to_tensor();
+            }
+        }
         model.is_err() && tensor.is_err()
     }
 
@@ -1159,8 +1134,8 @@ mod tests {
             let bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
             errors += usize::from(decode_everything(&bytes));
         }
-        // Almost every random string hits an invalid wire type, field number 0 or a
-        // truncation somewhere.
+        // Almost every random string hits an invalid wire type, field number 0, a
+        // truncation or a known field with the wrong wire type somewhere.
         assert!(errors > n * 3 / 4, "only {errors} of {n} random strings were rejected");
         // Structured garbage: plausible keys followed by random varints and lengths.
         for _ in 0..n {
@@ -1180,33 +1155,53 @@ mod tests {
         }
     }
 
+    /// Offsets where a top-level field of a well-formed message ends.
+    fn field_ends(b: &[u8]) -> Vec<usize> {
+        fn read(b: &[u8], pos: &mut usize) -> u64 {
+            let mut v = 0;
+            for shift in (0..64).step_by(7) {
+                let byte = b[*pos];
+                *pos += 1;
+                v |= u64::from(byte & 0x7f) << shift;
+                if byte < 0x80 {
+                    break;
+                }
+            }
+            v
+        }
+        let (mut ends, mut pos) = (vec![0], 0);
+        while pos < b.len() {
+            match read(b, &mut pos) & 7 {
+                0 => drop(read(b, &mut pos)),
+                1 => pos += 8,
+                2 => pos += read(b, &mut pos) as usize,
+                5 => pos += 4,
+                w => panic!("wire type {w} in a committed file"),
+            }
+            ends.push(pos);
+        }
+        ends
+    }
+
     #[test]
     fn truncated_and_mutated_committed_files() {
-        let dir = crate::default_node_dir();
-        let mut files: Vec<std::path::PathBuf> = Vec::new();
-        for test in ["test_dynamicquantizelinear_expanded", "test_quantizelinear_int4", "test_dequantizelinear_e4m3fn"]
-        {
-            files.push(dir.join(test).join("model.onnx"));
-            for e in std::fs::read_dir(dir.join(test).join("test_data_set_0")).unwrap() {
-                files.push(e.unwrap().path());
-            }
-        }
+        let files = committed_files(&[
+            "test_dynamicquantizelinear_expanded",
+            "test_quantizelinear_int4",
+            "test_dequantizelinear_e4m3fn",
+        ]);
         let mut rng = XorShift(12345);
         for path in files {
             let full = std::fs::read(&path).unwrap();
-            // Offsets where a top-level field ends: only those prefixes are valid messages.
-            let mut ends = vec![0];
-            let mut r = Reader::new(&full);
-            while r.next_field().unwrap().is_some() {
-                ends.push(full.len() - r.remaining());
-            }
+            // Only the prefixes that end on a top-level field boundary are valid messages.
+            let ends = field_ends(&full);
             for cut in 0..full.len() {
                 let prefix = &full[..cut];
                 let valid = ends.contains(&cut);
                 let ok = if path.extension().is_some_and(|e| e == "onnx") {
-                    ModelProto::decode(prefix).is_ok()
+                    decode::<ModelProto>(prefix).is_ok()
                 } else {
-                    TensorProto::decode(prefix).is_ok()
+                    tensor_proto(prefix).is_ok()
                 };
                 assert_eq!(ok, valid, "{} cut at {cut}", path.display());
                 decode_everything(prefix);

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use qdq_fixtures::Rng;
 use xtask::conformance::{self, Summary};
-use xtask::proto::{ModelProto, TensorProto};
+use xtask::proto::{decode, ModelProto, TensorProto};
 use xtask::{default_node_dir, graph, Backend};
 
 fn run(paths: &[PathBuf], backend: Backend) -> (Summary, String) {
@@ -58,7 +58,7 @@ fn failures_are_reported_and_counted() {
     let last = b.len() - 1;
     b[last] ^= 1;
     fs::write(&out0, &b).unwrap();
-    let expected = TensorProto::decode(&b).unwrap().to_tensor().unwrap();
+    let expected = decode::<TensorProto>(&b).unwrap().to_tensor().unwrap();
     // test_dequantizelinear_axis: truncate the model.
     let model = root.join("test_dequantizelinear_axis/model.onnx");
     let m = fs::read(&model).unwrap();
@@ -111,9 +111,9 @@ fn mutated_tests_never_panic() {
                 let i = (rng.next_u64() as usize) % buf.len();
                 buf[i] = rng.next_u64() as u8;
             }
-            let Ok(model) = ModelProto::decode(&m) else { continue };
+            let Ok(model) = decode::<ModelProto>(&m) else { continue };
             let tensors: Result<Vec<_>, _> =
-                ins.iter().map(|b| TensorProto::decode(b).and_then(|t| t.to_tensor())).collect();
+                ins.iter().map(|b| decode::<TensorProto>(b).and_then(|t| t.to_tensor())).collect();
             let Ok(tensors) = tensors else { continue };
             ran += 1;
             ok += usize::from(graph::run(&model, tensors, Backend::Ref).is_ok());
