@@ -12,8 +12,9 @@
 use crate::codec::{decode_minifloat, f32_to_bf16_bits, MiniFormat};
 use crate::isa::Kernel;
 use crate::quantize::{load_codes, load_full, ScaleKind};
-use crate::segments::{Scales, Segments};
+use crate::segments::Segments;
 use crate::simd::Simd;
+use crate::walk::{self, RunOp};
 use qdq_ref::float::FloatFormat;
 use qdq_ref::{packing, DataType, Layout, Packed};
 
@@ -167,99 +168,111 @@ fn run_with<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8>(
     end: usize,
     y: &mut [u8],
 ) {
-    let bits = if BITS == 0 { job.x.dtype.bits() } else { BITS as u32 };
-    let out = match OUT {
-        0 => Out::F32,
-        1 => Out::F16,
-        _ => job.out,
-    };
-    // MINI == 0 folds the float decoder away; otherwise the job says.
-    let mini = if MINI == 0 { None } else { job.mini.as_ref() };
     let signed = matches!(job.x.dtype, DataType::I8 | DataType::I16 | DataType::I4 | DataType::I2);
     let gmask = crate::quantize::group(job.x.dtype) - 1;
-    let os = out.size();
-    let lanes = S::LANES;
-    let n_scales = job.scale.len() / job.scale_kind.size();
-    for seg in Segments::new(job.layout, begin, end) {
-        let mut i = seg.start;
-        let stop = seg.start + seg.len;
-        if let Scales::Splat(k) = seg.scales {
-            let z = match job.zero_point {
-                Some(zp) => packing::get_int(zp.dtype, zp.data, k) as i32,
-                None => 0,
-            };
-            let (sc, z) = (simd.splat(job.scale_kind.get(job.scale, k)), simd.splat_i(z));
-            // Head up to the packing boundary, then whole vectors four at a time.
-            while i < stop && (i & gmask) != 0 {
-                let take = (gmask + 1 - (i & gmask)).min(stop - i);
-                partial(simd, job, i, take, sc, z, begin, out, y);
-                i += take;
-            }
-            // Whole steps of four vectors over exactly their bytes (chunked iteration: no
-            // bounds checks in the loop). A loop per step the optimiser unrolls, and an
-            // unoptimised build keeps one copy of the vector code.
-            let steps = (stop - i) / (4 * lanes);
-            let xbits = bits as usize;
-            let xb = &job.x.data[i * xbits / 8..(i + steps * 4 * lanes) * xbits / 8];
-            let yb = &mut y[(i - begin) * os..(i - begin + steps * 4 * lanes) * os];
-            for (xq, yq) in xb.chunks_exact(4 * lanes * xbits / 8).zip(yb.chunks_exact_mut(4 * lanes * os)) {
-                let mut v = [sc; 4];
-                for (k, vk) in v.iter_mut().enumerate() {
-                    let c = load_full(simd, bits, xq, k * lanes);
-                    *vk = simd.mul(decode(simd, c, bits, signed, mini, z), sc);
-                }
-                for (k, vk) in v.into_iter().enumerate() {
-                    store(simd, out, vk, &mut yq[k * lanes * os..]);
-                }
-            }
-            i += steps * 4 * lanes;
-            while i < stop {
-                let take = (stop - i).min(lanes);
-                partial(simd, job, i, take, sc, z, begin, out, y);
-                i += take;
-            }
-            continue;
+    let mut op = DequantizeOp::<BITS, MINI, OUT> { job, signed, gmask, begin, y };
+    walk::walk(simd, &mut op, Segments::new(job.layout, begin, end));
+}
+
+/// DequantizeLinear's per-vector work for [`walk::walk`]: parameters are the scale and the
+/// zero point; the body starts on a packing group of x (absolute element index). The
+/// compile-time variant's input width (`BITS`, 0: the job's), float decoder (`MINI`, 0:
+/// none) and output (`OUT`: 0 f32, 1 f16, else the job's) fold into the code.
+struct DequantizeOp<'j, 'a, 'y, const BITS: u8, const MINI: u8, const OUT: u8> {
+    job: &'j Job<'a>,
+    signed: bool,
+    gmask: usize,
+    begin: usize,
+    y: &'y mut [u8],
+}
+
+impl<const BITS: u8, const MINI: u8, const OUT: u8> DequantizeOp<'_, '_, '_, BITS, MINI, OUT> {
+    #[inline(always)]
+    fn bits(&self) -> u32 {
+        if BITS == 0 {
+            self.job.x.dtype.bits()
+        } else {
+            BITS as u32
         }
-        let Scales::Seq(k0) = seg.scales else { continue };
-        while i < stop {
-            let take = (stop - i).min(lanes);
-            let k = k0 + (i - seg.start);
-            let sc = if take == lanes && k + lanes <= n_scales {
-                job.scale_kind.load(simd, job.scale, k)
-            } else {
-                let mut tmp = [0u8; 64];
-                for t in 0..take {
-                    tmp[4 * t..4 * t + 4].copy_from_slice(&job.scale_kind.get(job.scale, k + t).to_le_bytes());
-                }
-                simd.load_f32(&tmp)
-            };
-            // A `match`, not `map_or`: closures do not inherit the ISA's target features.
-            let z = match job.zero_point.as_ref() {
-                Some(zp) => load_codes(simd, zp, k, take, true),
-                None => simd.splat_i(0),
-            };
-            partial(simd, job, i, take, sc, z, begin, out, y);
-            i += take;
+    }
+
+    #[inline(always)]
+    fn out(&self) -> Out {
+        match OUT {
+            0 => Out::F32,
+            1 => Out::F16,
+            _ => self.job.out,
         }
     }
 }
 
-/// Up to `LANES` elements at any position: codes gathered by `load_codes` (vector load
-/// when aligned and full), the same arithmetic, and a copy of the valid outputs.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn partial<S: Simd>(
-    simd: S,
-    job: &Job<'_>,
-    i: usize,
-    take: usize,
-    sc: S::F,
-    z: S::I,
-    begin: usize,
-    out: Out,
-    y: &mut [u8],
-) {
-    store_out(simd, out, dequantize_vec(simd, job, i, take, sc, z), y, i - begin, take);
+impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for DequantizeOp<'_, '_, '_, BITS, MINI, OUT> {
+    type P = (S::F, S::I);
+
+    #[inline(always)]
+    fn head(&self, i: usize) -> usize {
+        (self.gmask + 1 - (i & self.gmask)) & self.gmask
+    }
+
+    #[inline(always)]
+    fn splat(&self, simd: S, k: usize) -> (S::F, S::I) {
+        let z = match self.job.zero_point {
+            Some(zp) => packing::get_int(zp.dtype, zp.data, k) as i32,
+            None => 0,
+        };
+        (simd.splat(self.job.scale_kind.get(self.job.scale, k)), simd.splat_i(z))
+    }
+
+    #[inline(always)]
+    fn seq(&self, simd: S, k: usize, take: usize) -> (S::F, S::I) {
+        let job = self.job;
+        let n_scales = job.scale.len() / job.scale_kind.size();
+        let sc = if take == S::LANES && k + S::LANES <= n_scales {
+            job.scale_kind.load(simd, job.scale, k)
+        } else {
+            let mut tmp = [0u8; 64];
+            for t in 0..take {
+                tmp[4 * t..4 * t + 4].copy_from_slice(&job.scale_kind.get(job.scale, k + t).to_le_bytes());
+            }
+            simd.load_f32(&tmp)
+        };
+        // A `match`, not `map_or`: closures do not inherit the ISA's target features.
+        let z = match job.zero_point.as_ref() {
+            Some(zp) => load_codes(simd, zp, k, take, true),
+            None => simd.splat_i(0),
+        };
+        (sc, z)
+    }
+
+    #[inline(always)]
+    fn part(&mut self, simd: S, p: &(S::F, S::I), _k: usize, i: usize, take: usize) {
+        let v = dequantize_vec(simd, self.job, i, take, p.0, p.1);
+        store_out(simd, self.out(), v, self.y, i - self.begin, take);
+    }
+
+    #[inline(always)]
+    fn steps(&mut self, simd: S, p: &(S::F, S::I), i: usize, n: usize) {
+        // Whole steps of four vectors over exactly their bytes (chunked iteration: no
+        // bounds checks in the loop). A loop per step the optimiser unrolls, and an
+        // unoptimised build keeps one copy of the vector code.
+        let (sc, z) = *p;
+        let (bits, signed, out) = (self.bits(), self.signed, self.out());
+        // MINI == 0 folds the float decoder away; otherwise the job says.
+        let mini = if MINI == 0 { None } else { self.job.mini.as_ref() };
+        let (lanes, os, xbits) = (S::LANES, out.size(), bits as usize);
+        let xb = &self.job.x.data[i * xbits / 8..(i + n * 4 * lanes) * xbits / 8];
+        let yb = &mut self.y[(i - self.begin) * os..(i - self.begin + n * 4 * lanes) * os];
+        for (xq, yq) in xb.chunks_exact(4 * lanes * xbits / 8).zip(yb.chunks_exact_mut(4 * lanes * os)) {
+            let mut v = [sc; 4];
+            for (k, vk) in v.iter_mut().enumerate() {
+                let c = load_full(simd, bits, xq, k * lanes);
+                *vk = simd.mul(decode(simd, c, bits, signed, mini, z), sc);
+            }
+            for (k, vk) in v.into_iter().enumerate() {
+                store(simd, out, vk, &mut yq[k * lanes * os..]);
+            }
+        }
+    }
 }
 
 /// Stores the first `valid` lanes of `v` as `out` at element `e` of `y`.

@@ -71,6 +71,7 @@ mod simd;
 mod tensor;
 mod threads;
 pub mod train;
+mod walk;
 
 pub use config::Config;
 pub use isa::Isa;
