@@ -29,8 +29,9 @@
 
 use crate::codec::{bf16_bits_to_f32, encode_minifloat_checked, round_bf16, round_f16, MiniFormat, MINI_RUNTIME};
 use crate::isa::{IsaKernel, Kernel};
-use crate::segments::{Scales, Segments};
+use crate::segments::Segments;
 use crate::simd::{Simd, LIM};
+use crate::walk::{self, RunOp};
 use qdq_ref::float::{decode_e8m0, FloatFormat};
 use qdq_ref::{packing, DataType, Layout, Packed, Precision};
 
@@ -1074,45 +1075,28 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
     }
 }
 
-/// A segment whose scale index advances with the element (per-axis along the last axis,
-/// blocked along another axis), from element `i`: a head of `head` elements up to the
-/// packing boundary, whole vectors with their scale vectors, a partial tail. A kernel of
-/// its own (see [`Simd::enter`]).
-struct SeqRun<'a, 'y, const MINI: u8> {
+/// A run of a segment whose scale index advances with the element (per-axis along the last
+/// axis, blocked along another axis) on [`walk::seq_run`], with the run-time codec, as a
+/// kernel of its own (see [`Simd::enter`]).
+struct SeqRun<'a, 'y> {
     job: Job<'a>,
     sp: Spec,
-    seg_start: usize,
     k0: usize,
+    start: usize,
     i: usize,
-    head: usize,
     stop: usize,
     begin: usize,
     y: &'y mut [u8],
 }
 
-impl<const MINI: u8> Kernel for SeqRun<'_, '_, MINI> {
+impl Kernel for SeqRun<'_, '_> {
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, simd: S) {
-        let SeqRun { job, sp, seg_start, k0, mut i, head, stop, begin, y } = self;
-        let (job, sp) = (&job, &sp);
-        let (lanes, xs) = (S::LANES, sp.src.size());
-        if head > 0 {
-            let t = head.min(stop - i);
-            let p = seq_lanes(simd, job, k0, t);
-            partial::<S, MINI>(simd, job, sp, i, t, &p, begin, y);
-            i += t;
-        }
-        while i + lanes <= stop {
-            let p = seq_lanes(simd, job, k0 + (i - seg_start), lanes);
-            let c = quantize_vec::<S, MINI>(simd, sp, &job.x[i * xs..(i + lanes) * xs], &p);
-            store_codes(simd, sp.bits, c, y, i - begin);
-            i += lanes;
-        }
-        if i < stop {
-            let p = seq_lanes(simd, job, k0 + (i - seg_start), stop - i);
-            partial::<S, MINI>(simd, job, sp, i, stop - i, &p, begin, y);
-        }
+        let SeqRun { job, sp, k0, start, i, stop, begin, y } = self;
+        let gmask = group(job.out) - 1;
+        let mut op = QuantizeOp::<MINI_RUNTIME> { job: &job, sp, gmask, begin, y };
+        walk::seq_run(simd, &mut op, k0, start, i, stop);
     }
 }
 
@@ -1202,68 +1186,92 @@ fn run_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: 
     y: &mut [u8],
 ) {
     let sp = Spec::resolve::<SRC, PREC, BITS>(job);
-    let xs = sp.src.size();
     let gmask = group(job.out) - 1;
-    let lanes = S::LANES;
-    for seg in Segments::new(job.layout, begin, end) {
-        let stop = seg.start + seg.len;
-        let mut i = seg.start;
-        let head = (gmask + 1 - ((i - begin) & gmask)) & gmask;
-        match seg.scales {
-            Scales::Splat(k) => {
-                let p = splat_lanes(simd, job, k);
-                if head > 0 {
-                    let t = head.min(stop - i);
-                    partial::<S, MINI>(simd, job, &sp, i, t, &p, begin, y);
-                    i += t;
-                }
-                // Four vectors per step: independent chains for the out-of-order core, and
-                // one wide store for 8-bit outputs.
-                let sat8 = MINI == 0 && sp.bits == 8 && p.fast && S::HAS_FMA;
-                if let (true, Encode::Int { qmin, .. }) = (sat8, sp.enc) {
-                    let steps = (stop - i) / (4 * lanes);
-                    let xb = &job.x[i * xs..(i + steps * 4 * lanes) * xs];
-                    let yb = &mut y[i - begin..i - begin + steps * 4 * lanes];
-                    match qmin < 0 {
-                        true => sat8_loop::<S, true>(simd, &sp, xb, yb, &p),
-                        false => sat8_loop::<S, false>(simd, &sp, xb, yb, &p),
-                    }
-                    i += steps * 4 * lanes;
-                }
-                // Whole steps of four vectors over exactly their bytes (chunked iteration: no
-                // bounds checks in the loop; `i - begin` is on a packing boundary here). A
-                // loop per step the optimiser unrolls: one copy of the vector code
-                // unoptimised. (No closures: they would not inherit the ISA's features.)
-                let steps = (stop - i) / (4 * lanes);
-                let ob = sp.bits as usize;
-                let xb = &job.x[i * xs..(i + steps * 4 * lanes) * xs];
-                let yb = &mut y[(i - begin) * ob / 8..(i - begin + steps * 4 * lanes) * ob / 8];
-                for (xq, yq) in xb.chunks_exact(4 * lanes * xs).zip(yb.chunks_exact_mut(4 * lanes * ob / 8)) {
-                    let mut c = [simd.splat_i(0); 4];
-                    for (k, ck) in c.iter_mut().enumerate() {
-                        *ck = quantize_vec::<S, MINI>(simd, &sp, &xq[k * lanes * xs..(k + 1) * lanes * xs], &p);
-                    }
-                    if sp.bits == 8 {
-                        simd.store_u8x4(c, yq);
-                    } else {
-                        for (k, ck) in c.into_iter().enumerate() {
-                            store_codes(simd, sp.bits, ck, yq, k * lanes);
-                        }
-                    }
-                }
-                i += steps * 4 * lanes;
-                // The last (up to three) vectors and the tail, one partial vector at a time.
-                while i < stop {
-                    let t = lanes.min(stop - i);
-                    partial::<S, MINI>(simd, job, &sp, i, t, &p, begin, y);
-                    i += t;
-                }
+    let mut op = QuantizeOp::<MINI> { job, sp, gmask, begin, y };
+    walk::walk(simd, &mut op, Segments::new(job.layout, begin, end));
+}
+
+/// QuantizeLinear's per-vector work for [`walk::walk`]: [`Lanes`] parameters; the body
+/// starts on a packing group of y (which begins at element `begin`). `MINI` is the
+/// compile-time float encoder (0: integer outputs; [`MINI_RUNTIME`]: the job's).
+struct QuantizeOp<'j, 'a, 'y, const MINI: u8> {
+    job: &'j Job<'a>,
+    sp: Spec,
+    gmask: usize,
+    begin: usize,
+    y: &'y mut [u8],
+}
+
+impl<S: Simd, const MINI: u8> RunOp<S> for QuantizeOp<'_, '_, '_, MINI> {
+    type P = Lanes<S>;
+
+    #[inline(always)]
+    fn head(&self, i: usize) -> usize {
+        (self.gmask + 1 - ((i - self.begin) & self.gmask)) & self.gmask
+    }
+
+    #[inline(always)]
+    fn splat(&self, simd: S, k: usize) -> Lanes<S> {
+        splat_lanes(simd, self.job, k)
+    }
+
+    #[inline(always)]
+    fn seq(&self, simd: S, k: usize, valid: usize) -> Lanes<S> {
+        seq_lanes(simd, self.job, k, valid)
+    }
+
+    #[inline(always)]
+    fn part(&mut self, simd: S, p: &Lanes<S>, _k: usize, i: usize, take: usize) {
+        partial::<S, MINI>(simd, self.job, &self.sp, i, take, p, self.begin, self.y);
+    }
+
+    #[inline(always)]
+    fn vector(&mut self, simd: S, p: &Lanes<S>, _k: usize, i: usize) {
+        let (sp, xs) = (&self.sp, self.sp.src.size());
+        let c = quantize_vec::<S, MINI>(simd, sp, &self.job.x[i * xs..(i + S::LANES) * xs], p);
+        store_codes(simd, sp.bits, c, self.y, i - self.begin);
+    }
+
+    #[inline(always)]
+    fn steps(&mut self, simd: S, p: &Lanes<S>, i: usize, n: usize) {
+        let (job, sp, begin, lanes) = (self.job, self.sp, self.begin, S::LANES);
+        let xs = sp.src.size();
+        // Four vectors per step: independent chains for the out-of-order core, and one wide
+        // store for 8-bit outputs.
+        let xb = &job.x[i * xs..(i + n * 4 * lanes) * xs];
+        let sat8 = MINI == 0 && sp.bits == 8 && p.fast && S::HAS_FMA;
+        if let (true, Encode::Int { qmin, .. }) = (sat8, sp.enc) {
+            let yb = &mut self.y[i - begin..i - begin + n * 4 * lanes];
+            return match qmin < 0 {
+                true => sat8_loop::<S, true>(simd, &sp, xb, yb, p),
+                false => sat8_loop::<S, false>(simd, &sp, xb, yb, p),
+            };
+        }
+        // Whole steps of four vectors over exactly their bytes (chunked iteration: no bounds
+        // checks in the loop; `i - begin` is on a packing boundary here). A loop per step the
+        // optimiser unrolls: one copy of the vector code unoptimised. (No closures: they
+        // would not inherit the ISA's features.)
+        let ob = sp.bits as usize;
+        let yb = &mut self.y[(i - begin) * ob / 8..(i - begin + n * 4 * lanes) * ob / 8];
+        for (xq, yq) in xb.chunks_exact(4 * lanes * xs).zip(yb.chunks_exact_mut(4 * lanes * ob / 8)) {
+            let mut c = [simd.splat_i(0); 4];
+            for (k, ck) in c.iter_mut().enumerate() {
+                *ck = quantize_vec::<S, MINI>(simd, &sp, &xq[k * lanes * xs..(k + 1) * lanes * xs], p);
             }
-            Scales::Seq(k0) => {
-                // Per-lane scales: one copy per ISA, as for partial vectors.
-                let (job, seg_start) = (*job, seg.start);
-                simd.enter(SeqRun::<MINI_RUNTIME> { job, sp, seg_start, k0, i, head, stop, begin, y: &mut *y })
+            if sp.bits == 8 {
+                simd.store_u8x4(c, yq);
+            } else {
+                for (k, ck) in c.into_iter().enumerate() {
+                    store_codes(simd, sp.bits, ck, yq, k * lanes);
+                }
             }
         }
+    }
+
+    #[inline(always)]
+    fn seq_run(&mut self, simd: S, k0: usize, start: usize, i: usize, stop: usize) {
+        // Per-lane scales: one copy per ISA, as for partial vectors.
+        let (job, sp) = (*self.job, self.sp);
+        simd.enter(SeqRun { job, sp, k0, start, i, stop, begin: self.begin, y: &mut *self.y })
     }
 }
