@@ -26,6 +26,7 @@ use crate::quantize::{
 };
 use crate::segments::{Scales, Segments};
 use crate::simd::Simd;
+use crate::walk::{self, RunOp};
 use qdq_ref::train::{SUM_LANES, SUM_TILE};
 use qdq_ref::{packing, Layout, Packed};
 
@@ -350,47 +351,57 @@ impl Backward<'_> {
 /// Runs an elementwise backward pass over `[begin, end)`; `dx` holds that range.
 #[inline(always)]
 pub(crate) fn elementwise<S: Simd>(simd: S, b: &Backward<'_>, begin: usize, end: usize, dx: &mut [u8]) {
-    let lanes = S::LANES;
-    for seg in Segments::new(b.job.layout, begin, end) {
-        let stop = seg.start + seg.len;
-        let mut i = seg.start;
-        match seg.scales {
-            Scales::Splat(k) => {
-                let p = splat_lanes(simd, &b.job, k);
-                // Four vectors per step from a mask byte boundary: one mask word read.
-                while i < stop && !i.is_multiple_of(8) {
-                    let take = (8 - i % 8).min(lanes).min(stop - i);
-                    elementwise_vec(simd, b, &p, i, take, b.bits(i, take), begin, dx);
-                    i += take;
+    walk::walk(simd, &mut ElementwiseOp { b, begin, dx }, Segments::new(b.job.layout, begin, end));
+}
+
+/// An elementwise backward pass's per-vector work for [`walk::walk`]: the body starts on a
+/// mask byte (absolute element index), so a step reads one mask word.
+struct ElementwiseOp<'b, 'a, 'y> {
+    b: &'b Backward<'a>,
+    begin: usize,
+    dx: &'y mut [u8],
+}
+
+impl<S: Simd> RunOp<S> for ElementwiseOp<'_, '_, '_> {
+    type P = Lanes<S>;
+
+    #[inline(always)]
+    fn head(&self, i: usize) -> usize {
+        (8 - i % 8) % 8
+    }
+
+    #[inline(always)]
+    fn splat(&self, simd: S, k: usize) -> Lanes<S> {
+        splat_lanes(simd, &self.b.job, k)
+    }
+
+    #[inline(always)]
+    fn seq(&self, simd: S, k: usize, valid: usize) -> Lanes<S> {
+        seq_lanes(simd, &self.b.job, k, valid)
+    }
+
+    #[inline(always)]
+    fn part(&mut self, simd: S, p: &Lanes<S>, _k: usize, i: usize, take: usize) {
+        let b = self.b;
+        elementwise_vec(simd, b, p, i, take, b.bits(i, take), self.begin, self.dx);
+    }
+
+    #[inline(always)]
+    fn steps(&mut self, simd: S, p: &Lanes<S>, i: usize, n: usize) {
+        let (b, lanes) = (self.b, S::LANES);
+        for step in 0..n {
+            let i = i + step * 4 * lanes;
+            let w = match b.kind {
+                Elementwise::Dequantize => 0,
+                _ => {
+                    let mut bytes = [0u8; 8];
+                    bytes[..lanes / 2].copy_from_slice(&b.mask[i / 8..i / 8 + lanes / 2]);
+                    u64::from_le_bytes(bytes)
                 }
-                while i + 4 * lanes <= stop {
-                    let w = match b.kind {
-                        Elementwise::Dequantize => 0,
-                        _ => {
-                            let mut bytes = [0u8; 8];
-                            bytes[..lanes / 2].copy_from_slice(&b.mask[i / 8..i / 8 + lanes / 2]);
-                            u64::from_le_bytes(bytes)
-                        }
-                    };
-                    for k in 0..4 {
-                        let bits = (w >> (k * lanes)) as u32 & lanes_mask(lanes);
-                        elementwise_vec(simd, b, &p, i + k * lanes, lanes, bits, begin, dx);
-                    }
-                    i += 4 * lanes;
-                }
-                while i < stop {
-                    let take = lanes.min(stop - i);
-                    elementwise_vec(simd, b, &p, i, take, b.bits(i, take), begin, dx);
-                    i += take;
-                }
-            }
-            Scales::Seq(k0) => {
-                while i < stop {
-                    let take = lanes.min(stop - i);
-                    let p = seq_lanes(simd, &b.job, k0 + (i - seg.start), take);
-                    elementwise_vec(simd, b, &p, i, take, b.bits(i, take), begin, dx);
-                    i += take;
-                }
+            };
+            for k in 0..4 {
+                let bits = (w >> (k * lanes)) as u32 & lanes_mask(lanes);
+                elementwise_vec(simd, b, p, i + k * lanes, lanes, bits, self.begin, self.dx);
             }
         }
     }
