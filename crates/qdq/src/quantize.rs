@@ -1095,7 +1095,7 @@ impl Kernel for SeqRun<'_, '_> {
     fn run<S: Simd>(self, simd: S) {
         let SeqRun { job, sp, k0, start, i, stop, begin, y } = self;
         let gmask = group(job.out) - 1;
-        let mut op = QuantizeOp::<MINI_RUNTIME> { job: &job, sp, gmask, begin, y };
+        let mut op = QuantizeOp::<ANY, ANY, MINI_RUNTIME, ANY> { job: &job, sp, gmask, begin, y };
         walk::seq_run(simd, &mut op, k0, start, i, stop);
     }
 }
@@ -1187,14 +1187,16 @@ fn run_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: 
 ) {
     let sp = Spec::resolve::<SRC, PREC, BITS>(job);
     let gmask = group(job.out) - 1;
-    let mut op = QuantizeOp::<MINI> { job, sp, gmask, begin, y };
+    let mut op = QuantizeOp::<SRC, PREC, MINI, BITS> { job, sp, gmask, begin, y };
     walk::walk(simd, &mut op, Segments::new(job.layout, begin, end));
 }
 
 /// QuantizeLinear's per-vector work for [`walk::walk`]: [`Lanes`] parameters; the body
-/// starts on a packing group of y (which begins at element `begin`). `MINI` is the
-/// compile-time float encoder (0: integer outputs; [`MINI_RUNTIME`]: the job's).
-struct QuantizeOp<'j, 'a, 'y, const MINI: u8> {
+/// starts on a packing group of y (which begins at element `begin`). The const parameters
+/// are the compile-time variant's (see [`Spec::fold`]; `MINI`: the float encoder, 0 for
+/// integer outputs, [`MINI_RUNTIME`] for the job's); the loops re-fold the spec they read
+/// from the op, so that its per-vector `match`es fold away.
+struct QuantizeOp<'j, 'a, 'y, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> {
     job: &'j Job<'a>,
     sp: Spec,
     gmask: usize,
@@ -1202,7 +1204,9 @@ struct QuantizeOp<'j, 'a, 'y, const MINI: u8> {
     y: &'y mut [u8],
 }
 
-impl<S: Simd, const MINI: u8> RunOp<S> for QuantizeOp<'_, '_, '_, MINI> {
+impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> RunOp<S>
+    for QuantizeOp<'_, '_, '_, SRC, PREC, MINI, BITS>
+{
     type P = Lanes<S>;
 
     #[inline(always)]
@@ -1227,14 +1231,15 @@ impl<S: Simd, const MINI: u8> RunOp<S> for QuantizeOp<'_, '_, '_, MINI> {
 
     #[inline(always)]
     fn vector(&mut self, simd: S, p: &Lanes<S>, _k: usize, i: usize) {
-        let (sp, xs) = (&self.sp, self.sp.src.size());
-        let c = quantize_vec::<S, MINI>(simd, sp, &self.job.x[i * xs..(i + S::LANES) * xs], p);
+        let sp = self.sp.fold::<SRC, PREC, BITS>();
+        let xs = sp.src.size();
+        let c = quantize_vec::<S, MINI>(simd, &sp, &self.job.x[i * xs..(i + S::LANES) * xs], p);
         store_codes(simd, sp.bits, c, self.y, i - self.begin);
     }
 
     #[inline(always)]
     fn steps(&mut self, simd: S, p: &Lanes<S>, i: usize, n: usize) {
-        let (job, sp, begin, lanes) = (self.job, self.sp, self.begin, S::LANES);
+        let (job, sp, begin, lanes) = (self.job, self.sp.fold::<SRC, PREC, BITS>(), self.begin, S::LANES);
         let xs = sp.src.size();
         // Four vectors per step: independent chains for the out-of-order core, and one wide
         // store for 8-bit outputs.
