@@ -142,68 +142,69 @@ fn forward_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8>(
     if let Some(m) = mask.as_deref_mut() {
         m.fill(0);
     }
-    let lanes = S::LANES;
     let f = Fwd { job: *job, sp, product, begin };
-    for seg in Segments::new(job.layout, begin, end) {
-        let stop = seg.start + seg.len;
-        let mut i = seg.start;
-        match seg.scales {
-            Scales::Splat(k) => {
-                let p = splat_lanes(simd, job, k);
-                // Up to a multiple of 8 elements (a mask byte, and a packing group of every
-                // output type), then four vectors per step with a whole mask word.
-                while i < stop && !(i - begin).is_multiple_of(8) {
-                    let take = (8 - (i - begin) % 8).min(lanes).min(stop - i);
-                    let bits = forward_part::<S, MINI>(simd, &f, &p, i, take, y);
-                    if let Some(m) = mask.as_deref_mut() {
-                        put_bits(m, i - begin, bits, take);
-                    }
-                    i += take;
-                }
-                // Whole steps over exactly their bytes (chunked iteration, as in
-                // `quantize::run_with`: no bounds checks or offsets in the loop).
-                let (xs, ob) = (sp.src.size(), f.out_bits());
-                let steps = (stop - i) / (4 * lanes);
-                let xb = &job.x[i * xs..(i + steps * 4 * lanes) * xs];
-                let yb = &mut y[(i - begin) * ob / 8..(i - begin + steps * 4 * lanes) * ob / 8];
-                let mut at = (i - begin) / 8;
-                for (xq, yq) in xb.chunks_exact(4 * lanes * xs).zip(yb.chunks_exact_mut(4 * lanes * ob / 8)) {
-                    let mut w = 0u64;
-                    for k in 0..4 {
-                        let x = &xq[k * lanes * xs..(k + 1) * lanes * xs];
-                        let (codes, bits) = quantize_vec_m::<S, MINI, true>(simd, &sp, x, &p);
-                        f.put_vec::<S, MINI>(simd, &p, codes, &mut yq[k * lanes * ob / 8..(k + 1) * lanes * ob / 8]);
-                        w |= u64::from(bits) << (k * lanes);
-                    }
-                    if let Some(m) = mask.as_deref_mut() {
-                        m[at..at + lanes / 2].copy_from_slice(&w.to_le_bytes()[..lanes / 2]);
-                    }
-                    at += lanes / 2;
-                }
-                i += steps * 4 * lanes;
-                while i < stop {
-                    let take = lanes.min(stop - i);
-                    let bits = forward_part::<S, MINI>(simd, &f, &p, i, take, y);
-                    if let Some(m) = mask.as_deref_mut() {
-                        put_bits(m, i - begin, bits, take);
-                    }
-                    i += take;
-                }
+    walk::walk(simd, &mut ForwardOp::<SRC, PREC, MINI> { f, y, mask }, Segments::new(job.layout, begin, end));
+}
+
+/// A training forward's per-vector work for [`walk::walk`]: the body starts on a multiple
+/// of 8 elements from `begin` (a mask byte, and a packing group of every output type), so
+/// a step writes one mask word. The const parameters are the variant's (`Spec::fold`).
+struct ForwardOp<'a, 'y, 'm, const SRC: u8, const PREC: u8, const MINI: u8> {
+    f: Fwd<'a>,
+    y: &'y mut [u8],
+    mask: Option<&'m mut [u8]>,
+}
+
+impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8> RunOp<S> for ForwardOp<'_, '_, '_, SRC, PREC, MINI> {
+    type P = Lanes<S>;
+
+    #[inline(always)]
+    fn head(&self, i: usize) -> usize {
+        (8 - (i - self.f.begin) % 8) % 8
+    }
+
+    #[inline(always)]
+    fn splat(&self, simd: S, k: usize) -> Lanes<S> {
+        splat_lanes(simd, &self.f.job, k)
+    }
+
+    #[inline(always)]
+    fn seq(&self, simd: S, k: usize, valid: usize) -> Lanes<S> {
+        seq_lanes(simd, &self.f.job, k, valid)
+    }
+
+    #[inline(always)]
+    fn part(&mut self, simd: S, p: &Lanes<S>, _k: usize, i: usize, take: usize) {
+        let bits = forward_part::<S, MINI>(simd, &self.f, p, i, take, self.y);
+        if let Some(m) = self.mask.as_deref_mut() {
+            put_bits(m, i - self.f.begin, bits, take);
+        }
+    }
+
+    #[inline(always)]
+    fn steps(&mut self, simd: S, p: &Lanes<S>, i: usize, n: usize) {
+        // Whole steps over exactly their bytes (chunked iteration, as in QuantizeLinear's
+        // steps: no bounds checks or offsets in the loop).
+        let mut f = self.f;
+        f.sp = f.sp.fold::<SRC, PREC, ANY>();
+        let (lanes, mask) = (S::LANES, self.mask.as_deref_mut());
+        let (xs, ob) = (f.sp.src.size(), f.out_bits());
+        let xb = &f.job.x[i * xs..(i + n * 4 * lanes) * xs];
+        let yb = &mut self.y[(i - f.begin) * ob / 8..(i - f.begin + n * 4 * lanes) * ob / 8];
+        let mut at = (i - f.begin) / 8;
+        let mut mask = mask;
+        for (xq, yq) in xb.chunks_exact(4 * lanes * xs).zip(yb.chunks_exact_mut(4 * lanes * ob / 8)) {
+            let mut w = 0u64;
+            for k in 0..4 {
+                let x = &xq[k * lanes * xs..(k + 1) * lanes * xs];
+                let (codes, bits) = quantize_vec_m::<S, MINI, true>(simd, &f.sp, x, p);
+                f.put_vec::<S, MINI>(simd, p, codes, &mut yq[k * lanes * ob / 8..(k + 1) * lanes * ob / 8]);
+                w |= u64::from(bits) << (k * lanes);
             }
-            Scales::Seq(k0) => {
-                while i < stop {
-                    // Codes go out a whole vector at a time only from a packing-group boundary.
-                    let gmask = group(job.out) - 1;
-                    let head = (gmask + 1 - ((i - begin) & gmask)) & gmask;
-                    let take = if head > 0 && product == Product::Codes { head } else { lanes }.min(stop - i);
-                    let p = seq_lanes(simd, job, k0 + (i - seg.start), take);
-                    let bits = forward_part::<S, MINI>(simd, &f, &p, i, take, y);
-                    if let Some(m) = mask.as_deref_mut() {
-                        put_bits(m, i - begin, bits, take);
-                    }
-                    i += take;
-                }
+            if let Some(m) = mask.as_deref_mut() {
+                m[at..at + lanes / 2].copy_from_slice(&w.to_le_bytes()[..lanes / 2]);
             }
+            at += lanes / 2;
         }
     }
 }
