@@ -251,7 +251,7 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
     }
 
     #[inline(always)]
-    fn steps(&mut self, simd: S, p: &(S::F, S::I), i: usize, n: usize) {
+    fn steps(&mut self, simd: S, p: &(S::F, S::I), _k: usize, i: usize, n: usize) {
         // Whole steps of four vectors over exactly their bytes (chunked iteration: no
         // bounds checks in the loop). A loop per step the optimiser unrolls, and an
         // unoptimised build keeps one copy of the vector code.

@@ -1238,7 +1238,7 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
     }
 
     #[inline(always)]
-    fn steps(&mut self, simd: S, p: &Lanes<S>, i: usize, n: usize) {
+    fn steps(&mut self, simd: S, p: &Lanes<S>, _k: usize, i: usize, n: usize) {
         let (job, sp, begin, lanes) = (self.job, self.sp.fold::<SRC, PREC, BITS>(), self.begin, S::LANES);
         let xs = sp.src.size();
         // Four vectors per step: independent chains for the out-of-order core, and one wide

@@ -27,6 +27,20 @@ pub(crate) struct Segment {
     pub scales: Scales,
 }
 
+impl Segment {
+    /// The part of this segment whose scale indices lie in `groups`, if any.
+    #[inline]
+    pub fn within(self, groups: core::ops::Range<usize>) -> Option<Segment> {
+        match self.scales {
+            Scales::Splat(k) => groups.contains(&k).then_some(self),
+            Scales::Seq(k0) => {
+                let (lo, hi) = (k0.max(groups.start), (k0 + self.len).min(groups.end));
+                (lo < hi).then(|| Segment { start: self.start + (lo - k0), len: hi - lo, scales: Scales::Seq(lo) })
+            }
+        }
+    }
+}
+
 /// Iterator over the segments of `layout` that cover `[begin, end)`.
 pub(crate) struct Segments {
     layout: Layout,
@@ -143,6 +157,27 @@ mod tests {
                     e += seg.len;
                 }
                 assert_eq!(e, end);
+                // Clipped to a range of groups: exactly the elements whose scale index is in
+                // it, each with its own index.
+                let groups = (begin % 3)..(end % 5 + 1);
+                let mut kept = Vec::new();
+                for seg in Segments::new(layout, begin, end).filter_map(|s| s.within(groups.clone())) {
+                    for t in 0..seg.len {
+                        let k = match seg.scales {
+                            Scales::Splat(k) => k,
+                            Scales::Seq(k) => k + t,
+                        };
+                        assert_eq!(
+                            k,
+                            layout.scale_index(seg.start + t),
+                            "{layout:?} clipped, element {}",
+                            seg.start + t
+                        );
+                        kept.push(seg.start + t);
+                    }
+                }
+                let want: Vec<usize> = (begin..end).filter(|&e| groups.contains(&layout.scale_index(e))).collect();
+                assert_eq!(kept, want, "{layout:?} [{begin}, {end}) within {groups:?}");
             }
         }
     }

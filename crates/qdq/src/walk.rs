@@ -6,7 +6,7 @@
 //!   Splat(k):  p = op.splat(k)                   one broadcast scale for the run
 //!              op.splat_run(p, start, stop), by default:
 //!                head:  op.part(p, i, t)          t = min(op.head(i), LANES, stop - i)
-//!                body:  op.steps(p, i, n)         n = (stop - i) / (4 LANES) whole steps
+//!                body:  op.steps(p, k, i, n)      n = (stop - i) / (4 LANES) whole steps
 //!                tail:  op.part(p, i, t)          t = min(LANES, stop - i)
 //!   Seq(k0):   op.seq_run(k0, start, stop), by default per vector from i:
 //!                t = op.head(i) if nonzero, else LANES (at most stop - i)
@@ -42,8 +42,15 @@ pub(crate) trait RunOp<S: Simd> {
     fn vector(&mut self, simd: S, p: &Self::P, k: usize, i: usize) {
         self.part(simd, p, k, i, S::LANES)
     }
-    /// `n` whole steps of four vectors from the aligned element `i`, broadcast parameters.
-    fn steps(&mut self, simd: S, p: &Self::P, i: usize, n: usize);
+    /// `n` whole steps of four vectors from the aligned element `i`, broadcast parameters of
+    /// scale index `k`. The default is one [`RunOp::part`] per vector; kernels override it
+    /// with a loop over exactly the steps' bytes.
+    #[inline(always)]
+    fn steps(&mut self, simd: S, p: &Self::P, k: usize, i: usize, n: usize) {
+        for v in 0..4 * n {
+            self.part(simd, p, k, i + v * S::LANES, S::LANES);
+        }
+    }
 
     /// A run `[i, stop)` with the broadcast parameters of scale index `k`.
     #[inline(always)]
@@ -95,7 +102,7 @@ pub(crate) fn splat_run<S: Simd, O: RunOp<S> + ?Sized>(
     }
     let n = (stop - i) / (4 * lanes);
     if n > 0 {
-        op.steps(simd, p, i, n);
+        op.steps(simd, p, k, i, n);
         i += n * 4 * lanes;
     }
     while i < stop {

@@ -24,7 +24,7 @@ use crate::quantize::{
     divide, group, load_codes, quantize_vec_m, seq_lanes, splat_lanes, store_codes, Encode, Job, Lanes, Prec, Spec,
     Src, ANY,
 };
-use crate::segments::{Scales, Segments};
+use crate::segments::Segments;
 use crate::simd::Simd;
 use crate::walk::{self, RunOp};
 use qdq_ref::train::{SUM_LANES, SUM_TILE};
@@ -182,7 +182,7 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8> RunOp<S> for Forwar
     }
 
     #[inline(always)]
-    fn steps(&mut self, simd: S, p: &Lanes<S>, i: usize, n: usize) {
+    fn steps(&mut self, simd: S, p: &Lanes<S>, _k: usize, i: usize, n: usize) {
         // Whole steps over exactly their bytes (chunked iteration, as in QuantizeLinear's
         // steps: no bounds checks or offsets in the loop).
         let mut f = self.f;
@@ -388,7 +388,7 @@ impl<S: Simd> RunOp<S> for ElementwiseOp<'_, '_, '_> {
     }
 
     #[inline(always)]
-    fn steps(&mut self, simd: S, p: &Lanes<S>, i: usize, n: usize) {
+    fn steps(&mut self, simd: S, p: &Lanes<S>, _k: usize, i: usize, n: usize) {
         let (b, lanes) = (self.b, S::LANES);
         for step in 0..n {
             let i = i + step * 4 * lanes;
@@ -576,49 +576,60 @@ pub(crate) struct Walk<'o> {
 
 /// Runs a backward pass with reductions over `w` (see the module docs).
 #[inline(always)]
-pub(crate) fn walk<S: Simd, O: GradOp>(simd: S, op: &O, layout: Layout, mut w: Walk<'_>) {
-    let lanes = S::LANES;
-    let neg0 = simd.splat(-0.0);
-    let (g0, g1) = (w.groups.start, w.groups.end);
-    for seg in Segments::new(layout, w.begin, w.end) {
-        match seg.scales {
-            Scales::Splat(k) => {
-                if !(g0..g1).contains(&k) {
-                    continue;
-                }
-                let p = op.splat(simd, k);
-                let sums = run_sum(simd, op, &p, seg.start, seg.len, w.begin, &mut w.dx);
-                for (j, out) in w.sums.iter_mut().enumerate() {
-                    if let Some(out) = out.as_deref_mut() {
-                        out[k - g0] += sums[j];
-                    }
-                }
+pub(crate) fn walk<S: Simd, O: GradOp>(simd: S, op: &O, layout: Layout, w: Walk<'_>) {
+    let groups = w.groups.clone();
+    let segments = Segments::new(layout, w.begin, w.end).filter_map(move |seg| seg.within(groups.clone()));
+    walk::walk(simd, &mut ReduceOp { op, w }, segments);
+}
+
+/// A backward pass with reductions for [`walk::walk`]: a broadcast-scale run is summed as
+/// a whole ([`run_sum`]'s canonical tree); per-lane-scale vectors add their terms into
+/// the sums lane by lane. No alignment: the vectors read their inputs at any position.
+struct ReduceOp<'o, 'w, O: GradOp> {
+    op: &'o O,
+    w: Walk<'w>,
+}
+
+impl<S: Simd, O: GradOp> RunOp<S> for ReduceOp<'_, '_, O> {
+    type P = O::P<S>;
+
+    #[inline(always)]
+    fn head(&self, _i: usize) -> usize {
+        0
+    }
+
+    #[inline(always)]
+    fn splat(&self, simd: S, k: usize) -> O::P<S> {
+        self.op.splat(simd, k)
+    }
+
+    #[inline(always)]
+    fn seq(&self, simd: S, k: usize, valid: usize) -> O::P<S> {
+        self.op.seq(simd, k, valid)
+    }
+
+    #[inline(always)]
+    fn part(&mut self, simd: S, p: &O::P<S>, k: usize, i: usize, take: usize) {
+        let (dx, t) = self.op.step(simd, p, i, take);
+        let w = &mut self.w;
+        if let Some((y, out)) = w.dx.as_mut() {
+            store_out(simd, *out, dx, y, i - w.begin, take);
+        }
+        let (keep, neg0, g0) = (simd.mask_from_bits(lanes_mask(take)), simd.splat(-0.0), w.groups.start);
+        for (j, out) in w.sums.iter_mut().enumerate() {
+            if let Some(out) = out.as_deref_mut() {
+                add_into(simd, simd.select(keep, t[j], neg0), &mut out[k - g0..k - g0 + take]);
             }
-            Scales::Seq(k0) => {
-                // The part of the segment whose groups are wanted.
-                let lo = k0.max(g0);
-                let hi = (k0 + seg.len).min(g1);
-                if lo >= hi {
-                    continue;
-                }
-                let mut i = seg.start + (lo - k0);
-                let stop = seg.start + (hi - k0);
-                while i < stop {
-                    let take = lanes.min(stop - i);
-                    let k = k0 + (i - seg.start);
-                    let p = op.seq(simd, k, take);
-                    let (dx, t) = op.step(simd, &p, i, take);
-                    if let Some((y, out)) = w.dx.as_mut() {
-                        store_out(simd, *out, dx, y, i - w.begin, take);
-                    }
-                    let keep = simd.mask_from_bits(lanes_mask(take));
-                    for (j, out) in w.sums.iter_mut().enumerate() {
-                        if let Some(out) = out.as_deref_mut() {
-                            add_into(simd, simd.select(keep, t[j], neg0), &mut out[k - g0..k - g0 + take]);
-                        }
-                    }
-                    i += take;
-                }
+        }
+    }
+
+    #[inline(always)]
+    fn splat_run(&mut self, simd: S, p: &O::P<S>, k: usize, i: usize, stop: usize) {
+        let w = &mut self.w;
+        let sums = run_sum(simd, self.op, p, i, stop - i, w.begin, &mut w.dx);
+        for (j, out) in w.sums.iter_mut().enumerate() {
+            if let Some(out) = out.as_deref_mut() {
+                out[k - w.groups.start] += sums[j];
             }
         }
     }
