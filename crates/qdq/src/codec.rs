@@ -124,32 +124,10 @@ impl MiniFormat {
     }
 
     /// f16 rounding (IEEE overflow to inf).
-    pub const F16_ROUND: MiniFormat = MiniFormat {
-        man: 10,
-        sign_pos: 15,
-        bias: 15,
-        max_code: 0x7bff,
-        ovf: [0x7c00, 0xfc00],
-        nan: [0x7e00, 0xfe00],
-        unsigned_zero: false,
-        ieee: true,
-        nan_all_ones: false,
-        nan_is_neg_zero: false,
-    };
+    pub const F16_ROUND: MiniFormat = MiniFormat::new(&qdq_ref::float::F16, false);
 
     /// bf16 rounding (IEEE overflow to inf).
-    pub const BF16_ROUND: MiniFormat = MiniFormat {
-        man: 7,
-        sign_pos: 15,
-        bias: 127,
-        max_code: 0x7f7f,
-        ovf: [0x7f80, 0xff80],
-        nan: [0x7fc0, 0xffc0],
-        unsigned_zero: false,
-        ieee: true,
-        nan_all_ones: false,
-        nan_is_neg_zero: false,
-    };
+    pub const BF16_ROUND: MiniFormat = MiniFormat::new(&qdq_ref::float::BF16, false);
 
     fn emin(&self) -> i32 {
         1 - self.bias

@@ -170,7 +170,8 @@ fn run_with<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8>(
 ) {
     let signed = matches!(job.x.dtype, DataType::I8 | DataType::I16 | DataType::I4 | DataType::I2);
     let gmask = crate::quantize::group(job.x.dtype) - 1;
-    let mut op = DequantizeOp::<BITS, MINI, OUT> { job, signed, gmask, begin, y };
+    let n_scales = job.scale.len() / job.scale_kind.size();
+    let mut op = DequantizeOp::<BITS, MINI, OUT> { job, signed, gmask, n_scales, begin, y };
     walk::walk(simd, &mut op, Segments::new(job.layout, begin, end));
 }
 
@@ -182,6 +183,8 @@ struct DequantizeOp<'j, 'a, 'y, const BITS: u8, const MINI: u8, const OUT: u8> {
     job: &'j Job<'a>,
     signed: bool,
     gmask: usize,
+    /// Scales in the job.
+    n_scales: usize,
     begin: usize,
     y: &'y mut [u8],
 }
@@ -226,8 +229,7 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
     #[inline(always)]
     fn seq(&self, simd: S, k: usize, take: usize) -> (S::F, S::I) {
         let job = self.job;
-        let n_scales = job.scale.len() / job.scale_kind.size();
-        let sc = if take == S::LANES && k + S::LANES <= n_scales {
+        let sc = if take == S::LANES && k + S::LANES <= self.n_scales {
             job.scale_kind.load(simd, job.scale, k)
         } else {
             let mut tmp = [0u8; 64];

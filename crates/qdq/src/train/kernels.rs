@@ -187,12 +187,11 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8> RunOp<S> for Forwar
         // steps: no bounds checks or offsets in the loop).
         let mut f = self.f;
         f.sp = f.sp.fold::<SRC, PREC, ANY>();
-        let (lanes, mask) = (S::LANES, self.mask.as_deref_mut());
+        let (lanes, mut mask) = (S::LANES, self.mask.as_deref_mut());
         let (xs, ob) = (f.sp.src.size(), f.out_bits());
         let xb = &f.job.x[i * xs..(i + n * 4 * lanes) * xs];
         let yb = &mut self.y[(i - f.begin) * ob / 8..(i - f.begin + n * 4 * lanes) * ob / 8];
         let mut at = (i - f.begin) / 8;
-        let mut mask = mask;
         for (xq, yq) in xb.chunks_exact(4 * lanes * xs).zip(yb.chunks_exact_mut(4 * lanes * ob / 8)) {
             let mut w = 0u64;
             for k in 0..4 {
