@@ -111,21 +111,8 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// where that is beyond `±2^30`, a value beyond `±2^30` of the same sign; NaN lanes
     /// always give `None`. x86 converts directly and looks for the "integer indefinite"
     /// `i32::MIN` that NaN and out-of-range lanes give; NEON's conversion saturates, so only
-    /// NaN needs the check; the portable default checks for NaN and clamps.
-    #[inline(always)]
-    fn cvt_rne_x4(self, a: [Self::F; 4]) -> Option<[Self::I; 4]> {
-        let nan =
-            self.or_m(self.or_m(self.is_nan(a[0]), self.is_nan(a[1])), self.or_m(self.is_nan(a[2]), self.is_nan(a[3])));
-        if self.mask_bits(nan) != 0 {
-            return None;
-        }
-        let lim = self.splat(LIM);
-        let mut c = [self.splat_i(0); 4];
-        for (ck, v) in c.iter_mut().zip(a) {
-            *ck = self.cvt_rne(self.clamp_abs(v, lim));
-        }
-        Some(c)
-    }
+    /// NaN needs the check; the portable ISA checks for NaN and clamps.
+    fn cvt_rne_x4(self, a: [Self::F; 4]) -> Option<[Self::I; 4]>;
 
     /// `4 * LANES` bytes of little-endian f32.
     fn load_f32(self, b: &[u8]) -> Self::F;
@@ -159,9 +146,11 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     #[inline(always)]
     fn store_u8x4(self, c: [Self::I; 4], out: &mut [u8]) {
         let n = Self::LANES;
-        for (k, v) in c.into_iter().enumerate() {
-            self.store_u8(v, &mut out[k * n..(k + 1) * n]);
-        }
+        let [c0, c1, c2, c3] = c;
+        self.store_u8(c0, &mut out[..n]);
+        self.store_u8(c1, &mut out[n..2 * n]);
+        self.store_u8(c2, &mut out[2 * n..3 * n]);
+        self.store_u8(c3, &mut out[3 * n..4 * n]);
     }
     /// Stores `4 * LANES` 8-bit codes: lane `l` of vector `k` is `c[k]` and its zero point
     /// `z[k]` (lanes within `[-2^30, 2^30]`, or `i32::MIN` for NaN, and zero points within
@@ -171,22 +160,7 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// lane beyond ±32767 stays beyond the 8-bit range after adding z). Each ISA packs the
     /// zero points in the order it packs `c`; a broadcast zero point packs once, out of the
     /// loop.
-    #[inline(always)]
-    fn store_sat8x4(self, c: [Self::I; 4], z: [Self::I; 4], signed: bool, out: &mut [u8]) {
-        let n = Self::LANES;
-        let (lo, hi) = if signed { (-128, 127) } else { (0, 255) };
-        let sat16 = |v: i32| v.clamp(-32768, 32767) as i16;
-        let (mut cb, mut zb) = ([0u8; 64], [0u8; 64]);
-        for k in 0..4 {
-            self.store_i32(c[k], &mut cb);
-            self.store_i32(z[k], &mut zb);
-            for l in 0..n {
-                let lane = |b: &[u8; 64]| i32::from_le_bytes([b[4 * l], b[4 * l + 1], b[4 * l + 2], b[4 * l + 3]]);
-                let v = sat16(lane(&cb)).saturating_add(sat16(lane(&zb)));
-                out[k * n + l] = (v as i32).clamp(lo, hi) as u8;
-            }
-        }
-    }
+    fn store_sat8x4(self, c: [Self::I; 4], z: [Self::I; 4], signed: bool, out: &mut [u8]);
     /// Packs the low 4 bits of each lane (`LANES / 2` bytes).
     fn store_u4(self, a: Self::I, out: &mut [u8]);
     /// Packs the low 2 bits of each lane (`LANES / 4` bytes).

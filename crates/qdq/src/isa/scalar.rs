@@ -1,7 +1,7 @@
 //! Portable fallback: four lanes in plain arrays, no `unsafe`. Also the model every other
 //! ISA module must match lane for lane.
 
-use crate::simd::Simd;
+use crate::simd::{Simd, LIM};
 
 /// The portable ISA token.
 #[derive(Clone, Copy, Debug, Default)]
@@ -9,34 +9,46 @@ pub(crate) struct Scalar;
 
 const L: usize = 4;
 
-#[inline(always)]
-fn map<T: Copy, U: Copy + Default>(a: [T; L], f: impl Fn(T) -> U) -> [U; L] {
-    let mut out = [U::default(); L];
-    for i in 0..L {
-        out[i] = f(a[i]);
-    }
-    out
+/// `[e(0), e(1), e(2), e(3)]`: the lanes written out, not looped over. Every primitive
+/// inlines into large kernels, and a loop per primitive costs the optimiser a full unroll
+/// each time (most of this crate's compile time, when these were loops).
+macro_rules! lanes {
+    ($i:ident => $e:expr) => {
+        [
+            {
+                let $i = 0;
+                $e
+            },
+            {
+                let $i = 1;
+                $e
+            },
+            {
+                let $i = 2;
+                $e
+            },
+            {
+                let $i = 3;
+                $e
+            },
+        ]
+    };
 }
 
 #[inline(always)]
-fn zip<T: Copy, U: Copy + Default>(a: [T; L], b: [T; L], f: impl Fn(T, T) -> U) -> [U; L] {
-    let mut out = [U::default(); L];
-    for i in 0..L {
-        out[i] = f(a[i], b[i]);
-    }
-    out
+fn map<T: Copy, U>(a: [T; L], f: impl Fn(T) -> U) -> [U; L] {
+    lanes!(i => f(a[i]))
+}
+
+#[inline(always)]
+fn zip<T: Copy, U>(a: [T; L], b: [T; L], f: impl Fn(T, T) -> U) -> [U; L] {
+    lanes!(i => f(a[i], b[i]))
 }
 
 /// `m ? a : b` lane by lane.
 #[inline(always)]
 fn pick<T: Copy>(m: [bool; L], a: [T; L], b: [T; L]) -> [T; L] {
-    let mut out = b;
-    for i in 0..L {
-        if m[i] {
-            out[i] = a[i];
-        }
-    }
-    out
+    lanes!(i => if m[i] { a[i] } else { b[i] })
 }
 
 impl Simd for Scalar {
@@ -75,19 +87,11 @@ impl Simd for Scalar {
     }
     #[inline(always)]
     fn fma(self, a: Self::F, b: Self::F, c: Self::F) -> Self::F {
-        let mut out = [0.0; L];
-        for i in 0..L {
-            out[i] = a[i].mul_add(b[i], c[i]);
-        }
-        out
+        lanes!(i => a[i].mul_add(b[i], c[i]))
     }
     #[inline(always)]
     fn fnma(self, a: Self::F, b: Self::F, c: Self::F) -> Self::F {
-        let mut out = [0.0; L];
-        for i in 0..L {
-            out[i] = (-a[i]).mul_add(b[i], c[i]);
-        }
-        out
+        lanes!(i => (-a[i]).mul_add(b[i], c[i]))
     }
     #[inline(always)]
     fn min(self, a: Self::F, b: Self::F) -> Self::F {
@@ -115,11 +119,11 @@ impl Simd for Scalar {
     }
     #[inline(always)]
     fn mask_bits(self, m: Self::M) -> u32 {
-        (0..L).fold(0, |b, l| b | (u32::from(m[l]) << l))
+        u32::from(m[0]) | u32::from(m[1]) << 1 | u32::from(m[2]) << 2 | u32::from(m[3]) << 3
     }
     #[inline(always)]
     fn mask_from_bits(self, bits: u32) -> Self::M {
-        std::array::from_fn(|l| bits >> l & 1 == 1)
+        lanes!(l => bits >> l & 1 == 1)
     }
     #[inline(always)]
     fn splat_i(self, v: i32) -> Self::I {
@@ -196,51 +200,67 @@ impl Simd for Scalar {
         map(a, |x| x as f32)
     }
     #[inline(always)]
+    fn cvt_rne_x4(self, a: [Self::F; 4]) -> Option<[Self::I; 4]> {
+        // No lane converts wrongly here: NaN is the one input without an answer, and
+        // magnitudes are clamped to `LIM` (beyond every integer range) before converting.
+        let nan = |v: Self::F| v[0].is_nan() | v[1].is_nan() | v[2].is_nan() | v[3].is_nan();
+        if nan(a[0]) | nan(a[1]) | nan(a[2]) | nan(a[3]) {
+            return None;
+        }
+        let conv = |v: Self::F| self.cvt_rne(self.clamp_abs(v, self.splat(LIM)));
+        Some([conv(a[0]), conv(a[1]), conv(a[2]), conv(a[3])])
+    }
+    #[inline(always)]
     fn load_f32(self, b: &[u8]) -> Self::F {
-        std::array::from_fn(|i| f32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]))
+        lanes!(i => f32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]))
     }
     #[inline(always)]
     fn load_i32(self, b: &[u8]) -> Self::I {
-        std::array::from_fn(|i| i32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]))
+        lanes!(i => i32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]))
     }
     #[inline(always)]
     fn load_u16(self, b: &[u8]) -> Self::I {
-        std::array::from_fn(|i| u16::from_le_bytes([b[2 * i], b[2 * i + 1]]) as i32)
+        lanes!(i => u16::from_le_bytes([b[2 * i], b[2 * i + 1]]) as i32)
     }
     #[inline(always)]
     fn load_u8(self, b: &[u8]) -> Self::I {
-        std::array::from_fn(|i| b[i] as i32)
+        lanes!(i => b[i] as i32)
     }
     #[inline(always)]
     fn load_u4(self, b: &[u8]) -> Self::I {
-        std::array::from_fn(|i| ((b[i / 2] >> (4 * (i % 2))) & 0xf) as i32)
+        lanes!(i => ((b[i / 2] >> (4 * (i % 2))) & 0xf) as i32)
     }
     #[inline(always)]
     fn load_u2(self, b: &[u8]) -> Self::I {
-        std::array::from_fn(|i| ((b[0] >> (2 * i)) & 3) as i32)
+        lanes!(i => ((b[0] >> (2 * i)) & 3) as i32)
     }
     #[inline(always)]
     fn load_u6(self, b: &[u8]) -> Self::I {
         let w = b[0] as u32 | (b[1] as u32) << 8 | (b[2] as u32) << 16;
-        std::array::from_fn(|i| ((w >> (6 * i)) & 0x3f) as i32)
+        lanes!(i => ((w >> (6 * i)) & 0x3f) as i32)
     }
     #[inline(always)]
     fn store_f32(self, a: Self::F, out: &mut [u8]) {
-        for i in 0..L {
-            out[4 * i..4 * i + 4].copy_from_slice(&a[i].to_le_bytes());
-        }
+        let out = &mut out[..4 * L];
+        lanes!(i => out[4 * i..4 * i + 4].copy_from_slice(&a[i].to_le_bytes()));
     }
     #[inline(always)]
     fn store_u16(self, a: Self::I, out: &mut [u8]) {
-        for i in 0..L {
-            out[2 * i..2 * i + 2].copy_from_slice(&(a[i] as u16).to_le_bytes());
-        }
+        let out = &mut out[..2 * L];
+        lanes!(i => out[2 * i..2 * i + 2].copy_from_slice(&(a[i] as u16).to_le_bytes()));
     }
     #[inline(always)]
     fn store_u8(self, a: Self::I, out: &mut [u8]) {
-        for i in 0..L {
-            out[i] = a[i] as u8;
-        }
+        out[..L].copy_from_slice(&map(a, |x| x as u8));
+    }
+    #[inline(always)]
+    fn store_sat8x4(self, c: [Self::I; 4], z: [Self::I; 4], signed: bool, out: &mut [u8]) {
+        // The i16 saturations model the packs of the SIMD ISAs lane for lane.
+        let (lo, hi) = if signed { (-128, 127) } else { (0, 255) };
+        let sat16 = |v: i32| v.clamp(-32768, 32767) as i16;
+        let code = |v: i32, z: i32| (sat16(v).saturating_add(sat16(z)) as i32).clamp(lo, hi) as u8;
+        let out = &mut out[..4 * L];
+        lanes!(k => lanes!(l => out[k * L + l] = code(c[k][l], z[k][l])));
     }
     #[inline(always)]
     fn store_u4(self, a: Self::I, out: &mut [u8]) {
@@ -261,8 +281,7 @@ impl Simd for Scalar {
     }
     #[inline(always)]
     fn store_i32(self, a: Self::I, out: &mut [u8]) {
-        for i in 0..L {
-            out[4 * i..4 * i + 4].copy_from_slice(&a[i].to_le_bytes());
-        }
+        let out = &mut out[..4 * L];
+        lanes!(i => out[4 * i..4 * i + 4].copy_from_slice(&a[i].to_le_bytes()));
     }
 }
