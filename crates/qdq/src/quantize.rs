@@ -1043,14 +1043,19 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
     }
     let mini = matches!(job.enc, Encode::Mini { .. });
     // The layout drivers: f32 input with f32 arithmetic to 8-bit integers (the bench's
-    // per-axis and blocked cases), on the SIMD ISAs only. A branch on constants, so that
-    // other ISAs do not even instantiate them; every other call takes the segment walk.
-    if S::SPECIALIZE && job.src == Src::F32 && job.prec == Prec::F32 && !mini && job.out.bits() == 8 {
+    // per-axis and blocked cases). Per-axis along the last axis on every ISA (the portable
+    // one too: its parameters once per channel tile instead of once per vector take a
+    // quarter of the instructions); blocked on the SIMD ISAs only, a branch on constants,
+    // so that the portable ISA does not even instantiate it. Every other call takes the
+    // segment walk.
+    if job.src == Src::F32 && job.prec == Prec::F32 && !mini && job.out.bits() == 8 {
         if let Layout::PerAxis { axis_len, inner: 1, .. } = job.layout {
             if axis_len >= S::LANES {
                 return simd.enter(PerAxisLast { job: *job, begin, end, y, channels: axis_len });
             }
         }
+    }
+    if S::SPECIALIZE && job.src == Src::F32 && job.prec == Prec::F32 && !mini && job.out.bits() == 8 {
         if let Some((axis_len, block)) = blocked_sat8::<S>(job) {
             return simd.enter(BlockedSat8 { job: *job, begin, end, y, axis_len, block });
         }

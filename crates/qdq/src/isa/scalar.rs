@@ -45,10 +45,15 @@ fn zip<T: Copy, U>(a: [T; L], b: [T; L], f: impl Fn(T, T) -> U) -> [U; L] {
     lanes!(i => f(a[i], b[i]))
 }
 
-/// `m ? a : b` lane by lane.
+/// `m ? a : b` lane by lane, as a bitwise blend of the i32 bit patterns: every lane of both
+/// is computed and none is branched on, so the optimiser keeps the lanes together (a
+/// per-lane `if` let it sink a division into one branch per lane, ~20 % more instructions).
 #[inline(always)]
-fn pick<T: Copy>(m: [bool; L], a: [T; L], b: [T; L]) -> [T; L] {
-    lanes!(i => if m[i] { a[i] } else { b[i] })
+fn pick(m: [bool; L], a: [i32; L], b: [i32; L]) -> [i32; L] {
+    lanes!(i => {
+        let all = -i32::from(m[i]);
+        a[i] & all | b[i] & !all
+    })
 }
 
 impl Simd for Scalar {
@@ -111,7 +116,7 @@ impl Simd for Scalar {
     }
     #[inline(always)]
     fn select(self, m: Self::M, a: Self::F, b: Self::F) -> Self::F {
-        pick(m, a, b)
+        self.f32_of(pick(m, self.bits(a), self.bits(b)))
     }
     #[inline(always)]
     fn or_m(self, a: Self::M, b: Self::M) -> Self::M {

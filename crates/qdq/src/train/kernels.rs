@@ -388,7 +388,8 @@ impl<S: Simd> RunOp<S> for ElementwiseOp<'_, '_, '_> {
 
     #[inline(always)]
     fn steps(&mut self, simd: S, p: &Lanes<S>, _k: usize, i: usize, n: usize) {
-        let (b, lanes) = (self.b, S::LANES);
+        let (b, lanes, begin) = (self.b, S::LANES, self.begin);
+        let dx = &mut *self.dx;
         for step in 0..n {
             let i = i + step * 4 * lanes;
             let w = match b.kind {
@@ -401,7 +402,7 @@ impl<S: Simd> RunOp<S> for ElementwiseOp<'_, '_, '_> {
             };
             for k in 0..4 {
                 let bits = (w >> (k * lanes)) as u32 & lanes_mask(lanes);
-                elementwise_vec(simd, b, p, i + k * lanes, lanes, bits, self.begin, self.dx);
+                elementwise_vec(simd, b, p, i + k * lanes, lanes, bits, begin, dx);
             }
         }
     }
