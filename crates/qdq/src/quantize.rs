@@ -635,7 +635,7 @@ fn run_per_axis_last<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, 
         }
         // 8-bit integers with every scale fast and whole vectors in fours: the saturating
         // 8-bit path, the zero points packed once per tile in the packs' lane order.
-        let sat = tc.is_multiple_of(4 * lanes) && params.iter().take(nv).all(|p| p.fast);
+        let sat = S::HAS_FMA && tc.is_multiple_of(4 * lanes) && params.iter().take(nv).all(|p| p.fast);
         if let (true, Encode::Int { qmin, .. }) = (sat, sp.enc) {
             simd.enter(AxisSat8Rows::<S> {
                 sp,
