@@ -45,15 +45,18 @@ fn zip<T: Copy, U>(a: [T; L], b: [T; L], f: impl Fn(T, T) -> U) -> [U; L] {
     lanes!(i => f(a[i], b[i]))
 }
 
+/// A mask lane as the vector ISAs hold it: all ones where true, zero where false.
+#[inline(always)]
+fn lane(t: bool) -> i32 {
+    -i32::from(t)
+}
+
 /// `m ? a : b` lane by lane, as a bitwise blend of the i32 bit patterns: every lane of both
 /// is computed and none is branched on, so the optimiser keeps the lanes together (a
 /// per-lane `if` let it sink a division into one branch per lane, ~20 % more instructions).
 #[inline(always)]
-fn pick(m: [bool; L], a: [i32; L], b: [i32; L]) -> [i32; L] {
-    lanes!(i => {
-        let all = -i32::from(m[i]);
-        a[i] & all | b[i] & !all
-    })
+fn pick(m: [i32; L], a: [i32; L], b: [i32; L]) -> [i32; L] {
+    lanes!(i => a[i] & m[i] | b[i] & !m[i])
 }
 
 impl Simd for Scalar {
@@ -68,7 +71,7 @@ impl Simd for Scalar {
     const SPECIALIZE: bool = false;
     type F = [f32; L];
     type I = [i32; L];
-    type M = [bool; L];
+    type M = [i32; L];
 
     #[inline(always)]
     fn splat(self, v: f32) -> Self::F {
@@ -108,11 +111,11 @@ impl Simd for Scalar {
     }
     #[inline(always)]
     fn eq(self, a: Self::F, b: Self::F) -> Self::M {
-        zip(a, b, |x, y| x == y)
+        zip(a, b, |x, y| lane(x == y))
     }
     #[inline(always)]
     fn is_nan(self, a: Self::F) -> Self::M {
-        map(a, f32::is_nan)
+        map(a, |x| lane(x.is_nan()))
     }
     #[inline(always)]
     fn select(self, m: Self::M, a: Self::F, b: Self::F) -> Self::F {
@@ -124,11 +127,11 @@ impl Simd for Scalar {
     }
     #[inline(always)]
     fn mask_bits(self, m: Self::M) -> u32 {
-        u32::from(m[0]) | u32::from(m[1]) << 1 | u32::from(m[2]) << 2 | u32::from(m[3]) << 3
+        (m[0] & 1 | (m[1] & 2) | (m[2] & 4) | (m[3] & 8)) as u32
     }
     #[inline(always)]
     fn mask_from_bits(self, bits: u32) -> Self::M {
-        lanes!(l => bits >> l & 1 == 1)
+        lanes!(l => lane(bits >> l & 1 == 1))
     }
     #[inline(always)]
     fn splat_i(self, v: i32) -> Self::I {
@@ -168,11 +171,11 @@ impl Simd for Scalar {
     }
     #[inline(always)]
     fn lt_i(self, a: Self::I, b: Self::I) -> Self::M {
-        zip(a, b, |x, y| x < y)
+        zip(a, b, |x, y| lane(x < y))
     }
     #[inline(always)]
     fn eq_i(self, a: Self::I, b: Self::I) -> Self::M {
-        zip(a, b, |x, y| x == y)
+        zip(a, b, |x, y| lane(x == y))
     }
     #[inline(always)]
     fn select_i(self, m: Self::M, a: Self::I, b: Self::I) -> Self::I {

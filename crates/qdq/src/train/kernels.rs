@@ -496,14 +496,23 @@ impl GradOp for FakeQuantGrad<'_> {
         match job.enc {
             Encode::Int { .. } => {
                 let one = simd.splat(1.0);
-                // r: the code before the zero point from a clamp one wider than the type's
-                // (lo and hi are integers, so it is round(q) inside); below lo it was
-                // clamped low, above hi high. NaN gives lo - 1: clamped low.
-                let r = simd.cvt_rne(simd.min(simd.max(q, simd.sub(p.lo, one)), simd.add(p.hi, one)));
-                let low = simd.lt_i(r, simd.cvt_rne(p.lo));
-                let high = simd.lt_i(simd.cvt_rne(p.hi), r);
+                // r = round(q) clamped one wider than the type's range (lo and hi are
+                // integers, so it is round(q) inside); below lo it was clamped low, above hi
+                // high. NaN gives lo - 1: clamped low. No conversion to integers: every
+                // integer output is at most 16 bits wide, so |lo|, |hi| <= 65535 and the
+                // clamped c has |c| < 2^22. c + 1.5 * 2^23 then lies in [2^23, 2^24), where
+                // the floats are the integers: the addition rounds c half to even (every
+                // call runs in the default rounding mode, see `fpenv`), subtracting the
+                // constant again is exact, and as positive floats order as their bits, the
+                // two range tests are integer compares on the biased bits.
+                let magic = simd.splat(12_582_912.0);
+                let c = simd.min(simd.max(q, simd.sub(p.lo, one)), simd.add(p.hi, one));
+                let biased = simd.add(c, magic);
+                let rb = simd.bits(biased);
+                let low = simd.lt_i(rb, simd.bits(simd.add(p.lo, magic)));
+                let high = simd.lt_i(simd.bits(simd.add(p.hi, magic)), rb);
                 let out = simd.or_m(low, high);
-                let d_in = simd.sub(simd.cvt_f32(r), q);
+                let d_in = simd.sub(simd.sub(biased, magic), q);
                 let t = simd.mul(dy, simd.select(low, p.lo, simd.select(high, p.hi, d_in)));
                 let u = simd.select(out, dy, neg0);
                 (simd.select(out, zero, g), [t, u])
