@@ -329,6 +329,7 @@ pub(crate) enum Elementwise {
 
 /// An elementwise backward call. `job` carries dy as its x (the source type) and the scale,
 /// layout and precision; `mask` is the forward's (whole tensor).
+#[derive(Clone)]
 pub(crate) struct Backward<'a> {
     pub job: Job<'a>,
     pub kind: Elementwise,
@@ -388,7 +389,10 @@ impl<S: Simd> RunOp<S> for ElementwiseOp<'_, '_, '_> {
 
     #[inline(always)]
     fn steps(&mut self, simd: S, p: &Lanes<S>, _k: usize, i: usize, n: usize) {
-        let (b, lanes, begin) = (self.b, S::LANES, self.begin);
+        // A local copy: behind `self` its fields would be reloaded after every store to
+        // `dx` (which LLVM cannot prove apart), and the per-vector type dispatch with them.
+        let b = &self.b.clone();
+        let (lanes, begin) = (S::LANES, self.begin);
         let dx = &mut *self.dx;
         for step in 0..n {
             let i = i + step * 4 * lanes;
