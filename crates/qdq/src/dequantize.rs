@@ -77,20 +77,15 @@ impl<'a> Job<'a> {
     }
 }
 
-/// The value `d` of the module docs for codes `c`.
+/// The value `d` of the module docs for codes `c` (zero-extended as loaded). Integer codes
+/// are sign-extended without a branch: with `flip` the type's sign bit (0 for unsigned
+/// types), `(c ^ flip) - flip` is the two's complement value, and `zf = z + flip` folds
+/// both subtractions into one.
 #[inline(always)]
-fn decode<S: Simd>(simd: S, c: S::I, bits: u32, signed: bool, mini: Option<&MiniFormat>, z: S::I) -> S::F {
+fn decode<S: Simd>(simd: S, c: S::I, flip: S::I, zf: S::I, mini: Option<&MiniFormat>) -> S::F {
     match mini {
         Some(f) => decode_minifloat(simd, c, f),
-        None => {
-            let c = if signed && bits < 32 {
-                // Two's complement sign extension: c - 2 * (c & sign).
-                simd.sub_i(c, simd.shl(simd.and_i(c, simd.splat_i(1 << (bits - 1))), 1))
-            } else {
-                c
-            };
-            simd.cvt_f32(simd.sub_i(c, z))
-        }
+        None => simd.cvt_f32(simd.sub_i(simd.xor_i(c, flip), zf)),
     }
 }
 
@@ -107,7 +102,14 @@ fn dequantize_vec<S: Simd>(simd: S, job: &Job<'_>, i: usize, valid: usize, sc: S
 /// Stores `v` as `out`, every NaN lane as the canonical NaN (`qdq_ref::float::canonical_nan`).
 #[inline(always)]
 pub(crate) fn store<S: Simd>(simd: S, out: Out, v: S::F, y: &mut [u8]) {
-    let v = simd.select(simd.is_nan(v), simd.splat(qdq_ref::float::CANONICAL_NAN), v);
+    store_as(simd, out, v, true, y)
+}
+
+/// [`store`], with the NaN canonicalisation skipped where `canon` is false (the caller
+/// knows no lane is NaN).
+#[inline(always)]
+fn store_as<S: Simd>(simd: S, out: Out, v: S::F, canon: bool, y: &mut [u8]) {
+    let v = if canon { simd.select(simd.is_nan(v), simd.splat(qdq_ref::float::CANONICAL_NAN), v) } else { v };
     match out {
         Out::F32 => simd.store_f32(v, y),
         Out::F16 => simd.store_u16(simd.f32_to_f16_bits(v), y),
@@ -258,9 +260,14 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
         // bounds checks in the loop). A loop per step the optimiser unrolls, and an
         // unoptimised build keeps one copy of the vector code.
         let (sc, z) = *p;
-        let (bits, signed, out) = (self.bits(), self.signed, self.out());
+        let (bits, out) = (self.bits(), self.out());
         // MINI == 0 folds the float decoder away; otherwise the job says.
         let mini = if MINI == 0 { None } else { self.job.mini.as_ref() };
+        let flip = simd.splat_i(if self.signed { 1 << (bits - 1) } else { 0 });
+        let zf = simd.add_i(z, flip);
+        // An integer times a finite scale is never NaN (`s * 0` is NaN exactly where s is
+        // infinite or NaN): then the stores skip the NaN canonicalisation.
+        let canon = MINI == 1 || mini.is_some() || simd.mask_bits(simd.is_nan(simd.mul(sc, simd.splat(0.0)))) != 0;
         let (lanes, os, xbits) = (S::LANES, out.size(), bits as usize);
         let xb = &self.job.x.data[i * xbits / 8..(i + n * 4 * lanes) * xbits / 8];
         let yb = &mut self.y[(i - self.begin) * os..(i - self.begin + n * 4 * lanes) * os];
@@ -268,10 +275,10 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
             let mut v = [sc; 4];
             for (k, vk) in v.iter_mut().enumerate() {
                 let c = load_full(simd, bits, xq, k * lanes);
-                *vk = simd.mul(decode(simd, c, bits, signed, mini, z), sc);
+                *vk = simd.mul(decode(simd, c, flip, zf, mini), sc);
             }
             for (k, vk) in v.into_iter().enumerate() {
-                store(simd, out, vk, &mut yq[k * lanes * os..]);
+                store_as(simd, out, vk, canon, &mut yq[k * lanes * os..]);
             }
         }
     }
