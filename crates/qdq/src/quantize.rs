@@ -539,7 +539,8 @@ fn run_blocked_sat8<S: Simd>(
         }
         // Parameters of blocks k .. k + g.
         let g = lanes.min(n_scales - k);
-        let gp = GroupParams::new(simd, &seq_lanes(simd, job, k, g));
+        let p = seq_lanes(simd, job, k, g);
+        let gp = GroupParams::new(simd, p.divisor, p.z);
         let mut j = 0;
         while j < g && row_start + b * block < end {
             let e0 = row_start + b * block;
@@ -760,29 +761,41 @@ impl BlockedGroups<'_, '_> {
         let (xs, vb) = (sp.src.size(), lanes * sp.src.size());
         let n_scales = job.scale.len() / job.scale_kind.size();
         let all = ((1u64 << lanes) - 1) as u32;
-        // Steps of four vectors: two blocks of two vectors, or a quarter of a larger block.
-        let steps = lanes * block / (4 * lanes);
-        let per_block = (block / (4 * lanes)).max(1);
         loop {
             let e_group = row_start + b * block;
             if n_scales - k < lanes || e_group < begin || e_group + lanes * block > end {
                 break;
             }
-            let p = seq_lanes(simd, &job, k, lanes);
-            if !simd.mask_bits(slow_scale_lanes(simd, p.divisor)) & all != all {
+            // The group's parameters from full vector loads: `LANES` scales, and as many
+            // zero points, which have the output's 8-bit type (one byte each).
+            let divisor = job.prec.round(simd, job.scale_kind.load(simd, job.scale, k));
+            if !simd.mask_bits(slow_scale_lanes(simd, divisor)) & all != all {
                 break;
             }
-            let gp = GroupParams::new(simd, &p);
+            let z = match job.zero_point {
+                Some(zp) => {
+                    let c = simd.load_u8(&zp.data[k..]);
+                    let flip = simd.splat_i(if SIGNED { 0x80 } else { 0 });
+                    simd.sub_i(simd.xor_i(c, flip), flip)
+                }
+                None => simd.splat_i(0),
+            };
+            let gp = GroupParams::new(simd, divisor, z);
             let x = &job.x[e_group * xs..(e_group + lanes * block) * xs];
             let yg = &mut y[e_group - begin..e_group - begin + lanes * block];
-            for step in 0..steps {
-                let (ja, jb) =
-                    if block == 2 * lanes { (2 * step, 2 * step + 1) } else { (step / per_block, step / per_block) };
-                let (pa, pb) = (gp.block(simd, ja), gp.block(simd, jb));
-                let xq = &x[step * 4 * vb..(step + 1) * 4 * vb];
-                let yq = &mut yg[step * 4 * lanes..(step + 1) * 4 * lanes];
-                let c = sat8_step(simd, &sp, xq, [&pa, &pa, &pb, &pb]);
-                simd.store_sat8x4(c, [pa.z, pa.z, pb.z, pb.z], SIGNED, yq);
+            if block == 2 * lanes {
+                // A step per pair of blocks: vectors 0, 1 from the first, 2, 3 from the second.
+                let pairs = x.chunks_exact(4 * vb).zip(yg.chunks_exact_mut(4 * lanes));
+                for (j, (xq, yq)) in pairs.enumerate() {
+                    let (pa, pb) = (gp.block(simd, 2 * j), gp.block(simd, 2 * j + 1));
+                    let c = sat8_step(simd, &sp, xq, [&pa, &pa, &pb, &pb]);
+                    simd.store_sat8x4(c, [pa.z, pa.z, pb.z, pb.z], SIGNED, yq);
+                }
+            } else {
+                // Blocks of a multiple of four vectors: the per-tensor loop, block by block.
+                for (j, (xb, yb)) in x.chunks_exact(block * xs).zip(yg.chunks_exact_mut(block)).enumerate() {
+                    sat8_loop::<S, SIGNED>(simd, &sp, xb, yb, &gp.block(simd, j));
+                }
             }
             k += lanes;
             b += lanes;
@@ -800,11 +813,11 @@ struct GroupParams([[u8; 64]; 3]);
 
 impl GroupParams {
     #[inline(always)]
-    fn new<S: Simd>(simd: S, p: &Lanes<S>) -> GroupParams {
+    fn new<S: Simd>(simd: S, divisor: S::F, z: S::I) -> GroupParams {
         let mut a = [[0u8; 64]; 3];
-        simd.store_f32(p.divisor, &mut a[0]);
-        simd.store_f32(simd.div(simd.splat(1.0), p.divisor), &mut a[1]);
-        simd.store_i32(p.z, &mut a[2]);
+        simd.store_f32(divisor, &mut a[0]);
+        simd.store_f32(simd.div(simd.splat(1.0), divisor), &mut a[1]);
+        simd.store_i32(z, &mut a[2]);
         GroupParams(a)
     }
 
