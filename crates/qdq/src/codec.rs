@@ -230,10 +230,24 @@ pub(crate) fn decode_minifloat<S: Simd>(simd: S, c: S::I, f: &MiniFormat) -> S::
     v
 }
 
-/// Widens f16 bit patterns (low 16 bits of each lane) to f32, exactly.
+/// Widens f16 bit patterns (low 16 bits of each lane) to f32, exactly, as IEEE 754 (and
+/// F16C, NEON, `half`) convert: a NaN keeps its sign and payload and comes out quiet.
 #[inline(always)]
 pub(crate) fn f16_bits_to_f32<S: Simd>(simd: S, h: S::I) -> S::F {
-    decode_minifloat(simd, h, &MiniFormat::F16_ROUND)
+    let v = decode_minifloat(simd, h, &MiniFormat::F16_ROUND);
+    simd.select(simd.is_nan(v), simd.f32_of(simd.or_i(simd.bits(v), simd.splat_i(0x0040_0000))), v)
+}
+
+/// [`Simd::f32_to_f16_bits`] from the float codec: RNE, IEEE overflow, and a NaN as
+/// IEEE 754 hardware narrows it (sign, quiet bit, the top 10 payload bits).
+#[inline(always)]
+pub(crate) fn f32_to_f16_bits_generic<S: Simd>(simd: S, a: S::F) -> S::I {
+    let c = encode_minifloat(simd, a, &MiniFormat::F16_ROUND);
+    let b = simd.bits(a);
+    let sign = simd.and_i(simd.shr(b, 16), simd.splat_i(0x8000));
+    let payload = simd.and_i(simd.shr(b, 13), simd.splat_i(0x3ff));
+    let nan = simd.or_i(sign, simd.or_i(simd.splat_i(0x7e00), payload));
+    simd.select_i(simd.is_nan(a), nan, c)
 }
 
 /// bf16 bit patterns (low 16 bits) to f32: the top half of the f32 pattern.
@@ -251,7 +265,8 @@ pub(crate) fn f32_to_bf16_bits<S: Simd>(simd: S, v: S::F) -> S::I {
 /// Rounds f32 lanes to the nearest f16 value (as f32).
 #[inline(always)]
 pub(crate) fn round_f16<S: Simd>(simd: S, v: S::F) -> S::F {
-    f16_bits_to_f32(simd, simd.f32_to_f16_bits(v))
+    // The narrowing already made every NaN quiet: the plain decode widens it as is.
+    decode_minifloat(simd, simd.f32_to_f16_bits(v), &MiniFormat::F16_ROUND)
 }
 
 /// Rounds f32 lanes to the nearest bf16 value (as f32).

@@ -7,7 +7,7 @@
 //! the scalar fallback). Rounding conversions are explicit: [`Simd::cvt_rne`] rounds half
 //! to even whatever the ISA's default mode is.
 
-use crate::codec::{encode_minifloat, f16_bits_to_f32, MiniFormat};
+use crate::codec::{f16_bits_to_f32, f32_to_f16_bits_generic};
 use crate::isa::IsaKernel;
 
 /// Per-ISA primitives over `LANES` f32 / i32 lanes.
@@ -171,10 +171,11 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     fn store_i32(self, a: Self::I, out: &mut [u8]);
 
     /// Rounds to f16 (RNE, IEEE overflow) and returns the f16 bit patterns in the low 16
-    /// bits of each lane. ISAs with a hardware conversion override this.
+    /// bits of each lane. A NaN narrows as IEEE 754 hardware (F16C, NEON) does: its sign,
+    /// the quiet bit and the top 10 payload bits. ISAs with such a conversion override this.
     #[inline(always)]
     fn f32_to_f16_bits(self, a: Self::F) -> Self::I {
-        encode_minifloat(self, a, &MiniFormat::F16_ROUND)
+        f32_to_f16_bits_generic(self, a)
     }
 }
 

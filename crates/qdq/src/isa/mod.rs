@@ -294,4 +294,82 @@ mod tests {
             println!("{isa}: {} values checked", xs.len());
         }
     }
+
+    /// Each ISA's f16 conversions (`load_f16`, `f32_to_f16_bits`, which the ISAs with a
+    /// hardware or library conversion override) against the generic codec, bit for bit.
+    struct F16Conversions<'a>(&'a [u16], &'a [f32]);
+
+    impl Kernel for F16Conversions<'_> {
+        type Output = Vec<(u32, u32)>;
+        fn run<S: Simd>(self, simd: S) -> Vec<(u32, u32)> {
+            use crate::codec::{f16_bits_to_f32, f32_to_f16_bits_generic};
+            let mut out = Vec::new();
+            for chunk in self.0.chunks(S::LANES) {
+                let mut src = vec![0u8; 2 * S::LANES];
+                for (d, h) in src.chunks_exact_mut(2).zip(chunk) {
+                    d.copy_from_slice(&h.to_le_bytes());
+                }
+                let (mut a, mut b) = (vec![0u8; 4 * S::LANES], vec![0u8; 4 * S::LANES]);
+                simd.store_f32(simd.load_f16(&src), &mut a);
+                simd.store_f32(f16_bits_to_f32(simd, simd.load_u16(&src)), &mut b);
+                out.extend(lanes(&a).zip(lanes(&b)).take(chunk.len()));
+            }
+            for chunk in self.1.chunks(S::LANES) {
+                let mut src = vec![0u8; 4 * S::LANES];
+                for (d, x) in src.chunks_exact_mut(4).zip(chunk) {
+                    d.copy_from_slice(&x.to_le_bytes());
+                }
+                let x = simd.load_f32(&src);
+                let (mut a, mut b) = (vec![0u8; 4 * S::LANES], vec![0u8; 4 * S::LANES]);
+                simd.store_i32(simd.f32_to_f16_bits(x), &mut a);
+                simd.store_i32(f32_to_f16_bits_generic(simd, x), &mut b);
+                out.extend(lanes(&a).zip(lanes(&b)).take(chunk.len()).map(|(g, w)| (g & 0xffff, w & 0xffff)));
+            }
+            out
+        }
+    }
+
+    fn lanes(b: &[u8]) -> impl Iterator<Item = u32> + '_ {
+        b.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+    }
+
+    #[test]
+    fn f16_conversions_match_the_generic_codec_on_every_isa() {
+        let hs: Vec<u16> = (0..=u16::MAX).collect();
+        // Every f16 value and its f32 neighbours (halfway points round to even there),
+        // the overflow and underflow boundaries, and f32 NaN payloads of both signs.
+        let mut xs = Vec::new();
+        for h in 0..=u16::MAX {
+            let v = half::f16::from_bits(h).to_f32();
+            let next = half::f16::from_bits(h.wrapping_add(1)).to_f32();
+            let mid = f32::midpoint(v, next);
+            for x in [v, mid] {
+                if x.is_finite() {
+                    let b = x.to_bits();
+                    xs.extend([x, f32::from_bits(b.wrapping_add(1)), f32::from_bits(b.wrapping_sub(1))]);
+                }
+            }
+        }
+        for b in [0x7f80_0001u32, 0x7fbf_ffff, 0x7fc0_0000, 0x7fc0_2000, 0x7fff_ffff, 0x7f80_2000] {
+            xs.extend([f32::from_bits(b), f32::from_bits(b | 0x8000_0000)]);
+        }
+        xs.extend([65_519.996, 65_520.0, 65_504.0, f32::MAX, f32::INFINITY, 1e-8, 2.98e-8, 1e-45, 0.0]);
+        xs.extend(xs.clone().iter().map(|x| -x).collect::<Vec<_>>());
+        for isa in Isa::ALL {
+            if !isa.is_available() {
+                println!("{isa}: skipped, not on this CPU");
+                continue;
+            }
+            let got = dispatch(isa, F16Conversions(&hs, &xs));
+            assert_eq!(got.len(), hs.len() + xs.len());
+            for (i, (g, w)) in got.iter().enumerate() {
+                let what = match i.checked_sub(hs.len()) {
+                    None => format!("load_f16({:#06x})", hs[i]),
+                    Some(j) => format!("f32_to_f16_bits({:e} = {:#010x})", xs[j], xs[j].to_bits()),
+                };
+                assert_eq!(g, w, "{isa}: {what} = {g:#x}, the generic codec gives {w:#x}");
+            }
+            println!("{isa}: {} values checked", got.len());
+        }
+    }
 }
