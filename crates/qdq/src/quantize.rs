@@ -783,18 +783,21 @@ impl BlockedGroups<'_, '_> {
             let gp = GroupParams::new(simd, divisor, z);
             let x = &job.x[e_group * xs..(e_group + lanes * block) * xs];
             let yg = &mut y[e_group - begin..e_group - begin + lanes * block];
-            if block == 2 * lanes {
-                // A step per pair of blocks: vectors 0, 1 from the first, 2, 3 from the second.
-                let pairs = x.chunks_exact(4 * vb).zip(yg.chunks_exact_mut(4 * lanes));
-                for (j, (xq, yq)) in pairs.enumerate() {
-                    let (pa, pb) = (gp.block(simd, 2 * j), gp.block(simd, 2 * j + 1));
-                    let c = sat8_step(simd, &sp, xq, [&pa, &pa, &pb, &pb]);
-                    simd.store_sat8x4(c, [pa.z, pa.z, pb.z, pb.z], SIGNED, yq);
-                }
-            } else {
-                // Blocks of a multiple of four vectors: the per-tensor loop, block by block.
-                for (j, (xb, yb)) in x.chunks_exact(block * xs).zip(yg.chunks_exact_mut(block)).enumerate() {
-                    sat8_loop::<S, SIGNED>(simd, &sp, xb, yb, &gp.block(simd, j));
+            // Steps of four vectors: vectors 0, 1 from block `ja` and 2, 3 from `jb`, which
+            // is the next block for two-vector blocks, else `ja` again (a quarter of a
+            // larger block). Counters, not a division per step; one copy of the step code
+            // (an unoptimised build gives each copy its own stack slots).
+            let pair = block == 2 * lanes;
+            let (mut ja, mut quarter) = (0, 0);
+            for (xq, yq) in x.chunks_exact(4 * vb).zip(yg.chunks_exact_mut(4 * lanes)) {
+                let jb = ja + usize::from(pair);
+                let (pa, pb) = (gp.block(simd, ja), gp.block(simd, jb));
+                let c = sat8_step(simd, &sp, xq, [&pa, &pa, &pb, &pb]);
+                simd.store_sat8x4(c, [pa.z, pa.z, pb.z, pb.z], SIGNED, yq);
+                quarter += 4 * lanes;
+                if pair || quarter == block {
+                    ja = jb + 1;
+                    quarter = 0;
                 }
             }
             k += lanes;
