@@ -78,9 +78,9 @@ impl<'a> Job<'a> {
 }
 
 /// The value `d` of the module docs for codes `c` (zero-extended as loaded). Integer codes
-/// are sign-extended without a branch: with `flip` the type's sign bit (0 for unsigned
-/// types), `(c ^ flip) - flip` is the two's complement value, and `zf = z + flip` folds
-/// both subtractions into one.
+/// are sign-extended as [`crate::quantize::sign_extend`] does, `(c ^ flip) - flip` with
+/// `flip` the type's sign bit (0 for unsigned types), with `zf = z + flip` folding its
+/// subtraction into the zero point's.
 #[inline(always)]
 fn decode<S: Simd>(simd: S, c: S::I, flip: S::I, zf: S::I, mini: Option<&MiniFormat>) -> S::F {
     match mini {

@@ -773,11 +773,7 @@ impl BlockedGroups<'_, '_> {
                 break;
             }
             let z = match job.zero_point {
-                Some(zp) => {
-                    let c = simd.load_u8(&zp.data[k..]);
-                    let flip = simd.splat_i(if SIGNED { 0x80 } else { 0 });
-                    simd.sub_i(simd.xor_i(c, flip), flip)
-                }
+                Some(zp) => sign_extend(simd, simd.load_u8(&zp.data[k..]), if SIGNED { 0x80 } else { 0 }),
                 None => simd.splat_i(0),
             };
             let gp = GroupParams::new(simd, divisor, z);
@@ -943,6 +939,14 @@ pub(crate) fn load_full<S: Simd>(simd: S, bits: u32, data: &[u8], i: usize) -> S
     }
 }
 
+/// Two's complement sign extension of zero-extended codes whose sign bit is `sign_bit`
+/// (0: unsigned, unchanged): `(c ^ sign_bit) - sign_bit`, with no branch on the type.
+#[inline(always)]
+pub(crate) fn sign_extend<S: Simd>(simd: S, c: S::I, sign_bit: i32) -> S::I {
+    let flip = simd.splat_i(sign_bit);
+    simd.sub_i(simd.xor_i(c, flip), flip)
+}
+
 /// Loads `LANES` element codes of a packed tensor from element `k` as i32 (sign-extended
 /// when `signed` and the type is signed). `valid` lanes are real; the rest read as 0.
 #[inline(always)]
@@ -962,9 +966,7 @@ pub(crate) fn load_codes<S: Simd>(simd: S, p: &Packed<'_>, k: usize, valid: usiz
     };
     let signed_type = matches!(t, DataType::I8 | DataType::I16 | DataType::I4 | DataType::I2);
     if signed && signed_type {
-        // Two's complement sign extension of a `bits`-wide code: c - 2 * (c & sign).
-        let sign = simd.and_i(raw, simd.splat_i(1 << (bits - 1)));
-        simd.sub_i(raw, simd.shl(sign, 1))
+        sign_extend(simd, raw, 1 << (bits - 1))
     } else {
         raw
     }
