@@ -21,7 +21,16 @@
 #![deny(unsafe_code)]
 
 use qdq::train::{FakeQuantGrads, GradOptions, QuantParams};
-use qdq::{bf16, f16, Config, DataType, Isa, Layout, Packed, QuantizeOptions, Values, ValuesMut};
+use qdq::{bf16, f16, Config, DataType, Isa, Layout, Packed, PackedMut, Params, QuantizeOptions, Values, ValuesMut};
+
+/// A case's slice-level parameters.
+fn params<'a>(scale: Values<'a>, zero_point: Option<Packed<'a>>, layout: Layout) -> Params<'a> {
+    let p = Params::new(scale, layout);
+    match zero_point {
+        Some(z) => p.zero_points(z),
+        None => p,
+    }
+}
 use qdq_fixtures::Rng;
 use qdq_measure::Aligned;
 
@@ -406,7 +415,7 @@ impl Case {
                 // Realistic codes: the quantized data, with the same scales and zero points.
                 let mut codes = vec![0u8; q.byte_len(n).unwrap_or(0)];
                 let zp = zero_point.as_ref().map(|d| Packed { dtype: q, len: k, data: d });
-                qdq::quantize(Values::F32(&xf), scale.values(), zp, layout, &QuantizeOptions::new(q), &mut codes)
+                qdq::quantize(&xf, &params(scale.values(), zp, layout), PackedMut::new(q, &mut codes))
                     .expect("quantize the dequantize input");
                 let y = match self.to {
                     DataType::F16 => Output::F16(Aligned::filled(n, f16::from_f32(1.0))),
@@ -559,7 +568,8 @@ impl Prepared {
                     Input::Bf16(v) => Values::Bf16(v.as_slice()),
                     Input::Codes(_) => unreachable!("quantize takes float input"),
                 };
-                qdq::quantize_with(cfg, x, self.scale.values(), zp, self.layout, &self.opts, y.as_mut_slice())
+                let p = params(self.scale.values(), zp, self.layout).saturate(self.opts.saturate);
+                qdq::quantize_with(cfg, x, &p, PackedMut::new(self.opts.output, y.as_mut_slice()))
             }
             (Op::Dequantize, Input::Codes(x), y) => {
                 let xp = Packed { dtype: q, len: self.n, data: x.as_slice() };
@@ -569,7 +579,7 @@ impl Prepared {
                     Output::Bf16(v) => ValuesMut::Bf16(v.as_mut_slice()),
                     Output::Bytes(_) => unreachable!("dequantize writes floats"),
                 };
-                qdq::dequantize_with(cfg, xp, self.scale.values(), zp, self.layout, y)
+                qdq::dequantize_with(cfg, xp, &params(self.scale.values(), zp, self.layout), y)
             }
             (op, Input::F32(x), y) if Op::TRAINING.contains(op) => {
                 let t = self.train.as_mut().expect("training buffers");

@@ -12,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(t) = decode::<TensorProto>(data) {
         if let Ok(tensor) = t.to_tensor() {
             // The runner relies on this invariant when it hands tensors to the operators.
-            assert_eq!(tensor.dtype.byte_len(tensor.len()), Some(tensor.data.len()));
+            assert_eq!(tensor.dtype().byte_len(tensor.len()), Some(tensor.bytes().len()));
         }
     }
     if let Ok(m) = decode::<ModelProto>(data) {

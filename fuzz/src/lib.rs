@@ -274,17 +274,17 @@ impl Node {
 /// Panics unless `a` and `b` have the same type, shape and elements, bit for bit (integers,
 /// codes, and f32 / f16 / bf16 with their NaN payloads).
 pub fn assert_same_tensor(a: &Tensor, b: &Tensor, what: &str, node: &dyn std::fmt::Debug) {
-    assert_eq!((a.dtype, &a.shape), (b.dtype, &b.shape), "{what}: output type/shape for {node:?}");
-    assert_eq!(a.data.len(), b.data.len(), "{what}: output bytes for {node:?}");
-    let width = match a.dtype {
+    assert_eq!((a.dtype(), a.shape()), (b.dtype(), b.shape()), "{what}: output type/shape for {node:?}");
+    assert_eq!(a.bytes().len(), b.bytes().len(), "{what}: output bytes for {node:?}");
+    let width = match a.dtype() {
         DataType::F32 => 4,
         DataType::F16 | DataType::Bf16 => 2,
         _ => {
-            assert!(a.data == b.data, "{what}: outputs differ for {node:?}\nref {:?}\nqdq {:?}", a.data, b.data);
+            assert!(a.bytes() == b.bytes(), "{what}: outputs differ for {node:?}\nref {:?}\nqdq {:?}", a.bytes(), b.bytes());
             return;
         }
     };
-    for (i, (x, y)) in a.data.chunks_exact(width).zip(b.data.chunks_exact(width)).enumerate() {
+    for (i, (x, y)) in a.bytes().chunks_exact(width).zip(b.bytes().chunks_exact(width)).enumerate() {
         let code = |c: &[u8]| c.iter().rev().fold(0u32, |acc, &b| acc << 8 | b as u32);
         let (cx, cy) = (code(x), code(y));
         assert!(cx == cy, "{what}: element {i} ref {cx:#x} qdq {cy:#x} for {node:?}");
@@ -394,11 +394,11 @@ pub fn quantize_node(input: &mut Input<'_>) -> Node {
         let zt = if input.one_in(8) { any_type(input) } else { out_type };
         let z_shape = if input.one_in(8) { shape(input, 64) } else { s_shape.clone() };
         let nz: usize = z_shape.iter().product();
-        Tensor { dtype: zt, data: data(input, zt, nz, 1.0), shape: z_shape }
+        Tensor::new(zt, z_shape, &data(input, zt, nz, 1.0)).unwrap()
     });
     let mut inputs = vec![
-        Some(Tensor { dtype: x_type, shape: x_shape, data: xb }),
-        Some(Tensor { dtype: s_type, shape: s_shape, data: sb }),
+        Some(Tensor::new(x_type, x_shape, &xb).unwrap()),
+        Some(Tensor::new(s_type, s_shape, &sb).unwrap()),
         zp,
     ];
     if inputs[2].is_none() && input.one_in(2) {
@@ -452,11 +452,11 @@ pub fn dequantize_node(input: &mut Input<'_>) -> Node {
         let zt = if input.one_in(8) { any_type(input) } else { x_type };
         let z_shape = if input.one_in(8) { shape(input, 64) } else { s_shape.clone() };
         let nz: usize = z_shape.iter().product();
-        Tensor { dtype: zt, data: input.fill(zt.byte_len(nz).unwrap_or(0)), shape: z_shape }
+        Tensor::new(zt, z_shape, &input.fill(zt.byte_len(nz).unwrap_or(0))).unwrap()
     });
     let inputs = vec![
-        Some(Tensor { dtype: x_type, shape: x_shape, data: xb }),
-        Some(Tensor { dtype: s_type, shape: s_shape, data: sb }),
+        Some(Tensor::new(x_type, x_shape, &xb).unwrap()),
+        Some(Tensor::new(s_type, s_shape, &sb).unwrap()),
         zp,
     ];
     let outputs = if input.one_in(32) { 2 } else { 1 };
@@ -471,7 +471,7 @@ pub fn dynamic_quantize_node(input: &mut Input<'_>) -> Node {
     let n: usize = x_shape.iter().product();
     let step = SPECIAL_SCALES[input.u8() as usize % 12];
     let xb = data(input, x_type, n, step);
-    let mut inputs = vec![Some(Tensor { dtype: x_type, shape: x_shape, data: xb })];
+    let mut inputs = vec![Some(Tensor::new(x_type, x_shape, &xb).unwrap())];
     if input.one_in(32) {
         inputs.push(None);
     }
@@ -612,12 +612,12 @@ pub fn check_slice_quantize(input: &mut Input<'_>) {
         _ => input.below(64),
     };
     let mut want = vec![0xa5u8; y_len];
-    let r = qdq_ref::quantize(x.values(), scale.values(), zp, layout, &opts, &mut want);
+    let r = qdq_ref::quantize(x.values(), &qparams(scale.values(), zp, layout, &opts), qdq::PackedMut::new(opts.output, &mut want));
     let cut = (input.below(n + 1) & !3).min(n);
     let what = || format!("{layout:?} n {n} x {xt} scale {st} {opts:?} zp {zp:?} y {y_len}");
     for (name, cfg) in configs() {
         let mut got = vec![0xa5u8; y_len];
-        let g = qdq::quantize_with(&cfg, x.values(), scale.values(), zp, layout, &opts, &mut got);
+        let g = qdq::quantize_with(&cfg, x.values(), &qparams(scale.values(), zp, layout, &opts), qdq::PackedMut::new(opts.output, &mut got));
         assert_eq!(r, g, "{name}: {}", what());
         assert!(want == got, "{name}: outputs differ for {}", what());
         if r.is_ok() {
@@ -625,7 +625,7 @@ pub fn check_slice_quantize(input: &mut Input<'_>) {
             let mut parts = vec![0xa5u8; y_len];
             let bits = output.bits() as usize;
             let rr = ranged(n, cut, &mut parts, |e| (e * bits).div_ceil(8), |range, part| {
-                qdq::quantize_range(&cfg, x.values(), scale.values(), zp, layout, &opts, range, part)
+                qdq::quantize_range_with(&cfg, x.values(), &qparams(scale.values(), zp, layout, &opts), range, qdq::PackedMut::new(opts.output, part))
             });
             assert_eq!(rr, Ok(()), "{name}: range split at {cut} for {}", what());
             assert!(want == parts, "{name}: range split at {cut} differs for {}", what());
@@ -679,9 +679,9 @@ pub fn check_slice_dequantize(input: &mut Input<'_>) {
             _ => qdq_ref::ValuesMut::F32(bytemuck_cast(y)),
         };
         match (cfg, range) {
-            (None, _) => qdq_ref::dequantize(x, scale.values(), zp, layout, y_vals),
-            (Some(c), None) => qdq::dequantize_with(c, x, scale.values(), zp, layout, y_vals),
-            (Some(c), Some(r)) => qdq::dequantize_range(c, x, scale.values(), zp, layout, r, y_vals),
+            (None, _) => qdq_ref::dequantize(x, &dparams(scale.values(), zp, layout), y_vals),
+            (Some(c), None) => qdq::dequantize_with(c, x, &dparams(scale.values(), zp, layout), y_vals),
+            (Some(c), Some(r)) => qdq::dequantize_range_with(c, x, &dparams(scale.values(), zp, layout), r, y_vals),
         }
     };
     let width = out.bits() as usize / 8;
@@ -689,19 +689,19 @@ pub fn check_slice_dequantize(input: &mut Input<'_>) {
     let mut want_store = vec![0u32; y_len];
     let want_bytes = &mut bytemuck::cast_slice_mut::<u32, u8>(&mut want_store)[..y_len * width];
     let r = run(None, None, want_bytes);
-    let want = Tensor { dtype: out, shape: vec![y_len], data: want_bytes.to_vec() };
+    let want = Tensor::new(out, vec![y_len], &want_bytes.to_vec()).unwrap();
     for (name, cfg) in configs() {
         let mut store = vec![0u32; y_len];
         let bytes = &mut bytemuck::cast_slice_mut::<u32, u8>(&mut store)[..y_len * width];
         let g = run(Some(cfg), None, bytes);
         assert_eq!(r, g, "{name}: {}", what());
-        assert_same_tensor(&want, &Tensor { dtype: out, shape: vec![y_len], data: bytes.to_vec() }, &name, &what());
+        assert_same_tensor(&want, &Tensor::new(out, vec![y_len], &bytes.to_vec()).unwrap(), &name, &what());
         if r.is_ok() {
             let mut store = vec![0u32; y_len];
             let bytes = &mut bytemuck::cast_slice_mut::<u32, u8>(&mut store)[..y_len * width];
             let rr = ranged(n, cut, bytes, |e| e * width, |range, part| run(Some(&cfg), Some(range), part));
             assert_eq!(rr, Ok(()), "{name}: range split at {cut} for {}", what());
-            let parts = Tensor { dtype: out, shape: vec![y_len], data: bytes.to_vec() };
+            let parts = Tensor::new(out, vec![y_len], &bytes.to_vec()).unwrap();
             assert_same_tensor(&want, &parts, &format!("{name} split at {cut}"), &what());
         }
     }
@@ -738,3 +738,26 @@ pub fn check_slice_dynamic(input: &mut Input<'_>) {
 #[path = "../../xtask/src/proto.rs"]
 #[allow(dead_code, clippy::all)]
 pub mod proto;
+
+/// An input's quantize parameters from its run-time views.
+fn qparams<'a>(
+    scale: qdq::Values<'a>,
+    zero_point: Option<qdq::Packed<'a>>,
+    layout: qdq::Layout,
+    opts: &qdq::QuantizeOptions,
+) -> qdq::Params<'a> {
+    let p = dparams(scale, zero_point, layout).saturate(opts.saturate);
+    match opts.precision {
+        Some(t) => p.precision(t),
+        None => p,
+    }
+}
+
+/// An input's dequantize parameters from its run-time views.
+fn dparams<'a>(scale: qdq::Values<'a>, zero_point: Option<qdq::Packed<'a>>, layout: qdq::Layout) -> qdq::Params<'a> {
+    let p = qdq::Params::new(scale, layout);
+    match zero_point {
+        Some(z) => p.zero_points(z),
+        None => p,
+    }
+}

@@ -290,20 +290,23 @@ pub fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
 /// Compares output `k`: type and shape exactly, then every element code bit for bit (NaN
 /// payloads included: qdq writes one canonical NaN, see the README).
 pub fn compare(k: usize, expected: &Tensor, got: &Tensor) -> Result<(), Failure> {
-    if expected.dtype != got.dtype || expected.shape != got.shape {
+    if expected.dtype() != got.dtype() || expected.shape() != got.shape() {
         return Err(format!(
             "output {k}: expected {} with shape {:?}, got {} with shape {:?}",
-            expected.dtype, expected.shape, got.dtype, got.shape
+            expected.dtype(),
+            expected.shape(),
+            got.dtype(),
+            got.shape()
         )
         .into());
     }
-    let t = expected.dtype;
+    let t = expected.dtype();
     let n = expected.view().checked_len("expected").map_err(|e| format!("output {k}: {e}"))?;
     got.view().checked_len("got").map_err(|e| format!("output {k}: the backend's tensor is malformed: {e}"))?;
     let mut first = None;
     let mut count = 0usize;
     for i in 0..n {
-        let (ce, cg) = (packing::get(t, &expected.data, i), packing::get(t, &got.data, i));
+        let (ce, cg) = (packing::get(t, expected.bytes(), i), packing::get(t, got.bytes(), i));
         if ce != cg {
             count += 1;
             first.get_or_insert((i, ce, cg));
@@ -314,7 +317,7 @@ pub fn compare(k: usize, expected: &Tensor, got: &Tensor) -> Result<(), Failure>
         Some((i, ce, cg)) => Err(Failure {
             reason: format!(
                 "output {k} element {i} (index {:?}): expected {} ({}), got {} ({})",
-                unravel(i, &expected.shape),
+                unravel(i, expected.shape()),
                 format_value(t, ce),
                 format_bits(t, ce),
                 format_value(t, cg),

@@ -183,16 +183,16 @@ struct F32s {
 }
 
 fn f32s(t: &Tensor, what: &str) -> Result<F32s> {
-    if t.dtype != DataType::F32 {
-        return Err(format!("{what} has type {}; only f32 is supported", t.dtype));
+    if t.dtype() != DataType::F32 {
+        return Err(format!("{what} has type {}; only f32 is supported", t.dtype()));
     }
     let n = t.view().checked_len(what).map_err(|e| e.to_string())?;
-    let data = t.data[..4 * n].chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-    Ok(F32s { shape: t.shape.clone(), data })
+    let data = t.bytes()[..4 * n].chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    Ok(F32s { shape: t.shape().to_vec(), data })
 }
 
 fn from_f32s(shape: Vec<usize>, data: Vec<f32>) -> Tensor {
-    Tensor { dtype: DataType::F32, shape, data: data.iter().flat_map(|v| v.to_le_bytes()).collect() }
+    Tensor::new(DataType::F32, shape, &data.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>()).unwrap()
 }
 
 /// Element count of a shape, refusing anything over the tensor size cap (4-byte elements).
@@ -460,13 +460,13 @@ fn clip(node: &NodeProto, opset: Opset, inputs: &[Option<&Tensor>]) -> Result<Te
 
 /// Element `i` of a numeric tensor as an f64 (exact for every supported type).
 fn element_f64(t: &Tensor, i: usize) -> f64 {
-    let code = packing::get(t.dtype, &t.data, i);
-    match t.dtype {
+    let code = packing::get(t.dtype(), t.bytes(), i);
+    match t.dtype() {
         DataType::F32 => f64::from(f32::from_bits(code)),
         DataType::E8M0 => f64::from(decode_e8m0(code as u8)),
         d => match FloatFormat::of(d) {
             Some(f) => f.decode(code),
-            None => packing::get_int(d, &t.data, i) as f64,
+            None => packing::get_int(d, t.bytes(), i) as f64,
         },
     }
 }
@@ -487,13 +487,13 @@ fn cast(node: &NodeProto, inputs: &[Option<&Tensor>]) -> Result<Tensor> {
     };
     let bytes = target.byte_len(n).filter(|b| *b <= MAX_TENSOR_BYTES).ok_or("the output is too large")?;
     let mut data = vec![0u8; bytes];
-    let from_int = x.dtype.int_range().is_some();
+    let from_int = x.dtype().int_range().is_some();
     for i in 0..n {
         let code = if target == DataType::F32 {
             (element_f64(x, i) as f32).to_bits()
         } else if from_int {
             // Integer to integer: two's-complement wrap, as numpy's astype.
-            packing::get_int(x.dtype, &x.data, i) as u32
+            packing::get_int(x.dtype(), x.bytes(), i) as u32
         } else {
             // Float to integer: truncate toward zero, saturate, NaN -> 0.
             let (lo, hi) = target.int_range().unwrap_or((0, 0));
@@ -501,7 +501,7 @@ fn cast(node: &NodeProto, inputs: &[Option<&Tensor>]) -> Result<Tensor> {
         };
         packing::set(target, &mut data, i, code);
     }
-    Ok(Tensor { dtype: target, shape: x.shape.clone(), data })
+    Ok(Tensor::new(target, x.shape().to_vec(), &data).unwrap())
 }
 
 #[cfg(test)]
@@ -571,10 +571,10 @@ mod tests {
     fn casts() {
         let x = from_f32s(vec![6], vec![-3.7, 2.5, 254.9, 300., f32::NAN, f32::NEG_INFINITY]);
         let r = cast(&node("Cast", vec![int("to", 2)]), &[Some(&x)]).unwrap();
-        assert_eq!(r.data, [0, 2, 254, 255, 0, 0]);
+        assert_eq!(r.bytes(), [0, 2, 254, 255, 0, 0]);
         let r = cast(&node("Cast", vec![int("to", 3)]), &[Some(&x)]).unwrap();
-        assert_eq!(r.data, [(-3i8) as u8, 2, 127, 127, 0, 128]);
-        let u = Tensor { dtype: DataType::U8, shape: vec![2], data: vec![7, 255] };
+        assert_eq!(r.bytes(), [(-3i8) as u8, 2, 127, 127, 0, 128]);
+        let u = Tensor::new(DataType::U8, vec![2], &[7, 255]).unwrap();
         let r = cast(&node("Cast", vec![int("to", 1)]), &[Some(&u)]).unwrap();
         assert_eq!(r, from_f32s(vec![2], vec![7., 255.]));
         assert!(cast(&node("Cast", vec![int("to", 11)]), &[Some(&u)]).is_err());

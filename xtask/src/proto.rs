@@ -548,7 +548,7 @@ impl TensorProto {
             if raw.len() != bytes {
                 bail!("raw_data has {} bytes; {n} {dtype} elements (dims {:?}) need {bytes}", raw.len(), self.dims);
             }
-            return Ok(Tensor { dtype, shape, data: raw.clone() });
+            return Ok(Tensor::new(dtype, shape, &raw.clone()).unwrap());
         }
         let field = if dtype == DataType::F32 { "float_data" } else { "int32_data" };
         if let Some((other, _)) = typed.iter().find(|(f, _)| *f != field) {
@@ -568,7 +568,7 @@ impl TensorProto {
             for (chunk, v) in data.chunks_exact_mut(4).zip(&self.float_data) {
                 chunk.copy_from_slice(&v.to_le_bytes());
             }
-            return Ok(Tensor { dtype, shape, data });
+            return Ok(Tensor::new(dtype, shape, &data).unwrap());
         }
         let (lo, hi): (i64, i64) = match bits {
             32 => (i64::from(i32::MIN), i64::from(i32::MAX)),
@@ -588,7 +588,7 @@ impl TensorProto {
             }
         }
         packing::zero_padding(dtype, &mut data, n);
-        Ok(Tensor { dtype, shape, data })
+        Ok(Tensor::new(dtype, shape, &data).unwrap())
     }
 }
 
@@ -777,7 +777,7 @@ mod tests {
         m.extend(f_bytes(1002, b"zz"));
         m.extend(f_fixed32(1003, 0));
         let t = tensor_proto(&m).unwrap().to_tensor().unwrap();
-        assert_eq!((t.dtype, t.shape, t.data), (DataType::U8, vec![2], vec![7, 9]));
+        assert_eq!((t.dtype(), t.shape(), t.bytes()), (DataType::U8, &[2][..], &[7, 9][..]));
     }
 
     #[test]
@@ -816,15 +816,15 @@ mod tests {
     }
 
     fn ints(t: &Tensor) -> Vec<i64> {
-        (0..t.len()).map(|i| packing::get_int(t.dtype, &t.data, i)).collect()
+        (0..t.len()).map(|i| packing::get_int(t.dtype(), t.bytes(), i)).collect()
     }
 
     #[test]
     fn typed_sub_byte_fields() {
         // The committed test_quantizelinear_int4 / int2 outputs (numpy_helper.to_array values).
         let t = convert(DataType::I4, &[3, 4], &[33, 83, 168, 67, 84, 117]).unwrap();
-        assert_eq!(t.shape, [3, 4]);
-        assert_eq!(t.data, [33, 83, 168, 67, 84, 117]);
+        assert_eq!(t.shape(), [3, 4]);
+        assert_eq!(t.bytes(), [33, 83, 168, 67, 84, 117]);
         assert_eq!(ints(&t), [1, 2, 3, 5, -8, -6, 3, 4, 4, 5, 5, 7]);
         let t = convert(DataType::I2, &[3, 4], &[84, 79, 188]).unwrap();
         assert_eq!(ints(&t), [0, 1, 1, 1, -1, -1, 0, 1, 0, -1, -1, -2]);
@@ -833,21 +833,21 @@ mod tests {
         // test_dequantizelinear_float4e2m1 input 0: [0, 1, -1, 1.5, -4].
         let t = convert(DataType::E2M1, &[5], &[32, 58, 14]).unwrap();
         let f = qdq_ref::float::E2M1;
-        let v: Vec<f64> = (0..5).map(|i| f.decode(packing::get(t.dtype, &t.data, i))).collect();
+        let v: Vec<f64> = (0..5).map(|i| f.decode(packing::get(t.dtype(), t.bytes(), i))).collect();
         assert_eq!(v, [0.0, 1.0, -1.0, 1.5, -4.0]);
         // Odd element count: the unused high nibble is zeroed.
         let t = convert(DataType::U4, &[3], &[0x21, 0xf3]).unwrap();
-        assert_eq!(t.data, [0x21, 0x03]);
+        assert_eq!(t.bytes(), [0x21, 0x03]);
         // Packed bytes may be stored signed.
-        assert_eq!(convert(DataType::U4, &[2], &[-1]).unwrap().data, [0xff]);
+        assert_eq!(convert(DataType::U4, &[2], &[-1]).unwrap().bytes(), [0xff]);
         // float6: one element per entry, packed on conversion (helper.make_tensor vs
         // numpy_helper.from_array raw_data, onnx 1.23.2): [1, -2, 0.5, 3, 0.25].
         let t = convert(DataType::E2M3, &[5], &[8, 48, 4, 20, 2]).unwrap();
-        assert_eq!(t.data, [8, 76, 80, 2]);
+        assert_eq!(t.bytes(), [8, 76, 80, 2]);
         let t = convert(DataType::E3M2, &[5], &[12, 48, 8, 18, 4]).unwrap();
-        assert_eq!(t.data, [12, 140, 72, 4]);
+        assert_eq!(t.bytes(), [12, 140, 72, 4]);
         let f = qdq_ref::float::E3M2;
-        let v: Vec<f64> = (0..5).map(|i| f.decode(packing::get(t.dtype, &t.data, i))).collect();
+        let v: Vec<f64> = (0..5).map(|i| f.decode(packing::get(t.dtype(), t.bytes(), i))).collect();
         assert_eq!(v, [1.0, -2.0, 0.5, 3.0, 0.25]);
         // Entry counts: packed bytes for 4/2-bit, elements for 6-bit.
         assert!(convert(DataType::I4, &[3, 4], &[1; 12]).is_err());
@@ -861,22 +861,22 @@ mod tests {
     #[test]
     fn typed_wide_fields() {
         let t = convert(DataType::I16, &[3], &[4, -5, 32767]).unwrap();
-        assert_eq!(t.data, [4, 0, 0xfb, 0xff, 0xff, 0x7f]);
-        assert_eq!(convert(DataType::U16, &[1], &[65535]).unwrap().data, [0xff, 0xff]);
+        assert_eq!(t.bytes(), [4, 0, 0xfb, 0xff, 0xff, 0x7f]);
+        assert_eq!(convert(DataType::U16, &[1], &[65535]).unwrap().bytes(), [0xff, 0xff]);
         assert!(convert(DataType::U16, &[1], &[65536]).is_err());
         assert!(convert(DataType::I8, &[1], &[-129]).is_err());
         let t = convert(DataType::F16, &[2], &[0x3c00, 0xfc00]).unwrap();
-        assert_eq!(t.data, [0x00, 0x3c, 0x00, 0xfc]);
+        assert_eq!(t.bytes(), [0x00, 0x3c, 0x00, 0xfc]);
         let t = convert(DataType::E4M3Fn, &[5], &[0, 48, 56, 126, 108]).unwrap();
-        assert_eq!(t.data, [0, 48, 56, 126, 108]);
+        assert_eq!(t.bytes(), [0, 48, 56, 126, 108]);
         let t = convert(DataType::I32, &[2], &[i64::from(i32::MIN), -1]).unwrap();
-        assert_eq!(t.data, [0, 0, 0, 0x80, 0xff, 0xff, 0xff, 0xff]);
+        assert_eq!(t.bytes(), [0, 0, 0, 0x80, 0xff, 0xff, 0xff, 0xff]);
         let fl: Vec<u8> = [1.5f32, -0.0].iter().flat_map(|v| v.to_le_bytes()).collect();
         let t = tensor_proto(&tensor(1, &[2], &[f_bytes(4, &fl)])).unwrap().to_tensor().unwrap();
-        assert_eq!(t.data, fl);
+        assert_eq!(t.bytes(), fl);
         // A scalar: no dims, one element.
         let t = tensor_proto(&tensor(2, &[], &[f_bytes(9, &[42])])).unwrap().to_tensor().unwrap();
-        assert_eq!((t.shape.len(), t.data), (0, vec![42]));
+        assert_eq!((t.shape().len(), t.bytes()), (0, &[42][..]));
     }
 
     #[test]
@@ -897,7 +897,7 @@ mod tests {
         assert!(conv(tensor(2, &[1 << 40], &[packed_varints(5, &[1])])).is_err());
         // Zero elements with a huge dimension is fine.
         let t = conv(tensor(1, &[0, 1 << 40], &[])).unwrap();
-        assert!(t.data.is_empty());
+        assert!(t.bytes().is_empty());
         // raw_data length must match; raw and typed data together are rejected.
         assert!(conv(tensor(1, &[2], &[f_bytes(9, &[0; 7])])).is_err());
         assert!(conv(tensor(2, &[1], &[f_bytes(9, &[1]), packed_varints(5, &[1])])).is_err());
@@ -1084,7 +1084,7 @@ mod tests {
                     .collect();
                 assert_eq!(dims, t.dims, "{test} {}", info.name);
                 let tensor = t.to_tensor().unwrap();
-                assert_eq!(tensor.dtype.byte_len(tensor.len()), Some(tensor.data.len()));
+                assert_eq!(tensor.dtype().byte_len(tensor.len()), Some(tensor.bytes().len()));
                 // Every field of a data file is declared, and onnx writes fields in number
                 // order with the packing onnx.proto gives: re-encoding is byte-exact.
                 assert_eq!(t.encode_to_vec(), bytes, "{}", path.display());

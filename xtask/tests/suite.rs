@@ -65,7 +65,7 @@ fn failures_are_reported_and_counted() {
     fs::write(&model, &m[..m.len() - 3]).unwrap();
     let (summary, out) = run(&[root.clone(), root.join("does-not-exist")], Backend::Ref);
     assert_eq!(summary, Summary { passed: 1, failed: 3 }, "{out}");
-    let e = expected.data[5];
+    let e = expected.bytes()[5];
     let line = format!(
         "FAIL test_quantizelinear: output 0 element 5 (index [5]): expected {e} (0x{e:02x}), got {} (0x{:02x})",
         e ^ 1,

@@ -27,8 +27,10 @@ use crate::error::{bail, Result};
 use crate::float::FloatFormat;
 use crate::layout::Layout;
 use crate::packing;
+use crate::params::Params;
 use crate::quantize::check_float_zero_point;
-use crate::values::{Packed, Read, Values, ValuesMut, Write};
+use crate::tensor::{Backend, DequantizePlan, Reference, TensorRef};
+use crate::values::{Packed, Read, ValuesMut, Write};
 
 /// The value `d` of the module docs for element `i`: `f32(x - z)` for integer x (exact
 /// subtraction, one rounding), the decoded value for float x (a float zero point is zero
@@ -50,7 +52,8 @@ pub fn dequantize_value(x: &Packed<'_>, i: usize, zero_point: Option<(&Packed<'_
 }
 
 /// Validates a dequantize call (x, zero point, scale and output types; lengths). Every
-/// backend calls this, so all reject the same inputs identically.
+/// backend calls this, so all reject the same inputs identically. `names` are the scale's
+/// and zero point's names in messages (`["x_scale", "x_zero_point"]` for a node).
 pub fn check(
     x: &Packed<'_>,
     scale: (DataType, usize),
@@ -58,31 +61,33 @@ pub fn check(
     layout: &Layout,
     output: DataType,
     y_len: usize,
+    names: [&str; 2],
 ) -> Result<()> {
+    let [scale_name, zp_name] = names;
     let t = x.dtype;
     if !(DataType::QUANTIZED.contains(&t) || t == DataType::I32) {
         bail!(UnsupportedType, "x has type {t}; DequantizeLinear takes a quantized type or i32");
     }
     x.check("x")?;
     if !matches!(scale.0, DataType::F32 | DataType::F16 | DataType::Bf16 | DataType::E8M0) {
-        bail!(UnsupportedType, "x_scale has type {}; expected f32, f16, bf16 or e8m0", scale.0);
+        bail!(UnsupportedType, "{scale_name} has type {}; expected f32, f16, bf16 or e8m0", scale.0);
     }
     if !output.is_wide_float() {
         bail!(InvalidAttribute, "the output type must be f32, f16 or bf16, got {output}");
     }
     let want = layout.scale_count(x.len)?;
     if scale.1 != want {
-        bail!(BufferLength, "x_scale has {} elements but the layout {layout:?} needs {want}", scale.1);
+        bail!(BufferLength, "{scale_name} has {} elements but the layout {layout:?} needs {want}", scale.1);
     }
     if let Some(zp) = zero_point {
         if zp.dtype != t {
-            bail!(TypeMismatch, "x_zero_point has type {} but x has type {t}; they must be equal", zp.dtype);
+            bail!(TypeMismatch, "{zp_name} has type {} but x has type {t}; they must be equal", zp.dtype);
         }
-        zp.check("x_zero_point")?;
+        zp.check(zp_name)?;
         if zp.len != want {
-            bail!(BufferLength, "x_zero_point has {} elements but x_scale has {want}", zp.len);
+            bail!(BufferLength, "{zp_name} has {} elements but {scale_name} has {want}", zp.len);
         }
-        check_float_zero_point(zp, "x_zero_point")?;
+        check_float_zero_point(zp, zp_name)?;
     }
     if y_len != x.len {
         bail!(BufferLength, "y has {y_len} elements but x has {}", x.len);
@@ -106,16 +111,52 @@ pub(crate) fn run(
     }
 }
 
-/// DequantizeLinear into a caller-provided buffer; the output type is `y`'s variant.
+/// Validates a slice-level dequantize of `x` with `params` into `y_len` elements of type
+/// `output`, as the plan every backend executes.
+///
+/// ```
+/// use qdq_ref::{dequantize, DataType, Params};
+/// let params = Params::per_tensor(0.5);
+/// let plan = dequantize::plan((&[1u8, 2]).into(), &params, DataType::F32, 2)?;
+/// assert_eq!((plan.x.len, plan.output), (2, DataType::F32));
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
+pub fn plan<'a>(x: Packed<'a>, params: &'a Params<'_>, output: DataType, y_len: usize) -> Result<DequantizePlan<'a>> {
+    let scale = params.scales();
+    let zero_point = params.zero_points_as(x.dtype)?;
+    let layout = params.layout();
+    let names = ["scales", "zero_points"];
+    check(&x, (scale.dtype(), scale.len()), zero_point.as_ref(), &layout, output, y_len, names)?;
+    // `output` is f32, f16 or bf16 (checked): the byte count of `y_len` elements fits.
+    let y_bytes = y_len * output.bits() as usize / 8;
+    let scale = TensorRef { dtype: scale.dtype(), shape: &[], data: scale.bytes() };
+    Ok(DequantizePlan { x, shape: &[], scale, zero_point, layout, output, y_bytes })
+}
+
+/// DequantizeLinear of `x` with `params` into `y`, whose type is the output type.
 /// Allocates nothing.
-pub fn dequantize(
-    x: Packed<'_>,
-    scale: Values<'_>,
-    zero_point: Option<Packed<'_>>,
-    layout: Layout,
-    mut y: ValuesMut<'_>,
-) -> Result<()> {
-    check(&x, (scale.dtype(), scale.len()), zero_point.as_ref(), &layout, y.dtype(), y.len())?;
-    run(&x, &scale, zero_point.as_ref(), &layout, &mut y);
-    Ok(())
+///
+/// * `x`: `&[u8]`, `&[i8]`, `&[u16]`, `&[i16]`, `&[i32]`, a float8 slice, or a [`Packed`]
+///   view of packed sub-byte data.
+/// * `y`: `&mut [f32]`, `&mut [f16]` or `&mut [bf16]`, as many elements as `x`.
+/// * `params`: the scales (f32, f16, bf16 or e8m0), optional zero points of x's type, and
+///   the layout; `saturate` and `precision` do not apply.
+///
+/// Each element becomes `(x - z) * s`, computed in f32 and rounded once to y's type (the
+/// module docs give every edge case).
+///
+/// ```
+/// use qdq_ref::{dequantize, Params};
+/// let mut y = [0f32; 3];
+/// dequantize(&[0u8, 128, 255], &Params::per_tensor(0.5).zero_point(128), &mut y)?;
+/// assert_eq!(y, [-64.0, 0.0, 63.5]);
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
+pub fn dequantize<'x, 'y>(x: impl Into<Packed<'x>>, params: &Params<'_>, y: impl Into<ValuesMut<'y>>) -> Result<()> {
+    dequantize_views(x.into(), params, y.into())
+}
+
+fn dequantize_views(x: Packed<'_>, params: &Params<'_>, y: ValuesMut<'_>) -> Result<()> {
+    let plan = plan(x, params, y.dtype(), y.len())?;
+    Reference.dequantize(&plan, y.into_bytes())
 }

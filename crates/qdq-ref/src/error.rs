@@ -17,6 +17,10 @@ pub enum ErrorKind {
     /// An attribute has a value outside its allowed set (e.g. `block_size < 0`,
     /// `saturate = 2`, `precision = INT8`, an `output_dtype` that is not a valid output).
     InvalidAttribute,
+    /// A slice-level argument has a value outside its allowed set: a range that lies
+    /// outside the tensor or does not start on a byte boundary of a packed output, a zero
+    /// point outside its type's range.
+    InvalidArgument,
     /// A required attribute is missing (e.g. `output_dtype` with an e8m0 scale).
     MissingAttribute,
     /// An input's element type is not allowed for this operator version.

@@ -48,6 +48,41 @@ pub enum Layout {
 }
 
 impl Layout {
+    /// Per-axis layout of a tensor of shape `shape` along `axis` (negative counts from the
+    /// end): one scale per index of that axis.
+    ///
+    /// ```
+    /// use qdq_ref::Layout;
+    /// assert_eq!(Layout::per_axis(&[2, 3, 4], 1)?, Layout::PerAxis { outer: 2, axis_len: 3, inner: 4 });
+    /// assert_eq!(Layout::per_axis(&[2, 3, 4], -1)?, Layout::PerAxis { outer: 6, axis_len: 4, inner: 1 });
+    /// assert!(Layout::per_axis(&[2, 3], 2).is_err());
+    /// # Ok::<(), qdq_ref::Error>(())
+    /// ```
+    pub fn per_axis(shape: &[usize], axis: isize) -> Result<Layout> {
+        let (outer, axis_len, inner) = split(shape, axis)?;
+        Ok(Layout::PerAxis { outer, axis_len, inner })
+    }
+
+    /// Blocked layout of a tensor of shape `shape`: blocks of `block` consecutive indices
+    /// along `axis` (negative counts from the end) share a scale. The scales have shape
+    /// `shape` with `ceil(shape[axis] / block)` at the axis, in row-major order.
+    ///
+    /// ```
+    /// use qdq_ref::Layout;
+    /// let l = Layout::blocked(&[4, 64], -1, 32)?;
+    /// assert_eq!(l, Layout::Blocked { outer: 4, axis_len: 64, inner: 1, block: 32 });
+    /// assert_eq!(l.scale_count(256)?, 8);
+    /// assert!(Layout::blocked(&[4, 64], 1, 0).is_err());
+    /// # Ok::<(), qdq_ref::Error>(())
+    /// ```
+    pub fn blocked(shape: &[usize], axis: isize, block: usize) -> Result<Layout> {
+        if block == 0 {
+            bail!(InvalidArgument, "block must be positive for a blocked layout, got 0");
+        }
+        let (outer, axis_len, inner) = split(shape, axis)?;
+        Ok(Layout::Blocked { outer, axis_len, inner, block })
+    }
+
     /// Checks that the layout describes `n` elements and returns the number of scales it
     /// needs. Errors name `input` (the argument that carries x).
     pub fn scale_count(&self, n: usize) -> Result<usize> {
@@ -94,6 +129,23 @@ fn check_elements(n: usize, outer: usize, axis_len: usize, inner: usize) -> Resu
         );
     }
     Ok(())
+}
+
+/// `shape` as `[outer, shape[axis], inner]`, for the slice-level constructors.
+fn split(shape: &[usize], axis: isize) -> Result<(usize, usize, usize)> {
+    let rank = shape.len() as isize;
+    let a = if axis < 0 { axis + rank } else { axis };
+    if !(0..rank).contains(&a) {
+        bail!(
+            AxisOutOfRange,
+            "axis {axis} is out of range for shape {shape:?} (rank {rank}, valid range [{}, {}])",
+            -rank,
+            rank - 1
+        );
+    }
+    let a = a as usize;
+    element_count("shape", shape)?;
+    Ok((partial_product(shape, &shape[..a])?, shape[a], partial_product(shape, &shape[a + 1..])?))
 }
 
 /// Number of elements of a shape, with overflow reported as an error naming `input`.

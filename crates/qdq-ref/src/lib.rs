@@ -78,10 +78,12 @@
 pub mod dequantize;
 pub mod dtype;
 pub mod dynamic;
+pub mod element;
 mod error;
 pub mod float;
 pub mod layout;
 pub mod packing;
+mod params;
 pub mod quantize;
 pub mod schema;
 pub mod tensor;
@@ -91,14 +93,16 @@ pub mod values;
 pub use dequantize::dequantize;
 pub use dtype::DataType;
 pub use dynamic::dynamic_quantize;
+pub use element::{Element, Float8E4M3Fn, Float8E4M3FnUz, Float8E5M2, Float8E5M2FnUz, Float8E8M0};
 pub use error::{Error, ErrorKind, Result};
 pub use half::{bf16, f16};
 pub use layout::Layout;
+pub use params::Params;
 pub use quantize::{quantize, Precision, QuantizeOptions};
 pub use schema::{Domain, Opset};
 pub use tensor::{
     dequantize_linear, dynamic_quantize_linear, quantize_linear, run_node, Attribute, Backend, DequantizeAttributes,
-    DequantizePlan, QuantizeAttributes, QuantizePlan, Reference, Tensor, TensorRef,
+    DequantizePlan, DynamicQuantized, QuantizeAttributes, QuantizePlan, Reference, Tensor, TensorRef,
 };
 pub use train::{FakeQuantGrads, GradOptions, QuantParams};
-pub use values::{Packed, Values, ValuesMut};
+pub use values::{Packed, PackedMut, Values, ValuesMut};

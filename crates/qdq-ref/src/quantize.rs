@@ -29,7 +29,9 @@ use crate::error::{bail, Result};
 use crate::float::{FloatFormat, BF16, F16, F32};
 use crate::layout::Layout;
 use crate::packing;
-use crate::values::{Packed, Read, Values};
+use crate::params::Params;
+use crate::tensor::{Backend, QuantizePlan, Reference, TensorRef};
+use crate::values::{Packed, PackedMut, Read, Values};
 
 /// The floating-point type the division `x / scale` is carried out in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -180,6 +182,8 @@ pub(crate) fn check_float_zero_point(zp: &Packed<'_>, name: &str) -> Result<()> 
 
 /// Validates a quantize call (types, lengths, zero point) and returns the division
 /// precision. Every backend calls this, so all reject the same inputs identically.
+/// `names` are the scale's and zero point's names in messages: `["y_scale",
+/// "y_zero_point"]` for a node, `["scales", "zero_points"]` for [`Params`].
 pub fn check(
     x: (DataType, usize),
     scale: (DataType, usize),
@@ -187,12 +191,16 @@ pub fn check(
     layout: &Layout,
     opts: &QuantizeOptions,
     y_len: usize,
+    names: [&str; 2],
 ) -> Result<Precision> {
+    let [scale_name, zp_name] = names;
     let out = opts.output;
+    // The tensor API validates `output_dtype` and `precision` as attributes before this;
+    // what reaches these two checks comes from a slice-level call.
     if !DataType::QUANTIZED.contains(&out) {
         bail!(
-            InvalidAttribute,
-            "output type {out} is not a quantized type (expected one of {})",
+            UnsupportedType,
+            "y has type {out}, which is not a quantized type (expected one of {})",
             crate::dtype::list(&DataType::QUANTIZED)
         );
     }
@@ -200,29 +208,29 @@ pub fn check(
         bail!(UnsupportedType, "x has type {}; QuantizeLinear takes f32, f16, bf16 or i32", x.0);
     }
     if !matches!(scale.0, DataType::F32 | DataType::F16 | DataType::Bf16 | DataType::I32 | DataType::E8M0) {
-        bail!(UnsupportedType, "y_scale has type {}; expected f32, f16, bf16, i32 or e8m0", scale.0);
+        bail!(UnsupportedType, "{scale_name} has type {}; expected f32, f16, bf16, i32 or e8m0", scale.0);
     }
     let precision = match opts.precision {
         None => Precision::for_scale(scale.0),
         Some(t) => match Precision::from_attribute(t) {
             Some(p) => p,
-            None => bail!(InvalidAttribute, "precision must be f32, f16 or bf16, got {t}"),
+            None => bail!(InvalidArgument, "precision must be f32, f16 or bf16, got {t}"),
         },
     };
     let n = x.1;
     let want = layout.scale_count(n)?;
     if scale.1 != want {
-        bail!(BufferLength, "y_scale has {} elements but the layout {layout:?} needs {want}", scale.1);
+        bail!(BufferLength, "{scale_name} has {} elements but the layout {layout:?} needs {want}", scale.1);
     }
     if let Some(zp) = zero_point {
         if zp.dtype != out {
-            bail!(TypeMismatch, "y_zero_point has type {} but the output type is {out}", zp.dtype);
+            bail!(TypeMismatch, "{zp_name} has type {} but the output type is {out}", zp.dtype);
         }
-        zp.check("y_zero_point")?;
+        zp.check(zp_name)?;
         if zp.len != want {
-            bail!(BufferLength, "y_zero_point has {} elements but y_scale has {want}", zp.len);
+            bail!(BufferLength, "{zp_name} has {} elements but {scale_name} has {want}", zp.len);
         }
-        check_float_zero_point(zp, "y_zero_point")?;
+        check_float_zero_point(zp, zp_name)?;
     }
     match out.byte_len(n) {
         Some(b) if b == y_len => Ok(precision),
@@ -252,21 +260,63 @@ pub(crate) fn run(
     packing::zero_padding(opts.output, y, n);
 }
 
-/// QuantizeLinear into a caller-provided buffer (`y` holds `output.byte_len(x.len())`
-/// bytes in the ONNX packing). Allocates nothing.
+/// Validates a slice-level quantize of `x` with `params` into an output of type `output`
+/// and `y_bytes` bytes, as the plan every backend executes.
 ///
-/// `zero_point`, when given, must have the output type and as many elements as
-/// `scale`, and `scale` must have `layout.scale_count(x.len())` elements.
-pub fn quantize(
-    x: Values<'_>,
-    scale: Values<'_>,
-    zero_point: Option<Packed<'_>>,
-    layout: Layout,
-    opts: &QuantizeOptions,
-    y: &mut [u8],
-) -> Result<()> {
+/// ```
+/// use qdq_ref::{quantize, DataType, Params};
+/// let params = Params::per_tensor(2.0);
+/// let plan = quantize::plan((&[1.0f32, 2.0, 3.0]).into(), &params, DataType::I8, 3)?;
+/// assert_eq!((plan.len, plan.opts.output), (3, DataType::I8));
+/// assert!(quantize::plan((&[1.0f32]).into(), &params, DataType::I8, 2).is_err());
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
+pub fn plan<'a>(x: Values<'a>, params: &'a Params<'_>, output: DataType, y_bytes: usize) -> Result<QuantizePlan<'a>> {
+    let scale = params.scales();
+    let zero_point = params.zero_points_as(output)?;
+    let opts = QuantizeOptions { output, saturate: params.is_saturating(), precision: params.division_type() };
+    let layout = params.layout();
     let n = x.len();
-    let p = check((x.dtype(), n), (scale.dtype(), scale.len()), zero_point.as_ref(), &layout, opts, y.len())?;
-    run(&x, n, &scale, zero_point.as_ref(), &layout, opts, p, y);
-    Ok(())
+    let names = ["scales", "zero_points"];
+    let precision =
+        check((x.dtype(), n), (scale.dtype(), scale.len()), zero_point.as_ref(), &layout, &opts, y_bytes, names)?;
+    Ok(QuantizePlan {
+        x: TensorRef { dtype: x.dtype(), shape: &[], data: x.bytes() },
+        scale: TensorRef { dtype: scale.dtype(), shape: &[], data: scale.bytes() },
+        zero_point,
+        layout,
+        opts,
+        precision,
+        len: n,
+        y_bytes,
+    })
+}
+
+/// QuantizeLinear of `x` with `params` into `y`, whose type is the output type. Allocates
+/// nothing.
+///
+/// * `x`: `&[f32]`, `&[f16]`, `&[bf16]` or `&[i32]` (a slice, `Vec` or array).
+/// * `y`: as many elements as `x`: `&mut [u8]`, `&mut [i8]`, `&mut [u16]`, `&mut [i16]`, a
+///   float8 slice, or a [`PackedMut`] of `output.byte_len(x.len())` bytes for the packed
+///   sub-byte types (u4, i4, u2, i2, float4 e2m1, float6 e2m3 / e3m2).
+/// * `params`: the scales (one per tensor, per axis index or per block, see [`Params`]),
+///   optional zero points of the output type, `saturate` and `precision`.
+///
+/// Each element becomes `clamp(roundTiesEven(x / s) + z, qmin, qmax)` for integer outputs
+/// (the module docs give the exact rounding of the division and every edge case).
+///
+/// ```
+/// use qdq_ref::{quantize, Params};
+/// let mut y = [0u8; 4];
+/// quantize(&[-1.0f32, 0.0, 0.26, 1000.0], &Params::per_tensor(0.1).zero_point(10), &mut y)?;
+/// assert_eq!(y, [0, 10, 13, 255]);
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
+pub fn quantize<'x, 'y>(x: impl Into<Values<'x>>, params: &Params<'_>, y: impl Into<PackedMut<'y>>) -> Result<()> {
+    quantize_views(x.into(), params, y.into())
+}
+
+fn quantize_views(x: Values<'_>, params: &Params<'_>, y: PackedMut<'_>) -> Result<()> {
+    let plan = plan(x, params, y.dtype, y.data.len())?;
+    Reference.quantize(&plan, y.data)
 }

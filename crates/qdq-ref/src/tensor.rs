@@ -6,15 +6,19 @@
 //! ([`crate::layout::resolve`]) and runs the same loops as the slice API.
 
 use crate::dtype::{list, DataType};
+use crate::element::{bytes_of, slice_of, Element};
 use crate::error::{bail, Result};
 use crate::layout::{self, Layout};
 use crate::quantize::{self, QuantizeOptions};
 use crate::schema::{self, Opset, ScaleRule};
 use crate::values::{Bytes, BytesMut, Packed};
 use crate::{dequantize, dynamic};
+use core::fmt;
+use zerocopy::IntoBytes;
 
 /// A borrowed tensor: element type, shape and its ONNX serialisation (little endian,
-/// sub-byte types packed).
+/// sub-byte types packed). Build it from a typed slice with [`TensorRef::new`], from a
+/// single value with [`TensorRef::scalar`], or from bytes with [`TensorRef::packed`].
 #[derive(Clone, Copy, Debug)]
 pub struct TensorRef<'a> {
     /// Element type.
@@ -25,37 +29,262 @@ pub struct TensorRef<'a> {
     pub data: &'a [u8],
 }
 
-/// An owned tensor (an operator output).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// An owned tensor (an operator output). Its bytes are stored 4-byte aligned, so
+/// [`Tensor::as_slice`] can view them as any element type.
+#[derive(Clone, PartialEq, Eq)]
 pub struct Tensor {
-    /// Element type.
-    pub dtype: DataType,
-    /// Dimensions.
-    pub shape: Vec<usize>,
-    /// Serialised elements; padding bits of sub-byte types are zero.
-    pub data: Vec<u8>,
+    dtype: DataType,
+    shape: Vec<usize>,
+    /// The bytes, in whole words; the bytes past `len_bytes` are zero.
+    words: Vec<u32>,
+    len_bytes: usize,
+}
+
+impl fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tensor")
+            .field("dtype", &self.dtype)
+            .field("shape", &self.shape)
+            .field("data", &self.bytes())
+            .finish()
+    }
 }
 
 impl Tensor {
+    /// A tensor of type `dtype` and shape `shape` holding `data`, its ONNX serialisation
+    /// (little endian, sub-byte types packed). Errors if the length does not match.
+    ///
+    /// ```
+    /// use qdq_ref::{DataType, Tensor};
+    /// let t = Tensor::new(DataType::I4, vec![3], &[0x21, 0x03])?;
+    /// assert_eq!((t.len(), t.bytes()), (3, &[0x21, 0x03][..]));
+    /// assert!(Tensor::new(DataType::I4, vec![3], &[0x21]).is_err());
+    /// # Ok::<(), qdq_ref::Error>(())
+    /// ```
+    pub fn new(dtype: DataType, shape: Vec<usize>, data: &[u8]) -> Result<Tensor> {
+        TensorRef { dtype, shape: &shape, data }.checked_len("data")?;
+        let mut t = Tensor::zeroed(dtype, shape, data.len());
+        t.bytes_mut().copy_from_slice(data);
+        Ok(t)
+    }
+
+    /// A tensor of shape `shape` holding a copy of `data`. Errors if the element counts
+    /// differ.
+    ///
+    /// ```
+    /// use qdq_ref::{DataType, Tensor};
+    /// let t = Tensor::from_slice(&[2, 2], &[1i8, -2, 3, -4])?;
+    /// assert_eq!((t.dtype(), t.shape()), (DataType::I8, &[2, 2][..]));
+    /// assert_eq!(t.as_slice::<i8>()?, [1, -2, 3, -4]);
+    /// # Ok::<(), qdq_ref::Error>(())
+    /// ```
+    pub fn from_slice<T: Element>(shape: &[usize], data: &[T]) -> Result<Tensor> {
+        Tensor::new(T::DTYPE, shape.to_vec(), TensorRef::new(shape, data)?.data)
+    }
+
+    /// A zero-filled tensor; `bytes` has been checked against the shape.
+    pub(crate) fn zeroed(dtype: DataType, shape: Vec<usize>, bytes: usize) -> Tensor {
+        Tensor { dtype, shape, words: vec![0; bytes.div_ceil(4)], len_bytes: bytes }
+    }
+
+    /// Element type.
+    ///
+    /// ```
+    /// use qdq_ref::{DataType, Tensor};
+    /// assert_eq!(Tensor::from_slice(&[1], &[1.0f32])?.dtype(), DataType::F32);
+    /// # Ok::<(), qdq_ref::Error>(())
+    /// ```
+    pub fn dtype(&self) -> DataType {
+        self.dtype
+    }
+
+    /// Dimensions (empty for a scalar).
+    ///
+    /// ```
+    /// use qdq_ref::Tensor;
+    /// assert_eq!(Tensor::from_slice(&[], &[1.0f32])?.shape(), &[] as &[usize]);
+    /// # Ok::<(), qdq_ref::Error>(())
+    /// ```
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The ONNX serialisation: little-endian elements, sub-byte types packed with zero
+    /// padding bits.
+    ///
+    /// ```
+    /// use qdq_ref::Tensor;
+    /// assert_eq!(Tensor::from_slice(&[1], &[258u16])?.bytes(), [2, 1]);
+    /// # Ok::<(), qdq_ref::Error>(())
+    /// ```
+    pub fn bytes(&self) -> &[u8] {
+        &self.words.as_bytes()[..self.len_bytes]
+    }
+
+    /// The bytes, writable (for backends filling an output).
+    pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.words.as_mut_bytes()[..self.len_bytes]
+    }
+
+    /// The elements as a typed slice; errors if `T` is not the tensor's type.
+    ///
+    /// ```
+    /// use qdq_ref::{dequantize_linear, DequantizeAttributes, Opset, TensorRef};
+    /// let y = dequantize_linear(
+    ///     Opset::onnx(21),
+    ///     TensorRef::new(&[2], &[10u8, 20])?,
+    ///     TensorRef::scalar(&0.5f32),
+    ///     None,
+    ///     &DequantizeAttributes::default(),
+    /// )?;
+    /// assert_eq!(y.as_slice::<f32>()?, [5.0, 10.0]);
+    /// assert!(y.as_slice::<u8>().is_err());
+    /// # Ok::<(), qdq_ref::Error>(())
+    /// ```
+    pub fn as_slice<T: Element>(&self) -> Result<&[T]> {
+        self.view().as_slice()
+    }
+
+    /// The single element of a one-element tensor (a scalar or shape `[1]`), typed.
+    ///
+    /// ```
+    /// use qdq_ref::Tensor;
+    /// assert_eq!(Tensor::from_slice(&[], &[0.25f32])?.to_scalar::<f32>()?, 0.25);
+    /// assert!(Tensor::from_slice(&[2], &[1u8, 2])?.to_scalar::<u8>().is_err());
+    /// # Ok::<(), qdq_ref::Error>(())
+    /// ```
+    pub fn to_scalar<T: Element>(&self) -> Result<T> {
+        match self.as_slice::<T>()? {
+            [v] => Ok(*v),
+            other => bail!(ShapeMismatch, "tensor: shape {:?} holds {} elements, not one", self.shape, other.len()),
+        }
+    }
+
     /// Borrows the tensor as a view.
+    ///
+    /// ```
+    /// use qdq_ref::Tensor;
+    /// let t = Tensor::from_slice(&[2], &[1u8, 2])?;
+    /// assert_eq!(t.view().data, [1, 2]);
+    /// # Ok::<(), qdq_ref::Error>(())
+    /// ```
     pub fn view(&self) -> TensorRef<'_> {
-        TensorRef { dtype: self.dtype, shape: &self.shape, data: &self.data }
+        TensorRef { dtype: self.dtype, shape: &self.shape, data: self.bytes() }
     }
 
     /// Number of elements (`usize::MAX` if the shape's product overflows, which no
     /// operator output can have: outputs take validated input shapes).
+    ///
+    /// ```
+    /// use qdq_ref::Tensor;
+    /// assert_eq!(Tensor::from_slice(&[2, 3], &[0u8; 6])?.len(), 6);
+    /// # Ok::<(), qdq_ref::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         layout::element_count("tensor", &self.shape).unwrap_or(usize::MAX)
     }
 
     /// Whether the tensor has no elements.
+    ///
+    /// ```
+    /// use qdq_ref::Tensor;
+    /// assert!(Tensor::from_slice(&[0, 3], &[0u8; 0])?.is_empty());
+    /// # Ok::<(), qdq_ref::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The bytes, moved out (see [`Tensor::bytes`]).
+    ///
+    /// ```
+    /// use qdq_ref::Tensor;
+    /// assert_eq!(Tensor::from_slice(&[2], &[1u8, 2])?.into_bytes(), vec![1, 2]);
+    /// # Ok::<(), qdq_ref::Error>(())
+    /// ```
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes().to_vec()
     }
 }
 
 impl<'a> TensorRef<'a> {
-    /// Checks the byte length against shape and type; returns the element count.
+    /// A view of a typed slice as a tensor of shape `shape`. Errors if the shape's element
+    /// count differs from the slice's length.
+    ///
+    /// ```
+    /// use qdq_ref::{DataType, TensorRef};
+    /// let x = TensorRef::new(&[2, 3], &[0.5f32; 6])?;
+    /// assert_eq!((x.dtype, x.data.len()), (DataType::F32, 24));
+    /// assert!(TensorRef::new(&[2, 2], &[0.5f32; 6]).is_err());
+    /// # Ok::<(), qdq_ref::Error>(())
+    /// ```
+    pub fn new<T: Element>(shape: &'a [usize], data: &'a [T]) -> Result<Self> {
+        let n = layout::element_count("shape", shape)?;
+        if n != data.len() {
+            bail!(BufferLength, "data: shape {shape:?} has {n} elements but the slice has {}", data.len());
+        }
+        Ok(TensorRef { dtype: T::DTYPE, shape, data: bytes_of(data) })
+    }
+
+    /// A scalar (shape `[]`) holding `value`.
+    ///
+    /// ```
+    /// use qdq_ref::{DataType, TensorRef};
+    /// let s = TensorRef::scalar(&128u8);
+    /// assert_eq!((s.dtype, s.shape, s.data), (DataType::U8, &[] as &[usize], &[128u8][..]));
+    /// ```
+    pub fn scalar<T: Element>(value: &'a T) -> Self {
+        TensorRef { dtype: T::DTYPE, shape: &[], data: bytes_of(core::slice::from_ref(value)) }
+    }
+
+    /// A view of `data`, the ONNX serialisation of a `dtype` tensor of shape `shape` (the
+    /// way to pass packed sub-byte types). Errors if the byte length does not match.
+    ///
+    /// ```
+    /// use qdq_ref::{DataType, TensorRef};
+    /// let w = TensorRef::packed(DataType::U4, &[2, 2], &[0x21, 0x43])?;
+    /// assert_eq!(w.checked_len("w")?, 4);
+    /// # Ok::<(), qdq_ref::Error>(())
+    /// ```
+    pub fn packed(dtype: DataType, shape: &'a [usize], data: &'a [u8]) -> Result<Self> {
+        let t = TensorRef { dtype, shape, data };
+        t.checked_len("data")?;
+        Ok(t)
+    }
+
+    /// The elements as a typed slice. Errors if `T` is not the tensor's type, or if the
+    /// bytes are not aligned for `T` (possible only for a view built from raw bytes).
+    ///
+    /// ```
+    /// use qdq_ref::TensorRef;
+    /// let data = [1.5f32, 2.5];
+    /// assert_eq!(TensorRef::new(&[2], &data)?.as_slice::<f32>()?, data);
+    /// # Ok::<(), qdq_ref::Error>(())
+    /// ```
+    pub fn as_slice<T: Element>(&self) -> Result<&'a [T]> {
+        if T::DTYPE != self.dtype {
+            bail!(TypeMismatch, "tensor: elements have type {}, not {}", self.dtype, T::DTYPE);
+        }
+        match slice_of::<T>(self.data) {
+            Some(s) => Ok(s),
+            None => bail!(
+                BufferLength,
+                "tensor: {} bytes at {:p} are not a whole, aligned number of {} elements",
+                self.data.len(),
+                self.data.as_ptr(),
+                T::DTYPE
+            ),
+        }
+    }
+
+    /// Checks the byte length against shape and type; returns the element count. `name`
+    /// names the tensor in the error message.
+    ///
+    /// ```
+    /// use qdq_ref::{DataType, TensorRef};
+    /// let bad = TensorRef { dtype: DataType::F32, shape: &[3], data: &[0; 8] };
+    /// assert!(bad.checked_len("x").unwrap_err().message().starts_with("x: "));
+    /// ```
     pub fn checked_len(&self, name: &str) -> Result<usize> {
         let n = layout::element_count(name, self.shape)?;
         match self.dtype.byte_len(n) {
@@ -76,7 +305,7 @@ impl<'a> TensorRef<'a> {
         }
     }
 
-    fn packed(&self, name: &str) -> Result<Packed<'a>> {
+    fn as_packed(&self, name: &str) -> Result<Packed<'a>> {
         let len = self.checked_len(name)?;
         Ok(Packed { dtype: self.dtype, len, data: self.data })
     }
@@ -95,30 +324,107 @@ pub fn put_wide(out: DataType, bytes: &mut [u8], v: f32) {
     BytesMut { dtype: out, data: bytes }.put(0, v);
 }
 
-/// QuantizeLinear attributes as they appear on a node (`None` = absent).
+/// QuantizeLinear attributes (`None` = absent, the version's default applies). Build
+/// them with struct update syntax, or from a node's raw attributes with
+/// [`QuantizeAttributes::from_onnx`].
+///
+/// ```
+/// use qdq_ref::{DataType, QuantizeAttributes};
+/// let attrs = QuantizeAttributes { axis: Some(0), output_dtype: Some(DataType::I4), ..Default::default() };
+/// assert_eq!(attrs.saturate, None);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QuantizeAttributes {
-    /// `axis` (default 1).
+    /// `axis` (default 1; negative counts from the end).
     pub axis: Option<i64>,
-    /// `saturate` (default 1; 0 or 1).
-    pub saturate: Option<i64>,
-    /// `block_size` (default 0).
+    /// `saturate` (default true; float8 outputs only).
+    pub saturate: Option<bool>,
+    /// `block_size` (default 0 = not blocked; must not be negative).
     pub block_size: Option<i64>,
-    /// `output_dtype` (default 0 = from the zero point, else u8).
-    pub output_dtype: Option<i64>,
-    /// `precision` (default 0 = the scale's type).
-    pub precision: Option<i64>,
+    /// `output_dtype` (default: the zero point's type, else u8).
+    pub output_dtype: Option<DataType>,
+    /// `precision`: the type the division runs in, f32, f16 or bf16 (default: the scale's
+    /// type).
+    pub precision: Option<DataType>,
 }
 
-/// DequantizeLinear attributes as they appear on a node (`None` = absent).
+/// DequantizeLinear attributes (`None` = absent, the version's default applies).
+///
+/// ```
+/// use qdq_ref::{DataType, DequantizeAttributes};
+/// let attrs = DequantizeAttributes { output_dtype: Some(DataType::F16), ..Default::default() };
+/// assert_eq!(attrs.axis, None);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DequantizeAttributes {
-    /// `axis` (default 1).
+    /// `axis` (default 1; negative counts from the end).
     pub axis: Option<i64>,
-    /// `block_size` (default 0).
+    /// `block_size` (default 0 = not blocked; must not be negative).
     pub block_size: Option<i64>,
-    /// `output_dtype` (default 0 = the scale's type).
-    pub output_dtype: Option<i64>,
+    /// `output_dtype` (default: the scale's type).
+    pub output_dtype: Option<DataType>,
+}
+
+/// Finds attribute `name` in a node's raw attributes.
+fn raw(attributes: &[Attribute<'_>], name: &str) -> Option<i64> {
+    attributes.iter().find(|a| a.name == name).map(|a| a.value)
+}
+
+/// A raw type attribute: 0 (ONNX's UNDEFINED) is the default, as absent.
+fn raw_dtype(attributes: &[Attribute<'_>], name: &str) -> Result<Option<DataType>> {
+    match raw(attributes, name) {
+        None | Some(0) => Ok(None),
+        Some(v) => parse_dtype(name, v).map(Some),
+    }
+}
+
+impl QuantizeAttributes {
+    /// The attributes of a node's raw integer attributes (as an ONNX graph stores them):
+    /// `saturate` must be 0 or 1, `output_dtype` and `precision` ONNX type numbers (0 means
+    /// absent). Other names are ignored here; [`run_node`] rejects them.
+    ///
+    /// ```
+    /// use qdq_ref::{Attribute, DataType, QuantizeAttributes};
+    /// let raw = [Attribute { name: "output_dtype", value: 22 }, Attribute { name: "saturate", value: 0 }];
+    /// let attrs = QuantizeAttributes::from_onnx(&raw)?;
+    /// assert_eq!((attrs.output_dtype, attrs.saturate), (Some(DataType::I4), Some(false)));
+    /// assert!(QuantizeAttributes::from_onnx(&[Attribute { name: "saturate", value: 2 }]).is_err());
+    /// # Ok::<(), qdq_ref::Error>(())
+    /// ```
+    pub fn from_onnx(attributes: &[Attribute<'_>]) -> Result<Self> {
+        let saturate = match raw(attributes, "saturate") {
+            None => None,
+            Some(1) => Some(true),
+            Some(0) => Some(false),
+            Some(v) => bail!(InvalidAttribute, "saturate must be 0 or 1, got {v}"),
+        };
+        Ok(QuantizeAttributes {
+            axis: raw(attributes, "axis"),
+            saturate,
+            block_size: raw(attributes, "block_size"),
+            output_dtype: raw_dtype(attributes, "output_dtype")?,
+            precision: raw_dtype(attributes, "precision")?,
+        })
+    }
+}
+
+impl DequantizeAttributes {
+    /// The attributes of a node's raw integer attributes (see
+    /// [`QuantizeAttributes::from_onnx`]).
+    ///
+    /// ```
+    /// use qdq_ref::{Attribute, DataType, DequantizeAttributes};
+    /// let attrs = DequantizeAttributes::from_onnx(&[Attribute { name: "output_dtype", value: 10 }])?;
+    /// assert_eq!(attrs.output_dtype, Some(DataType::F16));
+    /// # Ok::<(), qdq_ref::Error>(())
+    /// ```
+    pub fn from_onnx(attributes: &[Attribute<'_>]) -> Result<Self> {
+        Ok(DequantizeAttributes {
+            axis: raw(attributes, "axis"),
+            block_size: raw(attributes, "block_size"),
+            output_dtype: raw_dtype(attributes, "output_dtype")?,
+        })
+    }
 }
 
 fn check_type(what: &str, t: DataType, allowed: &[DataType], op: &dyn std::fmt::Display) -> Result<()> {
@@ -130,6 +436,11 @@ fn check_type(what: &str, t: DataType, allowed: &[DataType], op: &dyn std::fmt::
         );
     }
     Ok(())
+}
+
+/// Prefixes an attribute error with the operator's name, as the plans' own errors are.
+fn in_op(op: &dyn fmt::Display, e: crate::Error) -> crate::Error {
+    crate::Error::new(e.kind(), format!("{op}: {}", e.message()))
 }
 
 fn parse_dtype(attr: &str, v: i64) -> Result<DataType> {
@@ -173,14 +484,14 @@ pub fn plan_quantize<'a>(
     let s = schema::quantize(opset)?;
     let op = s.name();
     let given = [
-        ("axis", attrs.axis),
-        ("saturate", attrs.saturate),
-        ("block_size", attrs.block_size),
-        ("output_dtype", attrs.output_dtype),
-        ("precision", attrs.precision),
+        ("axis", attrs.axis.is_some()),
+        ("saturate", attrs.saturate.is_some()),
+        ("block_size", attrs.block_size.is_some()),
+        ("output_dtype", attrs.output_dtype.is_some()),
+        ("precision", attrs.precision.is_some()),
     ];
     for (name, v) in given {
-        if v.is_some() {
+        if v {
             s.check_attribute(name)?;
         }
     }
@@ -198,10 +509,7 @@ pub fn plan_quantize<'a>(
         }
         ScaleRule::OneOf(allowed) => check_type("y_scale", scale.dtype, allowed, &op)?,
     }
-    let out_attr = match attrs.output_dtype {
-        None | Some(0) => None,
-        Some(v) => Some(parse_dtype("output_dtype", v)?),
-    };
+    let out_attr = attrs.output_dtype;
     let output = match (zero_point.as_ref(), out_attr) {
         (Some(zp), Some(t)) if zp.dtype != t => bail!(
             TypeMismatch,
@@ -226,15 +534,10 @@ pub fn plan_quantize<'a>(
         }
         (None, None) => DataType::U8,
     };
-    let saturate = match attrs.saturate {
-        None | Some(1) => true,
-        Some(0) => false,
-        Some(v) => bail!(InvalidAttribute, "{op}: saturate must be 0 or 1, got {v}"),
-    };
+    let saturate = attrs.saturate.unwrap_or(true);
     let precision = match attrs.precision {
-        None | Some(0) => None,
-        Some(v) => {
-            let t = parse_dtype("precision", v)?;
+        None => None,
+        Some(t) => {
             if !t.is_wide_float() {
                 bail!(InvalidAttribute, "{op}: precision must be FLOAT, FLOAT16 or BFLOAT16, got {}", t.onnx_name());
             }
@@ -244,7 +547,7 @@ pub fn plan_quantize<'a>(
     let n = x.checked_len("x")?;
     let scale_len = scale.checked_len("y_scale")?;
     let zp = match zero_point.as_ref() {
-        Some(z) => Some(z.packed("y_zero_point")?),
+        Some(z) => Some(z.as_packed("y_zero_point")?),
         None => None,
     };
     let layout = layout::resolve(
@@ -263,7 +566,15 @@ pub fn plan_quantize<'a>(
             format!("y: the byte size of {n} {output} elements overflows"),
         )
     })?;
-    let p = quantize::check((x.dtype, n), (scale.dtype, scale_len), zp.as_ref(), &layout, &opts, y_bytes)?;
+    let p = quantize::check(
+        (x.dtype, n),
+        (scale.dtype, scale_len),
+        zp.as_ref(),
+        &layout,
+        &opts,
+        y_bytes,
+        ["y_scale", "y_zero_point"],
+    )?;
     Ok(QuantizePlan { x, scale, zero_point: zp, layout, opts, precision: p, len: n, y_bytes })
 }
 
@@ -295,9 +606,9 @@ pub fn quantize_linear_with<B: Backend + ?Sized>(
     attrs: &QuantizeAttributes,
 ) -> Result<Tensor> {
     let plan = plan_quantize(opset, x, scale, zero_point, attrs)?;
-    let mut data = vec![0u8; plan.y_bytes];
-    backend.quantize(&plan, &mut data)?;
-    Ok(Tensor { dtype: plan.opts.output, shape: plan.x.shape.to_vec(), data })
+    let mut y = Tensor::zeroed(plan.opts.output, plan.x.shape.to_vec(), plan.y_bytes);
+    backend.quantize(&plan, y.bytes_mut())?;
+    Ok(y)
 }
 
 /// A validated DequantizeLinear call (see [`QuantizePlan`]).
@@ -329,8 +640,13 @@ pub fn plan_dequantize<'a>(
 ) -> Result<DequantizePlan<'a>> {
     let s = schema::dequantize(opset)?;
     let op = s.name();
-    for (name, v) in [("axis", attrs.axis), ("block_size", attrs.block_size), ("output_dtype", attrs.output_dtype)] {
-        if v.is_some() {
+    let given = [
+        ("axis", attrs.axis.is_some()),
+        ("block_size", attrs.block_size.is_some()),
+        ("output_dtype", attrs.output_dtype.is_some()),
+    ];
+    for (name, v) in given {
+        if v {
             s.check_attribute(name)?;
         }
     }
@@ -349,7 +665,7 @@ pub fn plan_dequantize<'a>(
         }
     }
     let output = match attrs.output_dtype {
-        None | Some(0) => {
+        None => {
             if !s.y.contains(&scale.dtype) {
                 bail!(
                     MissingAttribute,
@@ -360,18 +676,17 @@ pub fn plan_dequantize<'a>(
             }
             scale.dtype
         }
-        Some(v) => {
-            let t = parse_dtype("output_dtype", v)?;
+        Some(t) => {
             if !s.y.contains(&t) {
                 bail!(InvalidAttribute, "{op}: output_dtype {} is not FLOAT, FLOAT16 or BFLOAT16", t.onnx_name());
             }
             t
         }
     };
-    let xp = x.packed("x")?;
+    let xp = x.as_packed("x")?;
     let scale_len = scale.checked_len("x_scale")?;
     let zp = match zero_point.as_ref() {
-        Some(z) => Some(z.packed("x_zero_point")?),
+        Some(z) => Some(z.as_packed("x_zero_point")?),
         None => None,
     };
     let layout: Layout = layout::resolve(
@@ -383,7 +698,15 @@ pub fn plan_dequantize<'a>(
         s.allowed,
         ("x_scale", "x_zero_point"),
     )?;
-    dequantize::check(&xp, (scale.dtype, scale_len), zp.as_ref(), &layout, output, xp.len)?;
+    dequantize::check(
+        &xp,
+        (scale.dtype, scale_len),
+        zp.as_ref(),
+        &layout,
+        output,
+        xp.len,
+        ["x_scale", "x_zero_point"],
+    )?;
     let y_bytes = output.byte_len(xp.len).ok_or_else(|| {
         crate::Error::new(
             crate::ErrorKind::ShapeOverflow,
@@ -416,13 +739,53 @@ pub fn dequantize_linear_with<B: Backend + ?Sized>(
     attrs: &DequantizeAttributes,
 ) -> Result<Tensor> {
     let plan = plan_dequantize(opset, x, scale, zero_point, attrs)?;
-    let mut data = vec![0u8; plan.y_bytes];
-    backend.dequantize(&plan, &mut data)?;
-    Ok(Tensor { dtype: plan.output, shape: plan.shape.to_vec(), data })
+    let mut y = Tensor::zeroed(plan.output, plan.shape.to_vec(), plan.y_bytes);
+    backend.dequantize(&plan, y.bytes_mut())?;
+    Ok(y)
 }
 
-/// DynamicQuantizeLinear (ai.onnx opset 11 and later): returns `[y, y_scale, y_zero_point]`.
-pub fn dynamic_quantize_linear(opset: Opset, x: TensorRef<'_>) -> Result<[Tensor; 3]> {
+/// DynamicQuantizeLinear's three outputs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DynamicQuantized {
+    /// `y`: u8, x's shape.
+    pub y: Tensor,
+    /// `y_scale`.
+    pub y_scale: f32,
+    /// `y_zero_point`.
+    pub y_zero_point: u8,
+}
+
+impl DynamicQuantized {
+    /// The outputs as the node's three tensors `[y, y_scale, y_zero_point]` (the last two
+    /// scalars).
+    ///
+    /// ```
+    /// use qdq_ref::{dynamic_quantize_linear, DataType, Opset, TensorRef};
+    /// let out = dynamic_quantize_linear(Opset::onnx(11), TensorRef::new(&[2], &[0.0f32, 2.55])?)?;
+    /// let [y, scale, zero_point] = out.into_tensors();
+    /// assert_eq!((y.dtype(), scale.to_scalar::<f32>()?, zero_point.to_scalar::<u8>()?), (DataType::U8, 0.01, 0));
+    /// # Ok::<(), qdq_ref::Error>(())
+    /// ```
+    pub fn into_tensors(self) -> [Tensor; 3] {
+        let scalar = |dtype, bytes: &[u8]| {
+            let mut t = Tensor::zeroed(dtype, Vec::new(), bytes.len());
+            t.bytes_mut().copy_from_slice(bytes);
+            t
+        };
+        [self.y, scalar(DataType::F32, &self.y_scale.to_le_bytes()), scalar(DataType::U8, &[self.y_zero_point])]
+    }
+}
+
+/// DynamicQuantizeLinear (ai.onnx opset 11 and later): `y`, its scale and zero point.
+///
+/// ```
+/// use qdq_ref::{dynamic_quantize_linear, Opset, TensorRef};
+/// let out = dynamic_quantize_linear(Opset::onnx(11), TensorRef::new(&[3], &[-1.0f32, 0.0, 1.55])?)?;
+/// assert_eq!((out.y_scale, out.y_zero_point), (0.01, 100));
+/// assert_eq!(out.y.as_slice::<u8>()?, [0, 100, 255]);
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
+pub fn dynamic_quantize_linear(opset: Opset, x: TensorRef<'_>) -> Result<DynamicQuantized> {
     dynamic_quantize_linear_with(&Reference, opset, x)
 }
 
@@ -431,19 +794,15 @@ pub fn dynamic_quantize_linear_with<B: Backend + ?Sized>(
     backend: &B,
     opset: Opset,
     x: TensorRef<'_>,
-) -> Result<[Tensor; 3]> {
+) -> Result<DynamicQuantized> {
     schema::check_dynamic(opset)?;
     if x.dtype != DataType::F32 {
         bail!(UnsupportedType, "DynamicQuantizeLinear-11: x has type {}; only f32 is accepted", x.dtype);
     }
     let n = x.checked_len("x")?;
-    let mut y = vec![0u8; n];
-    let (scale, zp) = backend.dynamic_quantize(x.data, &mut y)?;
-    Ok([
-        Tensor { dtype: DataType::U8, shape: x.shape.to_vec(), data: y },
-        Tensor { dtype: DataType::F32, shape: vec![], data: scale.to_le_bytes().to_vec() },
-        Tensor { dtype: DataType::U8, shape: vec![], data: vec![zp] },
-    ])
+    let mut y = Tensor::zeroed(DataType::U8, x.shape.to_vec(), n);
+    let (y_scale, y_zero_point) = backend.dynamic_quantize(x.data, y.bytes_mut())?;
+    Ok(DynamicQuantized { y, y_scale, y_zero_point })
 }
 
 /// What executes validated calls: [`Reference`] here, the SIMD kernels in the `qdq` crate.
@@ -540,7 +899,6 @@ pub fn run_node_with<B: Backend + ?Sized>(
             bail!(InvalidAttribute, "{op_type}: attribute '{}' is given twice", a.name);
         }
     }
-    let attr = |name: &str| attributes.iter().find(|a| a.name == name).map(|a| a.value);
     let unknown = |known: &[&str]| -> Result<()> {
         if let Some(a) = attributes.iter().find(|a| !known.contains(&a.name)) {
             bail!(UnknownAttribute, "{op_type}: unknown attribute '{}'", a.name);
@@ -564,21 +922,19 @@ pub fn run_node_with<B: Backend + ?Sized>(
             let (x, s, z) = (required(0, "x")?, required(1, "scale")?, inputs.get(2).copied().flatten());
             let y = if op_type == "QuantizeLinear" {
                 unknown(&["axis", "saturate", "block_size", "output_dtype", "precision"])?;
-                let a = QuantizeAttributes {
-                    axis: attr("axis"),
-                    saturate: attr("saturate"),
-                    block_size: attr("block_size"),
-                    output_dtype: attr("output_dtype"),
-                    precision: attr("precision"),
-                };
+                let schema = schema::quantize(opset)?;
+                for a in attributes {
+                    schema.check_attribute(a.name)?;
+                }
+                let a = QuantizeAttributes::from_onnx(attributes).map_err(|e| in_op(&schema.name(), e))?;
                 quantize_linear_with(backend, opset, x, s, z, &a)?
             } else {
                 unknown(&["axis", "block_size", "output_dtype"])?;
-                let a = DequantizeAttributes {
-                    axis: attr("axis"),
-                    block_size: attr("block_size"),
-                    output_dtype: attr("output_dtype"),
-                };
+                let schema = schema::dequantize(opset)?;
+                for a in attributes {
+                    schema.check_attribute(a.name)?;
+                }
+                let a = DequantizeAttributes::from_onnx(attributes).map_err(|e| in_op(&schema.name(), e))?;
                 dequantize_linear_with(backend, opset, x, s, z, &a)?
             };
             Ok(vec![y])
@@ -592,7 +948,7 @@ pub fn run_node_with<B: Backend + ?Sized>(
                 bail!(Arity, "DynamicQuantizeLinear has exactly 3 outputs, got {num_outputs}");
             }
             // Move (not clone) the three outputs into the Vec: the tensor API allocates only its outputs.
-            Ok(Vec::from(dynamic_quantize_linear_with(backend, opset, required(0, "x")?)?))
+            Ok(Vec::from(dynamic_quantize_linear_with(backend, opset, required(0, "x")?)?.into_tensors()))
         }
         other => bail!(
             UnsupportedOpset,

@@ -244,7 +244,15 @@ fn check_params(p: &QuantParams<'_>, x_type: DataType, n: usize) -> Result<Preci
     }
     check_float_scale(&p.scale)?;
     let y_len = p.opts.output.byte_len(n).unwrap_or(usize::MAX);
-    quantize::check((x_type, n), (p.scale.dtype(), p.scale.len()), p.zero_point.as_ref(), &p.layout, &p.opts, y_len)
+    quantize::check(
+        (x_type, n),
+        (p.scale.dtype(), p.scale.len()),
+        p.zero_point.as_ref(),
+        &p.layout,
+        &p.opts,
+        y_len,
+        ["scale", "zero_point"],
+    )
 }
 
 /// A gradient input: f32, f16 or bf16 with `n` elements.
@@ -400,7 +408,7 @@ pub fn check_dequantize_scale_grad(
     // DequantizeLinear's own checks (types, zero point, lengths), with an f32 scale of the
     // right length standing in for the scale, which the gradient does not read.
     let want = layout.scale_count(n)?;
-    dequantize::check(x, (DataType::F32, want), zero_point, layout, DataType::F32, n)?;
+    dequantize::check(x, (DataType::F32, want), zero_point, layout, DataType::F32, n, ["scale", "zero_point"])?;
     check_sums("ds", ds_len, want)
 }
 

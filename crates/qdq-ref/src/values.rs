@@ -1,6 +1,19 @@
-//! Typed views used by the slice API, and the element readers shared with the tensor API.
+//! The views the slice API takes, and the element readers shared with the tensor API.
+//!
+//! Each view is built from a typed slice with `From` (see [`crate::element`]), so callers
+//! pass `&x` / `&mut y` and rarely name these types:
+//!
+//! | view | holds | built from |
+//! |---|---|---|
+//! | [`Values`] | x of QuantizeLinear, scales | `&[f32]`, `&[f16]`, `&[bf16]`, `&[i32]`, `&[Float8E8M0]` |
+//! | [`ValuesMut`] | DequantizeLinear's output | `&mut [f32]`, `&mut [f16]`, `&mut [bf16]` |
+//! | [`Packed`] | x of DequantizeLinear, zero points | `&[u8]`, `&[i8]`, `&[u16]`, `&[i16]`, `&[i32]`, float8 slices; [`Packed::new`] for packed sub-byte data |
+//! | [`PackedMut`] | QuantizeLinear's output | `&mut [u8]`, `&mut [i8]`, `&mut [u16]`, `&mut [i16]`, float8 slices; [`PackedMut::new`] for packed sub-byte data |
+//!
+//! Each also converts from a `&Vec<T>` and a `&[T; N]` (`&mut` for the outputs).
 
 use crate::dtype::DataType;
+use crate::element::{bytes_of, bytes_of_mut, Float8E4M3Fn, Float8E4M3FnUz, Float8E5M2, Float8E5M2FnUz, Float8E8M0};
 use crate::error::{bail, Result};
 use crate::float::{decode_e8m0, BF16, F16};
 use crate::packing;
@@ -21,8 +34,29 @@ pub enum Values<'a> {
     E8M0(&'a [u8]),
 }
 
-impl Values<'_> {
+impl<'a> Values<'a> {
+    /// The elements' little-endian bytes (their ONNX serialisation).
+    ///
+    /// ```
+    /// use qdq_ref::Values;
+    /// assert_eq!(Values::from(&[1i32]).bytes(), [1, 0, 0, 0]);
+    /// ```
+    pub fn bytes(&self) -> &'a [u8] {
+        match *self {
+            Values::F32(s) => bytes_of(s),
+            Values::F16(s) => bytes_of(s),
+            Values::Bf16(s) => bytes_of(s),
+            Values::I32(s) => bytes_of(s),
+            Values::E8M0(s) => s,
+        }
+    }
+
     /// Element type.
+    ///
+    /// ```
+    /// use qdq_ref::{f16, DataType, Values};
+    /// assert_eq!(Values::from(&[f16::ONE]).dtype(), DataType::F16);
+    /// ```
     pub fn dtype(&self) -> DataType {
         match self {
             Values::F32(_) => DataType::F32,
@@ -34,6 +68,11 @@ impl Values<'_> {
     }
 
     /// Number of elements.
+    ///
+    /// ```
+    /// use qdq_ref::Values;
+    /// assert_eq!(Values::from(&[1.0f32, 2.0]).len(), 2);
+    /// ```
     pub fn len(&self) -> usize {
         match self {
             Values::F32(s) => s.len(),
@@ -45,6 +84,11 @@ impl Values<'_> {
     }
 
     /// Whether there are no elements.
+    ///
+    /// ```
+    /// use qdq_ref::Values;
+    /// assert!(Values::from(&Vec::<f32>::new()).is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -61,8 +105,29 @@ pub enum ValuesMut<'a> {
     Bf16(&'a mut [bf16]),
 }
 
-impl ValuesMut<'_> {
+impl<'a> ValuesMut<'a> {
+    /// The elements' bytes, writable (little-endian, their ONNX serialisation).
+    ///
+    /// ```
+    /// use qdq_ref::ValuesMut;
+    /// let mut y = [0f32; 2];
+    /// assert_eq!(ValuesMut::from(&mut y).into_bytes().len(), 8);
+    /// ```
+    pub fn into_bytes(self) -> &'a mut [u8] {
+        match self {
+            ValuesMut::F32(s) => bytes_of_mut(s),
+            ValuesMut::F16(s) => bytes_of_mut(s),
+            ValuesMut::Bf16(s) => bytes_of_mut(s),
+        }
+    }
+
     /// Element type.
+    ///
+    /// ```
+    /// use qdq_ref::{bf16, DataType, ValuesMut};
+    /// let mut y = [bf16::ZERO; 2];
+    /// assert_eq!(ValuesMut::from(&mut y).dtype(), DataType::Bf16);
+    /// ```
     pub fn dtype(&self) -> DataType {
         match self {
             ValuesMut::F32(_) => DataType::F32,
@@ -72,6 +137,12 @@ impl ValuesMut<'_> {
     }
 
     /// Number of elements.
+    ///
+    /// ```
+    /// use qdq_ref::ValuesMut;
+    /// let mut y = vec![0f32; 3];
+    /// assert_eq!(ValuesMut::from(&mut y).len(), 3);
+    /// ```
     pub fn len(&self) -> usize {
         match self {
             ValuesMut::F32(s) => s.len(),
@@ -81,6 +152,11 @@ impl ValuesMut<'_> {
     }
 
     /// Whether there are no elements.
+    ///
+    /// ```
+    /// use qdq_ref::ValuesMut;
+    /// assert!(ValuesMut::from(&mut [0f32; 0]).is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -99,10 +175,22 @@ pub struct Packed<'a> {
 }
 
 impl<'a> Packed<'a> {
-    /// A view of `len` elements over `data`; errors if the byte length does not match.
+    /// A view of `len` elements of type `dtype` over `data`, their ONNX serialisation
+    /// (sub-byte types packed, see [`crate::packing`]). Errors if `data` does not hold
+    /// exactly `dtype.byte_len(len)` bytes.
+    ///
+    /// ```
+    /// use qdq_ref::{DataType, ErrorKind, Packed};
+    /// // Five int4 values, two per byte, low nibble first: 1, -2, 3, -4, 5.
+    /// let x = Packed::new(DataType::I4, 5, &[0xe1, 0xc3, 0x05])?;
+    /// assert_eq!(x.code(1), 0xe);
+    /// let err = Packed::new(DataType::I4, 5, &[0xe1, 0xc3]).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::BufferLength);
+    /// # Ok::<(), qdq_ref::Error>(())
+    /// ```
     pub fn new(dtype: DataType, len: usize, data: &'a [u8]) -> Result<Self> {
         let p = Packed { dtype, len, data };
-        p.check("tensor")?;
+        p.check("data")?;
         Ok(p)
     }
 
@@ -123,11 +211,117 @@ impl<'a> Packed<'a> {
         }
     }
 
-    /// Element `i`'s raw code.
+    /// Element `i`'s raw code (its bits, zero-extended). Panics if `i >= self.len`.
+    ///
+    /// ```
+    /// use qdq_ref::Packed;
+    /// let zp: &[i8] = &[-3, 4];
+    /// assert_eq!(Packed::from(zp).code(0), 0xfd);
+    /// ```
     pub fn code(&self, i: usize) -> u32 {
         packing::get(self.dtype, self.data, i)
     }
 }
+
+/// A writable quantized tensor in its ONNX serialisation (packed for sub-byte types): the
+/// output of a quantize. Its element count is the input's.
+#[derive(Debug)]
+pub struct PackedMut<'a> {
+    /// Element type.
+    pub dtype: DataType,
+    /// `dtype.byte_len(n)` bytes for `n` elements.
+    pub data: &'a mut [u8],
+}
+
+impl<'a> PackedMut<'a> {
+    /// A view of `data` as elements of type `dtype`; the operator that writes it checks
+    /// that it holds exactly `dtype.byte_len(n)` bytes for its `n` elements.
+    ///
+    /// ```
+    /// use qdq_ref::{DataType, PackedMut};
+    /// let mut y = vec![0u8; DataType::I4.byte_len(5).unwrap()];
+    /// let view = PackedMut::new(DataType::I4, &mut y);
+    /// assert_eq!(view.data.len(), 3);
+    /// ```
+    pub fn new(dtype: DataType, data: &'a mut [u8]) -> Self {
+        PackedMut { dtype, data }
+    }
+}
+
+/// `From` impls from typed slices, `Vec`s and arrays to a view, one arm per element type.
+macro_rules! view_from {
+    ($view:ident, shared, $($t:ty => |$s:ident| $e:expr),* $(,)?) => {$(
+        impl<'a> From<&'a [$t]> for $view<'a> {
+            fn from($s: &'a [$t]) -> Self {
+                $e
+            }
+        }
+        impl<'a> From<&'a Vec<$t>> for $view<'a> {
+            fn from(v: &'a Vec<$t>) -> Self {
+                Self::from(v.as_slice())
+            }
+        }
+        impl<'a, const N: usize> From<&'a [$t; N]> for $view<'a> {
+            fn from(v: &'a [$t; N]) -> Self {
+                Self::from(v.as_slice())
+            }
+        }
+    )*};
+    ($view:ident, unique, $($t:ty => |$s:ident| $e:expr),* $(,)?) => {$(
+        impl<'a> From<&'a mut [$t]> for $view<'a> {
+            fn from($s: &'a mut [$t]) -> Self {
+                $e
+            }
+        }
+        impl<'a> From<&'a mut Vec<$t>> for $view<'a> {
+            fn from(v: &'a mut Vec<$t>) -> Self {
+                Self::from(v.as_mut_slice())
+            }
+        }
+        impl<'a, const N: usize> From<&'a mut [$t; N]> for $view<'a> {
+            fn from(v: &'a mut [$t; N]) -> Self {
+                Self::from(v.as_mut_slice())
+            }
+        }
+    )*};
+}
+
+view_from!(Values, shared,
+    f32 => |s| Values::F32(s),
+    f16 => |s| Values::F16(s),
+    bf16 => |s| Values::Bf16(s),
+    i32 => |s| Values::I32(s),
+    Float8E8M0 => |s| Values::E8M0(bytes_of(s)),
+);
+
+view_from!(ValuesMut, unique,
+    f32 => |s| ValuesMut::F32(s),
+    f16 => |s| ValuesMut::F16(s),
+    bf16 => |s| ValuesMut::Bf16(s),
+);
+
+view_from!(Packed, shared,
+    u8 => |s| Packed { dtype: DataType::U8, len: s.len(), data: s },
+    i8 => |s| Packed { dtype: DataType::I8, len: s.len(), data: bytes_of(s) },
+    u16 => |s| Packed { dtype: DataType::U16, len: s.len(), data: bytes_of(s) },
+    i16 => |s| Packed { dtype: DataType::I16, len: s.len(), data: bytes_of(s) },
+    i32 => |s| Packed { dtype: DataType::I32, len: s.len(), data: bytes_of(s) },
+    Float8E4M3Fn => |s| Packed { dtype: DataType::E4M3Fn, len: s.len(), data: bytes_of(s) },
+    Float8E4M3FnUz => |s| Packed { dtype: DataType::E4M3FnUz, len: s.len(), data: bytes_of(s) },
+    Float8E5M2 => |s| Packed { dtype: DataType::E5M2, len: s.len(), data: bytes_of(s) },
+    Float8E5M2FnUz => |s| Packed { dtype: DataType::E5M2FnUz, len: s.len(), data: bytes_of(s) },
+);
+
+view_from!(PackedMut, unique,
+    u8 => |s| PackedMut { dtype: DataType::U8, data: s },
+    i8 => |s| PackedMut { dtype: DataType::I8, data: bytes_of_mut(s) },
+    u16 => |s| PackedMut { dtype: DataType::U16, data: bytes_of_mut(s) },
+    i16 => |s| PackedMut { dtype: DataType::I16, data: bytes_of_mut(s) },
+    Float8E4M3Fn => |s| PackedMut { dtype: DataType::E4M3Fn, data: bytes_of_mut(s) },
+    Float8E4M3FnUz => |s| PackedMut { dtype: DataType::E4M3FnUz, data: bytes_of_mut(s) },
+    Float8E5M2 => |s| PackedMut { dtype: DataType::E5M2, data: bytes_of_mut(s) },
+    Float8E5M2FnUz => |s| PackedMut { dtype: DataType::E5M2FnUz, data: bytes_of_mut(s) },
+);
 
 /// Random access to wide values as exact `f64`s, implemented for typed slices and for
 /// little-endian byte buffers, so one algorithm serves both API levels.

@@ -5,8 +5,8 @@ mod common;
 use common::*;
 use qdq_ref::{
     dequantize, dequantize_linear, dynamic_quantize, dynamic_quantize_linear, quantize, quantize_linear, run_node,
-    Attribute, DataType, DequantizeAttributes, ErrorKind, Layout, Opset, Packed, QuantizeAttributes, QuantizeOptions,
-    Tensor, TensorRef, Values, ValuesMut,
+    Attribute, DataType, DequantizeAttributes, ErrorKind, Float8E4M3Fn, Float8E8M0, Layout, Opset, Packed, PackedMut,
+    Params, QuantizeAttributes, Tensor, TensorRef, Values,
 };
 
 fn q_err(opset: Opset, x: &Tensor, s: &Tensor, zp: Option<&Tensor>, a: QuantizeAttributes) -> (ErrorKind, String) {
@@ -37,16 +37,16 @@ const V25: Opset = Opset::onnx(25);
 #[test]
 fn quantize_output_dtype_rules() {
     let zp = ints(DataType::U8, &[], &[0]);
-    let a = QuantizeAttributes { output_dtype: Some(DataType::I8.onnx() as i64), ..Default::default() };
+    let a = QuantizeAttributes { output_dtype: Some(DataType::I8), ..Default::default() };
     expect(
         q_err(V25, &x34(), &one(), Some(&zp), a),
         ErrorKind::TypeMismatch,
         "output_dtype INT8 does not match y_zero_point type UINT8",
     );
-    let a = QuantizeAttributes { output_dtype: Some(1), ..Default::default() };
+    let a = QuantizeAttributes { output_dtype: Some(DataType::F32), ..Default::default() };
     expect(q_err(V25, &x34(), &one(), None, a), ErrorKind::InvalidAttribute, "output_dtype FLOAT");
-    let a = QuantizeAttributes { output_dtype: Some(12345), ..Default::default() };
-    expect(q_err(V25, &x34(), &one(), None, a), ErrorKind::InvalidAttribute, "output_dtype = 12345");
+    let e = QuantizeAttributes::from_onnx(&[Attribute { name: "output_dtype", value: 12345 }]).unwrap_err();
+    expect((e.kind(), e.message().to_string()), ErrorKind::InvalidAttribute, "output_dtype = 12345");
 }
 
 #[test]
@@ -59,7 +59,7 @@ fn types_outside_the_version_lists() {
         "y_zero_point has type i2",
     );
     // float6 at v25
-    let a = QuantizeAttributes { output_dtype: Some(27), ..Default::default() };
+    let a = QuantizeAttributes { output_dtype: Some(DataType::E2M3), ..Default::default() };
     expect(q_err(V25, &x34(), &one(), None, a), ErrorKind::InvalidAttribute, "FLOAT6E2M3");
     let zp = codes(DataType::E2M3, &[], &[0]);
     expect(q_err(V25, &x34(), &one(), Some(&zp), Default::default()), ErrorKind::UnsupportedType, "e2m3");
@@ -123,11 +123,11 @@ fn dequantize_type_rules() {
         ErrorKind::TypeMismatch,
         "x_zero_point has type i8 but x has type u8",
     );
-    let a = DequantizeAttributes { output_dtype: Some(DataType::I8.onnx() as i64), ..Default::default() };
+    let a = DequantizeAttributes { output_dtype: Some(DataType::I8), ..Default::default() };
     expect(dq_err(V25, &x, &one(), None, a), ErrorKind::InvalidAttribute, "output_dtype INT8");
     let s = codes(DataType::E8M0, &[], &[127]);
     expect(dq_err(V25, &x, &s, None, Default::default()), ErrorKind::MissingAttribute, "set output_dtype");
-    let a = DequantizeAttributes { output_dtype: Some(1), ..Default::default() };
+    let a = DequantizeAttributes { output_dtype: Some(DataType::F32), ..Default::default() };
     for v in [10, 13, 19, 21] {
         expect(dq_err(Opset::onnx(v), &x, &one(), None, a), ErrorKind::UnknownAttribute, "output_dtype");
     }
@@ -145,14 +145,14 @@ fn attributes_unknown_to_the_version() {
         ErrorKind::UnknownAttribute,
         "QuantizeLinear-10 has no attribute 'axis'",
     );
-    let a = QuantizeAttributes { saturate: Some(1), ..Default::default() };
+    let a = QuantizeAttributes { saturate: Some(true), ..Default::default() };
     expect(q_err(Opset::onnx(13), &x34(), &one(), None, a), ErrorKind::UnknownAttribute, "saturate");
     let a = QuantizeAttributes { block_size: Some(2), ..Default::default() };
     expect(q_err(Opset::onnx(19), &x34(), &one(), None, a), ErrorKind::UnknownAttribute, "block_size");
-    let a = QuantizeAttributes { precision: Some(1), ..Default::default() };
+    let a = QuantizeAttributes { precision: Some(DataType::F32), ..Default::default() };
     expect(q_err(Opset::onnx(21), &x34(), &one(), None, a), ErrorKind::UnknownAttribute, "precision");
-    let a = QuantizeAttributes { saturate: Some(2), ..Default::default() };
-    expect(q_err(V25, &x34(), &one(), None, a), ErrorKind::InvalidAttribute, "saturate must be 0 or 1");
+    let e = QuantizeAttributes::from_onnx(&[Attribute { name: "saturate", value: 2 }]).unwrap_err();
+    expect((e.kind(), e.message().to_string()), ErrorKind::InvalidAttribute, "saturate must be 0 or 1");
 }
 
 #[test]
@@ -291,8 +291,15 @@ fn i32_dequantize_with_zero_point_is_allowed() {
 #[test]
 fn precision_must_be_a_float_type() {
     for p in [3, 6, 17, 24, 11, 999] {
-        let a = QuantizeAttributes { precision: Some(p), ..Default::default() };
-        let (kind, msg) = q_err(V25, &x34(), &one(), None, a);
+        let (kind, msg) = match DataType::from_onnx(p) {
+            Some(t) => {
+                q_err(V25, &x34(), &one(), None, QuantizeAttributes { precision: Some(t), ..Default::default() })
+            }
+            None => {
+                let e = QuantizeAttributes::from_onnx(&[Attribute { name: "precision", value: p }]).unwrap_err();
+                (e.kind(), e.message().to_string())
+            }
+        };
         assert_eq!(kind, ErrorKind::InvalidAttribute, "{p}: {msg}");
         assert!(msg.contains("precision"), "{msg}");
     }
@@ -333,7 +340,7 @@ fn opsets_and_arity() {
     let e = run_node("Relu", V25, &[Some(xs.view())], &[], 1).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::UnsupportedOpset);
     let y = run_node("QuantizeLinear", V25, &[Some(xs.view()), Some(s.view()), None], &[], 1).unwrap();
-    assert_eq!(y[0].dtype, DataType::U8);
+    assert_eq!(y[0].dtype(), DataType::U8);
 }
 
 #[test]
@@ -366,72 +373,102 @@ fn buffer_lengths_and_overflowing_shapes() {
     assert_eq!(e.kind(), ErrorKind::BufferLength);
 }
 
+fn slice_err(r: qdq_ref::Result<()>) -> (ErrorKind, String) {
+    let e = r.unwrap_err();
+    (e.kind(), e.message().to_string())
+}
+
 #[test]
 fn slice_api_errors() {
     let x = [1.0f32; 12];
     let s = [1.0f32; 4];
     let mut y = [0u8; 12];
-    let opts = QuantizeOptions::new(DataType::U8);
-    let axis = Layout::PerAxis { outer: 3, axis_len: 4, inner: 1 };
-    assert!(quantize(Values::F32(&x), Values::F32(&s), None, axis, &opts, &mut y).is_ok());
-    let kind = |r: qdq_ref::Result<()>| r.unwrap_err().kind();
-    assert_eq!(
-        kind(quantize(Values::F32(&x), Values::F32(&s), None, axis, &opts, &mut y[..11])),
-        ErrorKind::BufferLength
+    let axis = Params::per_axis(&s, &[3, 4], 1).unwrap();
+    assert!(quantize(&x, &axis, &mut y).is_ok());
+    expect(
+        slice_err(quantize(&x, &axis, &mut y[..11])),
+        ErrorKind::BufferLength,
+        "y: 12 elements of u8 need 12 bytes, got 11",
     );
-    assert_eq!(
-        kind(quantize(Values::F32(&x), Values::F32(&s[..3]), None, axis, &opts, &mut y)),
-        ErrorKind::BufferLength
+    expect(
+        slice_err(quantize(&x, &Params::per_axis(&s[..3], &[3, 4], 1).unwrap(), &mut y)),
+        ErrorKind::BufferLength,
+        "scales has 3 elements",
     );
-    let wrong = Layout::PerAxis { outer: 2, axis_len: 4, inner: 1 };
-    assert_eq!(kind(quantize(Values::F32(&x), Values::F32(&s), None, wrong, &opts, &mut y)), ErrorKind::BufferLength);
-    let overflow = Layout::Blocked { outer: usize::MAX, axis_len: 4, inner: 2, block: 1 };
-    assert_eq!(
-        kind(quantize(Values::F32(&x), Values::F32(&s), None, overflow, &opts, &mut y)),
-        ErrorKind::BufferLength
+    let wrong = Params::per_axis(&s, &[2, 4], 1).unwrap();
+    expect(slice_err(quantize(&x, &wrong, &mut y)), ErrorKind::BufferLength, "describes 8 elements but x has 12");
+    let overflow = Params::new(&s, Layout::Blocked { outer: usize::MAX, axis_len: 4, inner: 2, block: 1 });
+    assert_eq!(slice_err(quantize(&x, &overflow, &mut y)).0, ErrorKind::BufferLength);
+    let zero_block = Params::new(&s, Layout::Blocked { outer: 3, axis_len: 4, inner: 1, block: 0 });
+    assert_eq!(slice_err(quantize(&x, &zero_block, &mut y)).0, ErrorKind::InvalidAttribute);
+    expect(
+        slice_err(Params::blocked(&s, &[3, 4], 1, 0).map(|_| ())),
+        ErrorKind::InvalidArgument,
+        "block must be positive",
     );
-    let zero_block = Layout::Blocked { outer: 3, axis_len: 4, inner: 1, block: 0 };
-    assert_eq!(
-        kind(quantize(Values::F32(&x), Values::F32(&s), None, zero_block, &opts, &mut y)),
-        ErrorKind::InvalidAttribute
+    expect(
+        slice_err(Params::per_axis(&s, &[3, 4], 2).map(|_| ())),
+        ErrorKind::AxisOutOfRange,
+        "axis 2 is out of range for shape [3, 4]",
     );
-    let zp = Packed::new(DataType::I8, 4, &[0; 4]).unwrap();
-    assert_eq!(
-        kind(quantize(Values::F32(&x), Values::F32(&s), Some(zp), axis, &opts, &mut y)),
-        ErrorKind::TypeMismatch
+    expect(slice_err(Params::per_axis(&s, &[3, 4], -3).map(|_| ())), ErrorKind::AxisOutOfRange, "valid range [-2, 1]");
+    expect(slice_err(Params::per_axis(&s, &[usize::MAX, 4, 2], 1).map(|_| ())), ErrorKind::ShapeOverflow, "shape");
+    let zp = [0i8; 4];
+    expect(
+        slice_err(quantize(&x, &axis.zero_points(&zp), &mut y)),
+        ErrorKind::TypeMismatch,
+        "zero_points has type i8 but the output type is u8",
     );
+    expect(
+        slice_err(quantize(&x, &axis.zero_points(&[0u8; 3]), &mut y)),
+        ErrorKind::BufferLength,
+        "zero_points has 3 elements but scales has 4",
+    );
+    expect(
+        slice_err(quantize(&x, &axis.zero_point(1), &mut y)),
+        ErrorKind::ShapeMismatch,
+        "zero_point: one zero point",
+    );
+    let pt = Params::per_tensor(1.0);
+    expect(
+        slice_err(quantize(&x, &pt.zero_point(256), &mut y)),
+        ErrorKind::InvalidArgument,
+        "zero_point 256 is outside the range of u8 (0 to 255)",
+    );
+    expect(
+        slice_err(quantize(&x, &pt.zero_point(-9), PackedMut::new(DataType::I4, &mut y[..6]))),
+        ErrorKind::InvalidArgument,
+        "range of i4 (-8 to 7)",
+    );
+    let mut f8 = [Float8E4M3Fn::default(); 12];
+    expect(slice_err(quantize(&x, &pt.zero_point(1), &mut f8)), ErrorKind::NonZeroZeroPoint, "zero_point is 1");
+    assert!(quantize(&x, &pt.zero_point(0), &mut f8).is_ok());
     assert_eq!(Packed::new(DataType::U4, 4, &[0; 3]).unwrap_err().kind(), ErrorKind::BufferLength);
-    let bad_out = QuantizeOptions::new(DataType::F32);
-    assert_eq!(
-        kind(quantize(Values::F32(&x), Values::F32(&s), None, axis, &bad_out, &mut y)),
-        ErrorKind::InvalidAttribute
+    expect(
+        slice_err(quantize(&x, &pt, PackedMut::new(DataType::F32, &mut y))),
+        ErrorKind::UnsupportedType,
+        "y has type f32",
     );
-    let bad_p = QuantizeOptions { precision: Some(DataType::I8), ..opts };
-    assert_eq!(
-        kind(quantize(Values::F32(&x), Values::F32(&s), None, axis, &bad_p, &mut y)),
-        ErrorKind::InvalidAttribute
+    expect(
+        slice_err(quantize(&x, &pt.precision(DataType::I8), &mut y)),
+        ErrorKind::InvalidArgument,
+        "precision must be f32, f16 or bf16, got i8",
     );
-    assert_eq!(
-        kind(quantize(Values::E8M0(&[0; 12]), Values::F32(&s), None, axis, &opts, &mut y)),
-        ErrorKind::UnsupportedType
-    );
+    let e8 = [Float8E8M0(127); 12];
+    assert_eq!(slice_err(quantize(Values::E8M0(&[0; 12]), &pt, &mut y)).0, ErrorKind::UnsupportedType);
+    assert_eq!(slice_err(quantize(&e8, &pt, &mut y)).0, ErrorKind::UnsupportedType);
 
-    let xq = Packed::new(DataType::U8, 12, &[3; 12]).unwrap();
+    let xq = [3u8; 12];
     let mut out = [0f32; 12];
-    assert!(dequantize(xq, Values::F32(&s), None, axis, ValuesMut::F32(&mut out)).is_ok());
+    assert!(dequantize(&xq, &axis, &mut out).is_ok());
     assert_eq!(out, [3.0; 12]);
-    assert_eq!(
-        kind(dequantize(xq, Values::F32(&s), None, axis, ValuesMut::F32(&mut out[..5]))),
-        ErrorKind::BufferLength
-    );
-    assert_eq!(
-        kind(dequantize(xq, Values::I32(&[1; 4]), None, axis, ValuesMut::F32(&mut out))),
-        ErrorKind::UnsupportedType
+    expect(slice_err(dequantize(&xq, &axis, &mut out[..5])), ErrorKind::BufferLength, "y has 5 elements but x has 12");
+    expect(
+        slice_err(dequantize(&xq, &Params::per_axis(&[1i32; 4], &[3, 4], 1).unwrap(), &mut out)),
+        ErrorKind::UnsupportedType,
+        "scales has type i32",
     );
     let xf = Packed { dtype: DataType::F32, len: 1, data: &[0; 4] };
-    assert_eq!(
-        kind(dequantize(xf, Values::F32(&[1.0]), None, Layout::PerTensor, ValuesMut::F32(&mut out[..1]))),
-        ErrorKind::UnsupportedType
-    );
+    assert_eq!(slice_err(dequantize(xf, &Params::per_tensor(1.0), &mut out[..1])).0, ErrorKind::UnsupportedType);
     assert_eq!(dynamic_quantize(&x, &mut y[..3]).unwrap_err().kind(), ErrorKind::BufferLength);
 }

@@ -20,11 +20,7 @@ fn q_int(x: &[f32], s: f32, zp: &Tensor) -> Vec<i64> {
 }
 
 fn q_codes(out: DataType, x: &[f32], saturate: bool) -> Vec<u32> {
-    let a = QuantizeAttributes {
-        output_dtype: Some(out.onnx() as i64),
-        saturate: Some(saturate as i64),
-        ..Default::default()
-    };
+    let a = QuantizeAttributes { output_dtype: Some(out), saturate: Some(saturate), ..Default::default() };
     code_values(&q(V28, &f32s(&[x.len()], x), &f32_scalar(1.0), None, a))
 }
 
@@ -40,7 +36,7 @@ fn u8zp(v: i64) -> Tensor {
 fn seed_quantize_example_and_saturation() {
     let x = f32s(&[6], &[0.0, 2.0, 3.0, 1000.0, -254.0, -1000.0]);
     let y = q(Opset::onnx(10), &x, &f32_scalar(2.0), Some(&u8zp(128)), Default::default());
-    assert_eq!(y.dtype, DataType::U8);
+    assert_eq!(y.dtype(), DataType::U8);
     assert_eq!(int_values(&y), [128, 129, 130, 255, 1, 0]);
 }
 
@@ -101,7 +97,7 @@ fn division_precision_follows_scale_type_and_precision_attribute() {
     let s16 = half(DataType::F16, &[], &[1.0]);
     let i16zp = ints(DataType::I16, &[], &[0]);
     assert_eq!(int_values(&q(Opset::onnx(23), &x, &s16, Some(&i16zp), Default::default())), [2048]);
-    let p16 = QuantizeAttributes { precision: Some(10), ..Default::default() };
+    let p16 = QuantizeAttributes { precision: Some(DataType::F16), ..Default::default() };
     assert_eq!(int_values(&q(Opset::onnx(23), &x, &f32_scalar(1.0), Some(&i16zp), p16)), [2048]);
     // precision = FLOAT16 makes 70000 overflow to inf, which saturates (R6).
     let u16zp = ints(DataType::U16, &[], &[0]);
@@ -113,7 +109,7 @@ fn division_precision_follows_scale_type_and_precision_attribute() {
     assert_eq!(int_values(&q(Opset::onnx(21), &x, &s, Some(&u8zp(0)), Default::default())), [76]);
     // bf16 precision
     let x = f32s(&[1], &[257.0]);
-    let pbf = QuantizeAttributes { precision: Some(16), ..Default::default() };
+    let pbf = QuantizeAttributes { precision: Some(DataType::Bf16), ..Default::default() };
     assert_eq!(int_values(&q(Opset::onnx(23), &x, &f32_scalar(1.0), Some(&u16zp), pbf)), [256]);
     // R7: i32 x with f32 scale divides in f32: 16777473 -> 16777472, /512 = 32768.5 -> 32768.
     let x = i32s(&[1], &[16777473]);
@@ -138,14 +134,14 @@ fn subnormals_are_not_flushed() {
 #[test]
 fn empty_tensors() {
     let x = f32s(&[0, 3], &[]);
-    assert_eq!(q(V25, &x, &f32_scalar(1.0), None, Default::default()).data, Vec::<u8>::new());
+    assert_eq!(q(V25, &x, &f32_scalar(1.0), None, Default::default()).bytes(), Vec::<u8>::new());
     let y = q(V25, &x, &f32s(&[3], &[1.0, 2.0, 3.0]), None, Default::default());
-    assert_eq!(y.shape, [0, 3]);
+    assert_eq!(y.shape(), [0, 3]);
     let x = f32s(&[3, 0], &[]);
     let y = q(V25, &x, &f32s(&[0], &[]), None, Default::default());
-    assert_eq!(y.shape, [3, 0]);
+    assert_eq!(y.shape(), [3, 0]);
     let y = dq(V25, &ints(DataType::U8, &[2, 0], &[]), &f32_scalar(1.0), None, Default::default());
-    assert_eq!((y.shape, y.data), (vec![2, 0], vec![]));
+    assert_eq!((y.shape(), y.bytes()), (&[2, 0][..], &[][..]));
 }
 
 /// Digest 3.2: every row of the float8 saturate table.
@@ -265,7 +261,7 @@ fn microsoft_contrib_ops() {
     assert_same_floats(&float_values(&y), &[0.5, 1.0, 7.5]);
     let s16 = half(DataType::F16, &[], &[2.0]);
     let y = dq(ms, &ints(DataType::I8, &[2], &[-3, 5]), &s16, Some(&ints(DataType::I8, &[], &[1])), Default::default());
-    assert_eq!(y.dtype, DataType::F16);
+    assert_eq!(y.dtype(), DataType::F16);
     assert_same_floats(&float_values(&y), &[-8.0, 8.0]);
 }
 
@@ -288,16 +284,16 @@ fn dequantize_multiplies_in_f32_and_rounds_once() {
         None,
         Default::default(),
     );
-    assert_eq!(y.dtype, DataType::F16);
+    assert_eq!(y.dtype(), DataType::F16);
     assert_same_floats(&float_values(&y), &[3074.0]);
     // 127 x f32 0.1 with output_dtype f16 -> 12.703125.
-    let a = DequantizeAttributes { output_dtype: Some(10), ..Default::default() };
+    let a = DequantizeAttributes { output_dtype: Some(DataType::F16), ..Default::default() };
     let y = dq(Opset::onnx(23), &ints(DataType::I8, &[1], &[127]), &f32_scalar(0.1), None, a);
     assert_same_floats(&float_values(&y), &[12.703125]);
     // bf16 output
-    let a = DequantizeAttributes { output_dtype: Some(16), ..Default::default() };
+    let a = DequantizeAttributes { output_dtype: Some(DataType::Bf16), ..Default::default() };
     let y = dq(Opset::onnx(23), &ints(DataType::I16, &[1], &[257]), &f32_scalar(1.0), None, a);
-    assert_eq!(y.dtype, DataType::Bf16);
+    assert_eq!(y.dtype(), DataType::Bf16);
     assert_same_floats(&float_values(&y), &[256.0]);
     // i16 product beyond f16 range -> inf
     let y = dq(
@@ -359,13 +355,13 @@ fn dequantize_float_specials() {
 #[test]
 fn e8m0_scales() {
     // MX layout: int4 blocks with power-of-two scales.
-    let a = DequantizeAttributes { output_dtype: Some(1), axis: Some(0), block_size: Some(2) };
+    let a = DequantizeAttributes { output_dtype: Some(DataType::F32), axis: Some(0), block_size: Some(2) };
     let x = ints(DataType::I4, &[4], &[1, -3, 7, -8]);
     let s = codes(DataType::E8M0, &[2], &[125, 130]);
     let y = dq(Opset::onnx(24), &x, &s, None, a);
     assert_same_floats(&float_values(&y), &[0.25, -0.75, 56.0, -64.0]);
     // e8m0 NaN scale
-    let a = DequantizeAttributes { output_dtype: Some(1), ..Default::default() };
+    let a = DequantizeAttributes { output_dtype: Some(DataType::F32), ..Default::default() };
     let y = dq(Opset::onnx(24), &ints(DataType::I8, &[1], &[1]), &codes(DataType::E8M0, &[], &[0xff]), None, a);
     assert!(float_values(&y)[0].is_nan());
     // Quantize with an e8m0 scale divides in f32.
@@ -383,21 +379,22 @@ fn e8m0_scales() {
 fn two_bit_and_four_bit_packing_through_the_ops() {
     let x = f32s(&[5], &[1.0, -2.0, 7.0, -8.0, 3.0]);
     let y = q(V25, &x, &f32_scalar(1.0), Some(&ints(DataType::I4, &[], &[0])), Default::default());
-    assert_eq!(y.data, [0xe1, 0x87, 0x03]);
+    assert_eq!(y.bytes(), [0xe1, 0x87, 0x03]);
     let x = f32s(&[5], &[0.0, 1.0, -1.0, -2.0, 1.0]);
     let y = q(V25, &x, &f32_scalar(1.0), Some(&ints(DataType::I2, &[], &[0])), Default::default());
-    assert_eq!(y.data, [0xb4, 0x01]);
+    assert_eq!(y.bytes(), [0xb4, 0x01]);
     let x = f32s(&[5], &[1.0, -1.0, 7.5, 0.125, 2.0]);
-    let a = QuantizeAttributes { output_dtype: Some(27), ..Default::default() };
+    let a = QuantizeAttributes { output_dtype: Some(DataType::E2M3), ..Default::default() };
     let y = q(V28, &x, &f32_scalar(1.0), None, a);
-    assert_eq!(y.data, [0x08, 0xfa, 0x05, 0x10]);
+    assert_eq!(y.bytes(), [0x08, 0xfa, 0x05, 0x10]);
 }
 
 #[test]
 fn dynamic_quantize_official_examples() {
     let run = |x: &[f32], shape: &[usize]| {
-        let [y, s, z] = dynamic_quantize_linear(Opset::onnx(11), f32s(shape, x).view()).unwrap();
-        (int_values(&y), float_values(&s)[0] as f32, int_values(&z)[0])
+        let out = dynamic_quantize_linear(Opset::onnx(11), f32s(shape, x).view()).unwrap();
+        assert_eq!(out.y.shape(), shape);
+        (int_values(&out.y), out.y_scale, out.y_zero_point as i64)
     };
     let (y, s, z) = run(&[0.0, 2.0, -3.0, -2.5, 1.34, 0.5], &[6]);
     assert_eq!((y, s, z), (vec![153, 255, 0, 26, 221, 179], 0.019607844, 153));

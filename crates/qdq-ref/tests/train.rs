@@ -4,7 +4,7 @@
 
 use approx::assert_relative_eq;
 use qdq_ref::train::{self, FakeQuantGrads, GradOptions, QuantParams};
-use qdq_ref::{DataType, ErrorKind, Layout, Packed, QuantizeOptions, Values, ValuesMut};
+use qdq_ref::{DataType, ErrorKind, Layout, Packed, PackedMut, QuantizeOptions, Values, ValuesMut};
 
 fn params<'a>(scale: &'a [f32], zp: Option<Packed<'a>>, layout: Layout, out: DataType) -> QuantParams<'a> {
     QuantParams { scale: Values::F32(scale), zero_point: zp, layout, opts: QuantizeOptions::new(out) }
@@ -103,7 +103,7 @@ fn training_forward_is_the_inference_op() {
         let p = params(&s, None, layout, out);
         let b = out.byte_len(100).unwrap();
         let (mut y1, mut y2, mut m) = (vec![0u8; b], vec![0u8; b], vec![0u8; 13]);
-        qdq_ref::quantize(Values::F32(&x), p.scale, None, layout, &p.opts, &mut y1).unwrap();
+        qdq_ref::quantize(&x, &qdq_ref::Params::new(p.scale, layout), PackedMut::new(out, &mut y1)).unwrap();
         train::quantize_train(Values::F32(&x), &p, &mut y2, &mut m).unwrap();
         assert_eq!(y1, y2, "{out}");
     }

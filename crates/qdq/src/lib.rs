@@ -76,18 +76,15 @@ mod walk;
 pub use config::Config;
 pub use isa::Isa;
 pub use qdq_ref::{
-    bf16, dtype, f16, float, layout, packing, schema, Attribute, DataType, DequantizeAttributes, DequantizePlan,
-    Domain, Error, ErrorKind, Layout, Opset, Packed, Precision, QuantizeAttributes, QuantizeOptions, QuantizePlan,
-    Result, Tensor, TensorRef, Values, ValuesMut,
+    bf16, dtype, element, f16, float, layout, packing, schema, Attribute, DataType, DequantizeAttributes,
+    DequantizePlan, Domain, DynamicQuantized, Element, Error, ErrorKind, Float8E4M3Fn, Float8E4M3FnUz, Float8E5M2,
+    Float8E5M2FnUz, Float8E8M0, Layout, Opset, Packed, PackedMut, Params, Precision, QuantizeAttributes,
+    QuantizeOptions, QuantizePlan, Result, Tensor, TensorRef, Values, ValuesMut,
 };
 pub use tensor::{dequantize_linear, dynamic_quantize_linear, quantize_linear, run_node, run_node_with, Fast};
 
 use half::slice::HalfFloatSliceExt;
 use std::ops::Range;
-
-fn invalid(msg: String) -> Error {
-    Error::new(ErrorKind::InvalidAttribute, msg)
-}
 
 /// Byte offset of element `e` in a tensor of type `t` (`e` a multiple of 4, or any `e` for
 /// whole-byte types).
@@ -120,12 +117,14 @@ impl isa::Kernel for RangeKernel<'_, dequantize::Job<'_>> {
 }
 
 fn as_bytes<'a>(v: &Values<'a>) -> &'a [u8] {
-    match *v {
-        Values::F32(simd) => bytemuck::cast_slice(simd),
-        Values::F16(simd) => bytemuck::cast_slice(simd.reinterpret_cast()),
-        Values::Bf16(simd) => bytemuck::cast_slice(simd.reinterpret_cast()),
-        Values::I32(simd) => bytemuck::cast_slice(simd),
-        Values::E8M0(simd) => simd,
+    v.bytes()
+}
+
+fn values_mut_bytes<'a>(y: &'a mut ValuesMut<'_>) -> &'a mut [u8] {
+    match y {
+        ValuesMut::F32(s) => bytemuck::cast_slice_mut(s),
+        ValuesMut::F16(s) => bytemuck::cast_slice_mut(s.reinterpret_cast_mut()),
+        ValuesMut::Bf16(s) => bytemuck::cast_slice_mut(s.reinterpret_cast_mut()),
     }
 }
 
@@ -155,28 +154,6 @@ pub(crate) fn quantize_core(cfg: &Config, plan: &QuantizePlan<'_>, range: Range<
     Ok(())
 }
 
-/// A slice-level quantize call as the plan the tensor-level API validates.
-fn quantize_plan<'a>(
-    x: &Values<'a>,
-    scale: &Values<'a>,
-    zero_point: Option<Packed<'a>>,
-    layout: Layout,
-    opts: &QuantizeOptions,
-    precision: Precision,
-    y_bytes: usize,
-) -> QuantizePlan<'a> {
-    QuantizePlan {
-        x: TensorRef { dtype: x.dtype(), shape: &[], data: as_bytes(x) },
-        scale: TensorRef { dtype: scale.dtype(), shape: &[], data: as_bytes(scale) },
-        zero_point,
-        layout,
-        opts: *opts,
-        precision,
-        len: x.len(),
-        y_bytes,
-    }
-}
-
 /// Runs a resolved quantize job over the elements `range` (`y` holds their bytes).
 fn quantize_job(cfg: &Config, isa: Isa, job: &quantize::Job<'_>, range: Range<usize>, y: &mut [u8]) {
     threads::drive_one(cfg, range, y, job.out.bits(), &|b, e, y| {
@@ -184,90 +161,152 @@ fn quantize_job(cfg: &Config, isa: Isa, job: &quantize::Job<'_>, range: Range<us
     });
 }
 
-/// QuantizeLinear into a caller-provided buffer: the same contract and results as
-/// [`qdq_ref::quantize()`], with the default [`Config`].
-pub fn quantize(
-    x: Values<'_>,
-    scale: Values<'_>,
-    zero_point: Option<Packed<'_>>,
-    layout: Layout,
-    opts: &QuantizeOptions,
-    y: &mut [u8],
-) -> Result<()> {
-    quantize_with(&Config::default(), x, scale, zero_point, layout, opts, y)
+/// QuantizeLinear of `x` with `params` into `y`, whose element type is the output type.
+/// Allocates nothing; uses the rayon pool for large calls ([`Config::default`]).
+///
+/// * `x`: `&[f32]`, `&[f16]`, `&[bf16]` or `&[i32]` (a slice, `&Vec` or array).
+/// * `params`: the scales (one per tensor, per index of an axis, or per block; f32, f16,
+///   bf16, i32 or e8m0), optional zero points of the output type, `saturate` and
+///   `precision` (see [`Params`]).
+/// * `y`: as many elements as `x`: `&mut [u8]`, `&mut [i8]`, `&mut [u16]`, `&mut [i16]`,
+///   a float8 slice ([`Float8E4M3Fn`], ...), or, for the packed sub-byte types (u4, i4,
+///   u2, i2, e2m1, e2m3, e3m2), a [`PackedMut`] of `dtype.byte_len(x.len())` bytes.
+///
+/// Integer outputs get `clamp(roundTiesEven(x / s) + z, qmin, qmax)`, NaN giving `qmin`;
+/// float8 / float6 / float4 outputs get `x / s` rounded to nearest-even, saturating as
+/// `saturate` says. The division is correctly rounded in the scale's type (or
+/// `precision`): see the crate docs for the exact formula and every edge case. The
+/// result is bit-identical to [`qdq_ref::quantize()`] on every ISA and thread count.
+///
+/// Errors (never a panic): a length that does not match (`y`, the scales for the layout,
+/// the zero points), unsupported types, a zero point of another type than `y` or outside
+/// its range, a non-zero float zero point, a forced ISA this CPU lacks.
+///
+/// ```
+/// let x = [-1.0f32, 0.0, 0.26, 1000.0];
+/// let mut y = [0u8; 4];
+/// qdq::quantize(&x, &qdq::Params::per_tensor(0.1).zero_point(10), &mut y)?;
+/// assert_eq!(y, [0, 10, 13, 255]);
+/// # Ok::<(), qdq::Error>(())
+/// ```
+pub fn quantize<'x, 'y>(x: impl Into<Values<'x>>, params: &Params<'_>, y: impl Into<PackedMut<'y>>) -> Result<()> {
+    quantize_views(&Config::default(), x.into(), params, None, y.into())
 }
 
-/// [`quantize`] with an explicit [`Config`].
-pub fn quantize_with(
+/// [`quantize()`] with an explicit [`Config`] (ISA, threads).
+///
+/// ```
+/// use qdq::{Config, Params};
+/// let mut y = [0i8; 3];
+/// qdq::quantize_with(&Config::sequential(), &[1.0f32, -2.0, 3.0], &Params::per_tensor(0.5), &mut y)?;
+/// assert_eq!(y, [2, -4, 6]);
+/// # Ok::<(), qdq::Error>(())
+/// ```
+pub fn quantize_with<'x, 'y>(
     cfg: &Config,
-    x: Values<'_>,
-    scale: Values<'_>,
-    zero_point: Option<Packed<'_>>,
-    layout: Layout,
-    opts: &QuantizeOptions,
-    y: &mut [u8],
+    x: impl Into<Values<'x>>,
+    params: &Params<'_>,
+    y: impl Into<PackedMut<'y>>,
 ) -> Result<()> {
-    crate::isa::fpenv::scoped(|| {
-        let n = x.len();
-        let p = check_quantize(&x, &scale, zero_point.as_ref(), &layout, opts, y.len())?;
-        quantize_core(cfg, &quantize_plan(&x, &scale, zero_point, layout, opts, p, y.len()), 0..n, y)
-    })
+    quantize_views(cfg, x.into(), params, None, y.into())
 }
 
-/// Quantizes only the elements `range` of the call into `y_part`, which holds the output
-/// bytes of exactly that range, for engines that shard work themselves. `range.start` must
-/// be a multiple of 4 (so the range starts on a byte boundary for every packed type) and
-/// `range.end` a multiple of 4 or the element count. Runs on the calling thread.
-#[allow(clippy::too_many_arguments)]
-pub fn quantize_range(
-    cfg: &Config,
-    x: Values<'_>,
-    scale: Values<'_>,
-    zero_point: Option<Packed<'_>>,
-    layout: Layout,
-    opts: &QuantizeOptions,
+/// Quantizes only the elements `range` of the call `quantize(x, params, y)` into `y_part`,
+/// which holds exactly that range of the output, on the calling thread: for engines that
+/// shard one call over their own threads. The shards' results are those of the whole call.
+///
+/// `range` must lie within `0..x.len()` and start and end on a byte boundary of the output
+/// (any index for 8- and 16-bit outputs, an even index for 4-bit ones, a multiple of 4 for
+/// 2- and 6-bit ones; the end may also be `x.len()`): otherwise the error is
+/// [`ErrorKind::InvalidArgument`].
+///
+/// ```
+/// use qdq::Params;
+/// let x: Vec<f32> = (0..10).map(|i| i as f32).collect();
+/// let params = Params::per_tensor(1.0);
+/// let mut y = vec![0u8; 10];
+/// let (lo, hi) = y.split_at_mut(3);
+/// std::thread::scope(|s| {
+///     s.spawn(|| qdq::quantize_range(&x, &params, 0..3, lo));
+///     s.spawn(|| qdq::quantize_range(&x, &params, 3..10, hi));
+/// });
+/// assert_eq!(y, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+/// ```
+pub fn quantize_range<'x, 'y>(
+    x: impl Into<Values<'x>>,
+    params: &Params<'_>,
     range: Range<usize>,
-    y_part: &mut [u8],
+    y_part: impl Into<PackedMut<'y>>,
+) -> Result<()> {
+    quantize_views(&Config::sequential(), x.into(), params, Some(range), y_part.into())
+}
+
+/// [`quantize_range`] on the ISA `cfg` names (its thread settings do not apply: a range
+/// runs on the calling thread).
+///
+/// ```
+/// use qdq::{Config, Params};
+/// let mut part = [0u8; 2];
+/// qdq::quantize_range_with(&Config::default(), &[1.0f32, 2.0, 3.0, 4.0], &Params::per_tensor(1.0), 2..4, &mut part)?;
+/// assert_eq!(part, [3, 4]);
+/// # Ok::<(), qdq::Error>(())
+/// ```
+pub fn quantize_range_with<'x, 'y>(
+    cfg: &Config,
+    x: impl Into<Values<'x>>,
+    params: &Params<'_>,
+    range: Range<usize>,
+    y_part: impl Into<PackedMut<'y>>,
+) -> Result<()> {
+    quantize_views(&Config { parallel: false, ..*cfg }, x.into(), params, Some(range), y_part.into())
+}
+
+/// Every slice-level quantize: the whole call (`range` `None`) or a range of it.
+fn quantize_views(
+    cfg: &Config,
+    x: Values<'_>,
+    params: &Params<'_>,
+    range: Option<Range<usize>>,
+    y: PackedMut<'_>,
 ) -> Result<()> {
     crate::isa::fpenv::scoped(|| {
-        let n = x.len();
-        let full = opts.output.byte_len(n).unwrap_or(usize::MAX);
-        let p = check_quantize(&x, &scale, zero_point.as_ref(), &layout, opts, full)?;
-        check_range(opts.output, n, &range, y_part.len())?;
-        let seq = Config { parallel: false, ..*cfg };
-        quantize_core(&seq, &quantize_plan(&x, &scale, zero_point, layout, opts, p, full), range, y_part)
+        let (out, n) = (y.dtype, x.len());
+        match range {
+            None => {
+                let plan = qdq_ref::quantize::plan(x, params, out, y.data.len())?;
+                quantize_core(cfg, &plan, 0..n, y.data)
+            }
+            Some(range) => {
+                let full = out.byte_len(n).unwrap_or(usize::MAX);
+                let plan = qdq_ref::quantize::plan(x, params, out, full)?;
+                check_range(out, n, &range, y.data.len())?;
+                quantize_core(cfg, &plan, range, y.data)
+            }
+        }
     })
 }
 
-/// `qdq_ref::quantize::check` for a slice-level call whose output holds `y_bytes` bytes.
-fn check_quantize(
-    x: &Values<'_>,
-    scale: &Values<'_>,
-    zero_point: Option<&Packed<'_>>,
-    layout: &Layout,
-    opts: &QuantizeOptions,
-    y_bytes: usize,
-) -> Result<Precision> {
-    qdq_ref::quantize::check((x.dtype(), x.len()), (scale.dtype(), scale.len()), zero_point, layout, opts, y_bytes)
-}
-
+/// Checks a range of a call of `n` elements of type `out` and the length of its buffer.
 fn check_range(out: DataType, n: usize, range: &Range<usize>, y_len: usize) -> Result<()> {
-    if range.start > range.end
-        || range.end > n
-        || !range.start.is_multiple_of(4)
-        || (!range.end.is_multiple_of(4) && range.end != n)
-    {
-        return Err(invalid(format!(
-            "range {range:?} must lie within 0..{n}, start at a multiple of 4 and end at a multiple of 4 or at {n}"
-        )));
+    let bits = out.bits() as usize;
+    // The checked plan bounds n's byte size, so these products cannot overflow.
+    let on_byte = |e: usize| (e * bits).is_multiple_of(8);
+    if range.start > range.end || range.end > n {
+        return Err(Error::new(ErrorKind::InvalidArgument, format!("range {range:?} does not lie within 0..{n}")));
     }
-    let want = if range.end == n {
-        out.byte_len(n).unwrap_or(usize::MAX) - byte_at(out, range.start)
-    } else {
-        byte_at(out, range.end) - byte_at(out, range.start)
-    };
+    if !on_byte(range.start) || !(on_byte(range.end) || range.end == n) {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!(
+                "range {range:?} must start and end on a byte boundary of {out} ({} elements per byte; the end may \
+                 also be {n})",
+                8 / bits.min(8)
+            ),
+        ));
+    }
+    let want = out.byte_len(range.end).unwrap_or(usize::MAX) - byte_at(out, range.start);
     if y_len != want {
-        return Err(qdq_ref::Error::new(
+        return Err(Error::new(
             ErrorKind::BufferLength,
             format!("y_part: elements {range:?} of {out} need {want} bytes, got {y_len}"),
         ));
@@ -295,90 +334,139 @@ pub(crate) fn dequantize_core(
     Ok(())
 }
 
-/// A slice-level dequantize call as the plan the tensor-level API validates.
-fn dequantize_plan<'a>(
-    x: Packed<'a>,
-    scale: &Values<'a>,
-    zero_point: Option<Packed<'a>>,
-    layout: Layout,
-    output: DataType,
-    y_bytes: usize,
-) -> DequantizePlan<'a> {
-    let scale = TensorRef { dtype: scale.dtype(), shape: &[], data: as_bytes(scale) };
-    DequantizePlan { x, shape: &[], scale, zero_point, layout, output, y_bytes }
+/// DequantizeLinear of `x` with `params` into `y`, whose element type is the output type.
+/// Allocates nothing; uses the rayon pool for large calls ([`Config::default`]).
+///
+/// * `x`: `&[u8]`, `&[i8]`, `&[u16]`, `&[i16]`, `&[i32]`, a float8 slice, or a [`Packed`]
+///   view of packed sub-byte data ([`Packed::new`]).
+/// * `params`: the scales (f32, f16, bf16 or e8m0), optional zero points of x's type, and
+///   the layout; `saturate` and `precision` do not apply.
+/// * `y`: `&mut [f32]`, `&mut [f16]` or `&mut [bf16]`, as many elements as `x`.
+///
+/// Each element becomes `(x - z) * s`: the subtraction exact, the product in f32, rounded
+/// once to y's type; every NaN is the canonical `0x7fc00000` (f16 `0x7e00`, bf16
+/// `0x7fc0`). Bit-identical to [`qdq_ref::dequantize()`] on every ISA and thread count.
+///
+/// ```
+/// let mut y = [0f32; 3];
+/// qdq::dequantize(&[0u8, 128, 255], &qdq::Params::per_tensor(0.5).zero_point(128), &mut y)?;
+/// assert_eq!(y, [-64.0, 0.0, 63.5]);
+/// # Ok::<(), qdq::Error>(())
+/// ```
+pub fn dequantize<'x, 'y>(x: impl Into<Packed<'x>>, params: &Params<'_>, y: impl Into<ValuesMut<'y>>) -> Result<()> {
+    dequantize_views(&Config::default(), x.into(), params, None, y.into())
 }
 
-fn values_mut_bytes<'a>(y: &'a mut ValuesMut<'_>) -> &'a mut [u8] {
-    match y {
-        ValuesMut::F32(simd) => bytemuck::cast_slice_mut(simd),
-        ValuesMut::F16(simd) => bytemuck::cast_slice_mut(simd.reinterpret_cast_mut()),
-        ValuesMut::Bf16(simd) => bytemuck::cast_slice_mut(simd.reinterpret_cast_mut()),
-    }
+/// [`dequantize()`] with an explicit [`Config`] (ISA, threads).
+///
+/// ```
+/// use qdq::{f16, Config, Params};
+/// let mut y = [f16::ZERO; 2];
+/// qdq::dequantize_with(&Config::sequential(), &[-4i8, 6], &Params::per_tensor(0.25), &mut y)?;
+/// assert_eq!(y, [f16::from_f32(-1.0), f16::from_f32(1.5)]);
+/// # Ok::<(), qdq::Error>(())
+/// ```
+pub fn dequantize_with<'x, 'y>(
+    cfg: &Config,
+    x: impl Into<Packed<'x>>,
+    params: &Params<'_>,
+    y: impl Into<ValuesMut<'y>>,
+) -> Result<()> {
+    dequantize_views(cfg, x.into(), params, None, y.into())
 }
 
-/// DequantizeLinear into a caller-provided buffer: the same contract and results as
-/// [`qdq_ref::dequantize()`], with the default [`Config`].
-pub fn dequantize(
+/// Dequantizes only the elements `range` of the call `dequantize(x, params, y)` into
+/// `y_part` (exactly `range.len()` elements), on the calling thread: for engines that
+/// shard one call themselves. Any range within `0..x.len()` is accepted.
+///
+/// ```
+/// use qdq::Params;
+/// let x = [10u8, 20, 30, 40, 50];
+/// let mut y = [0f32; 5];
+/// let (lo, hi) = y.split_at_mut(2);
+/// qdq::dequantize_range(&x, &Params::per_tensor(0.1), 0..2, lo)?;
+/// qdq::dequantize_range(&x, &Params::per_tensor(0.1), 2..5, hi)?;
+/// assert_eq!(y, [1.0, 2.0, 3.0, 4.0, 5.0]);
+/// # Ok::<(), qdq::Error>(())
+/// ```
+pub fn dequantize_range<'x, 'y>(
+    x: impl Into<Packed<'x>>,
+    params: &Params<'_>,
+    range: Range<usize>,
+    y_part: impl Into<ValuesMut<'y>>,
+) -> Result<()> {
+    dequantize_views(&Config::sequential(), x.into(), params, Some(range), y_part.into())
+}
+
+/// [`dequantize_range`] on the ISA `cfg` names (a range runs on the calling thread).
+///
+/// ```
+/// use qdq::{Config, Params};
+/// let mut part = [0f32; 1];
+/// qdq::dequantize_range_with(&Config::default(), &[1u8, 2, 3], &Params::per_tensor(2.0), 1..2, &mut part)?;
+/// assert_eq!(part, [4.0]);
+/// # Ok::<(), qdq::Error>(())
+/// ```
+pub fn dequantize_range_with<'x, 'y>(
+    cfg: &Config,
+    x: impl Into<Packed<'x>>,
+    params: &Params<'_>,
+    range: Range<usize>,
+    y_part: impl Into<ValuesMut<'y>>,
+) -> Result<()> {
+    dequantize_views(&Config { parallel: false, ..*cfg }, x.into(), params, Some(range), y_part.into())
+}
+
+/// Every slice-level dequantize: the whole call (`range` `None`) or a range of it.
+fn dequantize_views(
+    cfg: &Config,
     x: Packed<'_>,
-    scale: Values<'_>,
-    zero_point: Option<Packed<'_>>,
-    layout: Layout,
+    params: &Params<'_>,
+    range: Option<Range<usize>>,
     y: ValuesMut<'_>,
 ) -> Result<()> {
-    dequantize_with(&Config::default(), x, scale, zero_point, layout, y)
-}
-
-/// [`dequantize`] with an explicit [`Config`].
-pub fn dequantize_with(
-    cfg: &Config,
-    x: Packed<'_>,
-    scale: Values<'_>,
-    zero_point: Option<Packed<'_>>,
-    layout: Layout,
-    mut y: ValuesMut<'_>,
-) -> Result<()> {
     crate::isa::fpenv::scoped(|| {
-        let out = y.dtype();
-        qdq_ref::dequantize::check(&x, (scale.dtype(), scale.len()), zero_point.as_ref(), &layout, out, y.len())?;
-        let y = values_mut_bytes(&mut y);
-        dequantize_core(cfg, &dequantize_plan(x, &scale, zero_point, layout, out, y.len()), 0..x.len, y)
-    })
-}
-
-/// Dequantizes only the elements `range` into `y_part` (exactly `range.len()` elements),
-/// for engines that shard work themselves. Any range within the tensor is accepted. Runs
-/// on the calling thread.
-pub fn dequantize_range(
-    cfg: &Config,
-    x: Packed<'_>,
-    scale: Values<'_>,
-    zero_point: Option<Packed<'_>>,
-    layout: Layout,
-    range: Range<usize>,
-    mut y_part: ValuesMut<'_>,
-) -> Result<()> {
-    crate::isa::fpenv::scoped(|| {
-        let out = y_part.dtype();
-        qdq_ref::dequantize::check(&x, (scale.dtype(), scale.len()), zero_point.as_ref(), &layout, out, x.len)?;
-        if range.start > range.end || range.end > x.len || y_part.len() != range.len() {
-            return Err(qdq_ref::Error::new(
+        let (out, n) = (y.dtype(), x.len);
+        let y_len = y.len();
+        let plan = qdq_ref::dequantize::plan(x, params, out, if range.is_some() { n } else { y_len })?;
+        let range = range.unwrap_or(0..n);
+        if range.start > range.end || range.end > n {
+            return Err(Error::new(ErrorKind::InvalidArgument, format!("range {range:?} does not lie within 0..{n}")));
+        }
+        if y_len != range.len() {
+            return Err(Error::new(
                 ErrorKind::BufferLength,
-                format!("range {range:?} of {} elements into a buffer of {}", x.len, y_part.len()),
+                format!("y_part has {y_len} elements but the range {range:?} has {}", range.len()),
             ));
         }
-        let seq = Config { parallel: false, ..*cfg };
-        let y = values_mut_bytes(&mut y_part);
-        dequantize_core(&seq, &dequantize_plan(x, &scale, zero_point, layout, out, y.len()), range, y)
+        dequantize_core(cfg, &plan, range, y.into_bytes())
     })
 }
 
-/// DynamicQuantizeLinear into a caller-provided buffer; returns `(scale, zero_point)`.
-/// Same results as [`qdq_ref::dynamic_quantize`].
+/// DynamicQuantizeLinear of `x` into `y` (u8, as many elements): the scale and zero point
+/// come from x's range, `s = (max(x, 0) - min(x, 0)) / 255`, `z = roundTiesEven(-min / s)`,
+/// and are returned. NaN elements are ignored in the range and quantize to 0; an empty or
+/// all-zero x gives scale 0 and zero point 0. Bit-identical to
+/// [`qdq_ref::dynamic_quantize`].
+///
+/// ```
+/// let mut y = [0u8; 3];
+/// let (scale, zero_point) = qdq::dynamic_quantize(&[-1.0, 0.0, 1.55], &mut y)?;
+/// assert_eq!((scale, zero_point, y), (0.01, 100, [0, 100, 255]));
+/// # Ok::<(), qdq::Error>(())
+/// ```
 pub fn dynamic_quantize(x: &[f32], y: &mut [u8]) -> Result<(f32, u8)> {
     dynamic_quantize_with(&Config::default(), x, y)
 }
 
 /// [`dynamic_quantize`] with an explicit [`Config`].
+///
+/// ```
+/// let mut y = [0u8; 2];
+/// let (scale, zero_point) = qdq::dynamic_quantize_with(&qdq::Config::sequential(), &[0.0, 2.55], &mut y)?;
+/// assert_eq!((scale, zero_point, y), (0.01, 0, [0, 255]));
+/// # Ok::<(), qdq::Error>(())
+/// ```
 pub fn dynamic_quantize_with(cfg: &Config, x: &[f32], y: &mut [u8]) -> Result<(f32, u8)> {
     crate::isa::fpenv::scoped(|| {
         if y.len() != x.len() {

@@ -5,7 +5,8 @@
 use crate::isa::fpenv::scoped;
 use crate::{dequantize_core, dynamic, quantize_core, Config};
 use qdq_ref::{
-    Attribute, DequantizeAttributes, DequantizePlan, Opset, QuantizeAttributes, QuantizePlan, Result, Tensor, TensorRef,
+    Attribute, DequantizeAttributes, DequantizePlan, DynamicQuantized, Opset, QuantizeAttributes, QuantizePlan, Result,
+    Tensor, TensorRef,
 };
 
 /// The SIMD backend for the tensor-level API (executes [`qdq_ref`]'s validated plans).
@@ -52,7 +53,7 @@ pub fn dequantize_linear(
 }
 
 /// DynamicQuantizeLinear (see [`qdq_ref::dynamic_quantize_linear`]), on the SIMD backend.
-pub fn dynamic_quantize_linear(opset: Opset, x: TensorRef<'_>) -> Result<[Tensor; 3]> {
+pub fn dynamic_quantize_linear(opset: Opset, x: TensorRef<'_>) -> Result<DynamicQuantized> {
     scoped(|| qdq_ref::tensor::dynamic_quantize_linear_with(&Fast::default(), opset, x))
 }
 

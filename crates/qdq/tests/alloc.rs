@@ -16,8 +16,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use qdq::{
-    Attribute, Config, DataType, Layout, Opset, Packed, QuantizeAttributes, QuantizeOptions, TensorRef, Values,
-    ValuesMut,
+    Attribute, Config, DataType, Layout, Opset, Packed, PackedMut, Params, QuantizeAttributes, TensorRef, Values,
 };
 
 struct Counting;
@@ -99,16 +98,16 @@ fn slice_calls(cfg: Option<&Config>, d: &mut Data, rows: usize) {
     for (layout, ns) in layouts {
         let s = Values::F32(&d.scales[..ns]);
         for out in [DataType::U8, DataType::I16, DataType::I4, DataType::U2, DataType::E4M3Fn, DataType::E2M3] {
-            let opts = QuantizeOptions::new(out);
             let y = &mut d.y[..out.byte_len(n).unwrap()];
-            let x = Values::F32(&d.x[..n]);
+            let x = &d.x[..n];
+            let params = Params::new(s, layout);
             match cfg {
-                None => qdq_ref::quantize(x, s, None, layout, &opts, y).unwrap(),
+                None => qdq_ref::quantize(x, &params, PackedMut::new(out, y)).unwrap(),
                 Some(c) => {
-                    qdq::quantize_with(c, x, s, None, layout, &opts, y).unwrap();
+                    qdq::quantize_with(c, x, &params, PackedMut::new(out, y)).unwrap();
                     let half = (n / 2) & !3;
                     let cut = out.byte_len(half).unwrap();
-                    qdq::quantize_range(c, x, s, None, layout, &opts, half..n, &mut y[cut..]).unwrap();
+                    qdq::quantize_range_with(c, x, &params, half..n, PackedMut::new(out, &mut y[cut..])).unwrap();
                 }
             }
         }
@@ -117,13 +116,16 @@ fn slice_calls(cfg: Option<&Config>, d: &mut Data, rows: usize) {
             let zp_bytes = &d.zeros[..];
             let zp =
                 (!t.is_minifloat()).then(|| Packed { dtype: t, len: ns, data: &zp_bytes[..t.byte_len(ns).unwrap()] });
-            let y = ValuesMut::F32(&mut d.out[..n]);
+            let y = &mut d.out[..n];
+            let params = match zp {
+                Some(z) => Params::new(s, layout).zero_points(z),
+                None => Params::new(s, layout),
+            };
             match cfg {
-                None => qdq_ref::dequantize(x, s, zp, layout, y).unwrap(),
+                None => qdq_ref::dequantize(x, &params, y).unwrap(),
                 Some(c) => {
-                    qdq::dequantize_with(c, x, s, zp, layout, y).unwrap();
-                    let y = ValuesMut::F32(&mut d.out[3..n]);
-                    qdq::dequantize_range(c, x, s, zp, layout, 3..n, y).unwrap();
+                    qdq::dequantize_with(c, x, &params, &mut *y).unwrap();
+                    qdq::dequantize_range_with(c, x, &params, 3..n, &mut y[3..]).unwrap();
                 }
             }
         }
@@ -223,16 +225,16 @@ fn tensor_api_allocates_only_outputs() {
     let d = qdq::DequantizeAttributes { axis: Some(1), ..Default::default() };
     let n = count_here(|| drop(qdq::dequantize_linear(v25, q.view(), s, Some(zp), &d).unwrap()));
     assert_eq!(n, 2, "dequantize_linear: {n} allocations (want data + shape)");
-    // Three outputs: y (data + shape) and two scalars (data only).
+    // Three outputs: the tensor y (data + shape) and two scalars returned by value.
     let n = count_here(|| drop(qdq::dynamic_quantize_linear(Opset::onnx(11), x).unwrap()));
-    assert_eq!(n, 4, "dynamic_quantize_linear: {n} allocations (want 4)");
+    assert_eq!(n, 2, "dynamic_quantize_linear: {n} allocations (want y's data + shape)");
     // run_node: the outputs plus the Vec holding them.
     let attrs = [Attribute { name: "axis", value: 1 }];
     let n =
         count_here(|| drop(qdq::run_node("QuantizeLinear", v25, &[Some(x), Some(s), Some(zp)], &attrs, 1).unwrap()));
     assert_eq!(n, 3, "run_node(QuantizeLinear): {n} allocations (want data + shape + Vec)");
     let n = count_here(|| drop(qdq::run_node("DynamicQuantizeLinear", Opset::onnx(11), &[Some(x)], &[], 3).unwrap()));
-    assert_eq!(n, 5, "run_node(DynamicQuantizeLinear): {n} allocations (want 4 + Vec)");
+    assert_eq!(n, 5, "run_node(DynamicQuantizeLinear): {n} allocations (want y's data + shape, two scalars, Vec)");
     println!("  tensor API: outputs only (Q 2, DQ 2, DynQ 4, run_node +1)");
 }
 

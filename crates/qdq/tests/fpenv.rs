@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::fpstate;
+use common::{dparams, fpstate, qparams};
 
 /// The checks run under each state (a subset of the differential suite that covers every
 /// op, type and layout, with special values, subnormal scales and ties).
@@ -87,17 +87,16 @@ fn unmasked_exceptions_do_not_trap() {
                     let n = t.byte_len(x.len()).unwrap();
                     let (mut want, mut got) = (vec![0u8; n], vec![0u8; n]);
                     let run = |cfg: Option<&qdq::Config>, y: &mut [u8]| match cfg {
-                        None => {
-                            qdq_ref::quantize(Values::F32(&x), Values::F32(&[scale]), None, Layout::PerTensor, &opts, y)
-                        }
+                        None => qdq_ref::quantize(
+                            Values::F32(&x),
+                            &qparams(Values::F32(&[scale]), None, Layout::PerTensor, &opts),
+                            qdq::PackedMut::new(opts.output, y),
+                        ),
                         Some(c) => qdq::quantize_with(
                             c,
                             Values::F32(&x),
-                            Values::F32(&[scale]),
-                            None,
-                            Layout::PerTensor,
-                            &opts,
-                            y,
+                            &qparams(Values::F32(&[scale]), None, Layout::PerTensor, &opts),
+                            qdq::PackedMut::new(opts.output, y),
                         ),
                     };
                     run(None, &mut want).unwrap();
@@ -113,15 +112,17 @@ fn unmasked_exceptions_do_not_trap() {
                     let len = x.len() * 8 / t.bits() as usize;
                     let xp = Packed { dtype: t, len, data: &codes[..t.byte_len(len).unwrap()] };
                     let (mut want, mut got) = (vec![0f32; len], vec![0f32; len]);
-                    qdq_ref::dequantize(xp, Values::F32(&[scale]), None, Layout::PerTensor, ValuesMut::F32(&mut want))
-                        .unwrap();
+                    qdq_ref::dequantize(
+                        xp,
+                        &dparams(Values::F32(&[scale]), None, Layout::PerTensor),
+                        ValuesMut::F32(&mut want),
+                    )
+                    .unwrap();
                     let old = fpstate::apply(s, false);
                     let r = qdq::dequantize_with(
                         &cfg,
                         xp,
-                        Values::F32(&[scale]),
-                        None,
-                        Layout::PerTensor,
+                        &dparams(Values::F32(&[scale]), None, Layout::PerTensor),
                         ValuesMut::F32(&mut got),
                     );
                     fpstate::restore(old, false);

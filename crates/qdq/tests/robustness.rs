@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::configs;
+use common::{configs, dparams, qparams};
 use qdq::{
     Attribute, DataType, DequantizeAttributes, Error, ErrorKind, Layout, Opset, Packed, QuantizeAttributes,
     QuantizeOptions, TensorRef, Values, ValuesMut,
@@ -48,8 +48,15 @@ fn q_slice(
     y: &mut [u8],
 ) -> Result<(), Error> {
     match cfg {
-        None => qdq_ref::quantize(Values::F32(x), scale, zp, layout, opts, y),
-        Some(c) => qdq::quantize_with(c, Values::F32(x), scale, zp, layout, opts, y),
+        None => {
+            qdq_ref::quantize(Values::F32(x), &qparams(scale, zp, layout, opts), qdq::PackedMut::new(opts.output, y))
+        }
+        Some(c) => qdq::quantize_with(
+            c,
+            Values::F32(x),
+            &qparams(scale, zp, layout, opts),
+            qdq::PackedMut::new(opts.output, y),
+        ),
     }
 }
 
@@ -70,7 +77,7 @@ fn slice_quantize_rejects_bad_lengths_types_and_layouts() {
         q_slice(c, &x, Values::F32(&[1.0]), None, Layout::PerTensor, &QuantizeOptions::new(DataType::I4), &mut [0; 12])
     });
     // Scale count that does not fit the layout.
-    everywhere(ErrorKind::BufferLength, "y_scale has 2 elements", |c| {
+    everywhere(ErrorKind::BufferLength, "scales has 2 elements", |c| {
         q_slice(c, &x, Values::F32(&s3[..2]), None, per_axis, &opts, &mut [0; 12])
     });
     // A layout that does not describe x, and one whose product overflows.
@@ -95,29 +102,29 @@ fn slice_quantize_rejects_bad_lengths_types_and_layouts() {
     }
     // Wrong type tags: a non-quantized output type, an x type QuantizeLinear does not take,
     // a precision that is not a float type.
-    everywhere(ErrorKind::InvalidAttribute, "output type f32 is not a quantized type", |c| {
+    everywhere(ErrorKind::UnsupportedType, "y has type f32, which is not a quantized type", |c| {
         q_slice(c, &x, Values::F32(&[1.0]), None, Layout::PerTensor, &QuantizeOptions::new(DataType::F32), &mut [0; 48])
     });
     let bad_precision = QuantizeOptions { precision: Some(DataType::I8), ..opts };
-    everywhere(ErrorKind::InvalidAttribute, "precision must be f32, f16 or bf16, got i8", |c| {
+    everywhere(ErrorKind::InvalidArgument, "precision must be f32, f16 or bf16, got i8", |c| {
         q_slice(c, &x, Values::F32(&[1.0]), None, Layout::PerTensor, &bad_precision, &mut [0; 12])
     });
     // Zero point: wrong type, wrong count, short buffer, non-zero float zero point.
     let zp_i8 = Packed { dtype: DataType::I8, len: 1, data: &[0] };
-    everywhere(ErrorKind::TypeMismatch, "y_zero_point has type i8 but the output type is u8", |c| {
+    everywhere(ErrorKind::TypeMismatch, "zero_points has type i8 but the output type is u8", |c| {
         q_slice(c, &x, Values::F32(&[1.0]), Some(zp_i8), Layout::PerTensor, &opts, &mut [0; 12])
     });
     let zp2 = Packed { dtype: DataType::U8, len: 2, data: &[0, 0] };
-    everywhere(ErrorKind::BufferLength, "y_zero_point has 2 elements", |c| {
+    everywhere(ErrorKind::BufferLength, "zero_points has 2 elements", |c| {
         q_slice(c, &x, Values::F32(&[1.0]), Some(zp2), Layout::PerTensor, &opts, &mut [0; 12])
     });
     let zp_short = Packed { dtype: DataType::U8, len: 3, data: &[0, 0] };
-    everywhere(ErrorKind::BufferLength, "y_zero_point", |c| {
+    everywhere(ErrorKind::BufferLength, "zero_points", |c| {
         q_slice(c, &x, Values::F32(&s3), Some(zp_short), per_axis, &opts, &mut [0; 12])
     });
     let f8 = QuantizeOptions::new(DataType::E4M3Fn);
     let zp_f8 = Packed { dtype: DataType::E4M3Fn, len: 1, data: &[0x38] };
-    everywhere(ErrorKind::NonZeroZeroPoint, "y_zero_point[0]", |c| {
+    everywhere(ErrorKind::NonZeroZeroPoint, "zero_points[0]", |c| {
         q_slice(c, &x, Values::F32(&[1.0]), Some(zp_f8), Layout::PerTensor, &f8, &mut [0; 12])
     });
 }
@@ -128,27 +135,30 @@ fn slice_quantize_range_rejects_bad_ranges() {
     let opts = QuantizeOptions::new(DataType::U4);
     for cfg in configs().map(|(_, c)| c) {
         let run = |range: std::ops::Range<usize>, part: &mut [u8]| {
-            qdq::quantize_range(&cfg, Values::F32(&x), Values::F32(&[1.0]), None, Layout::PerTensor, &opts, range, part)
+            qdq::quantize_range_with(
+                &cfg,
+                Values::F32(&x),
+                &qparams(Values::F32(&[1.0]), None, Layout::PerTensor, &opts),
+                range,
+                qdq::PackedMut::new(opts.output, part),
+            )
         };
         // Start not on a byte boundary for every packed type, end past the tensor, reversed.
         #[allow(clippy::reversed_empty_ranges)] // the reversed range is the point
-        let bad_ranges = [1..8, 0..12, 8..4, 0..6];
+        let bad_ranges = [1..8, 0..12, 8..4, 0..5];
         for r in bad_ranges {
-            expect(run(r.clone(), &mut [0; 5]), ErrorKind::InvalidAttribute, "range");
+            expect(run(r.clone(), &mut [0; 5]), ErrorKind::InvalidArgument, "range");
         }
         expect(run(4..10, &mut [0; 2]), ErrorKind::BufferLength, "y_part: elements 4..10 of u4 need 3 bytes, got 2");
         // The whole-call checks still apply.
-        let bad = qdq::quantize_range(
+        let bad = qdq::quantize_range_with(
             &cfg,
             Values::F32(&x),
-            Values::F32(&[1.0, 2.0]),
-            None,
-            Layout::PerTensor,
-            &opts,
+            &qparams(Values::F32(&[1.0, 2.0]), None, Layout::PerTensor, &opts),
             0..4,
-            &mut [0; 2],
+            qdq::PackedMut::new(opts.output, &mut [0; 2]),
         );
-        expect(bad, ErrorKind::BufferLength, "y_scale has 2 elements");
+        expect(bad, ErrorKind::BufferLength, "scales has 2 elements");
         run(4..10, &mut [0; 3]).unwrap();
     }
 }
@@ -162,8 +172,8 @@ fn dq_slice(
     y: &mut [f32],
 ) -> Result<(), Error> {
     match cfg {
-        None => qdq_ref::dequantize(x, scale, zp, layout, ValuesMut::F32(y)),
-        Some(c) => qdq::dequantize_with(c, x, scale, zp, layout, ValuesMut::F32(y)),
+        None => qdq_ref::dequantize(x, &dparams(scale, zp, layout), ValuesMut::F32(y)),
+        Some(c) => qdq::dequantize_with(c, x, &dparams(scale, zp, layout), ValuesMut::F32(y)),
     }
 }
 
@@ -184,11 +194,11 @@ fn slice_dequantize_rejects_bad_lengths_types_and_layouts() {
     everywhere(ErrorKind::UnsupportedType, "x has type f32", |c| {
         dq_slice(c, x_f32, one, None, Layout::PerTensor, &mut [0.0; 3])
     });
-    everywhere(ErrorKind::UnsupportedType, "x_scale has type i32", |c| {
+    everywhere(ErrorKind::UnsupportedType, "scales has type i32", |c| {
         dq_slice(c, x, Values::I32(&[1]), None, Layout::PerTensor, &mut [0.0; 12])
     });
     // Layouts: wrong scale count, overflowing product, zero block.
-    everywhere(ErrorKind::BufferLength, "x_scale has 1 elements", |c| {
+    everywhere(ErrorKind::BufferLength, "scales has 1 elements", |c| {
         dq_slice(c, x, one, None, Layout::PerAxis { outer: 3, axis_len: 4, inner: 1 }, &mut [0.0; 12])
     });
     everywhere(ErrorKind::BufferLength, "more than usize::MAX", |c| {
@@ -199,19 +209,31 @@ fn slice_dequantize_rejects_bad_lengths_types_and_layouts() {
     });
     // Zero point of another type, of another count.
     let zp_i8 = Packed { dtype: DataType::I8, len: 1, data: &[0] };
-    everywhere(ErrorKind::TypeMismatch, "x_zero_point has type i8 but x has type u8", |c| {
+    everywhere(ErrorKind::TypeMismatch, "zero_points has type i8 but x has type u8", |c| {
         dq_slice(c, x, one, Some(zp_i8), Layout::PerTensor, &mut [0.0; 12])
     });
     let zp3 = Packed { dtype: DataType::U8, len: 3, data: &[0; 3] };
-    everywhere(ErrorKind::BufferLength, "x_zero_point has 3 elements but x_scale has 1", |c| {
+    everywhere(ErrorKind::BufferLength, "zero_points has 3 elements but scales has 1", |c| {
         dq_slice(c, x, one, Some(zp3), Layout::PerTensor, &mut [0.0; 12])
     });
     // Ranges.
     for (_, cfg) in configs() {
-        let r = qdq::dequantize_range(&cfg, x, one, None, Layout::PerTensor, 5..13, ValuesMut::F32(&mut [0.0; 8]));
-        expect(r, ErrorKind::BufferLength, "range 5..13 of 12 elements");
-        let r = qdq::dequantize_range(&cfg, x, one, None, Layout::PerTensor, 2..5, ValuesMut::F32(&mut [0.0; 4]));
-        expect(r, ErrorKind::BufferLength, "into a buffer of 4");
+        let r = qdq::dequantize_range_with(
+            &cfg,
+            x,
+            &dparams(one, None, Layout::PerTensor),
+            5..13,
+            ValuesMut::F32(&mut [0.0; 8]),
+        );
+        expect(r, ErrorKind::InvalidArgument, "range 5..13 does not lie within 0..12");
+        let r = qdq::dequantize_range_with(
+            &cfg,
+            x,
+            &dparams(one, None, Layout::PerTensor),
+            2..5,
+            ValuesMut::F32(&mut [0.0; 4]),
+        );
+        expect(r, ErrorKind::BufferLength, "y_part has 4 elements but the range 2..5 has 3");
     }
 }
 
@@ -367,12 +389,12 @@ fn zero_dimension_beside_huge_dimensions_is_an_empty_tensor() {
         let s = TensorRef { dtype: DataType::F32, shape: &s_shape, data: sdata };
         let a = QuantizeAttributes { axis: Some(axis), ..Default::default() };
         let want = qdq_ref::quantize_linear(V25, x, s, None, &a).unwrap();
-        assert_eq!((want.shape.clone(), want.data.len(), want.len()), (shape.clone(), 0, 0));
+        assert_eq!((want.shape().to_vec(), want.bytes().len(), want.len()), (shape.clone(), 0, 0));
         assert_eq!(qdq::quantize_linear(V25, x, s, None, &a).unwrap(), want);
         let xq = TensorRef { dtype: DataType::I4, shape: &shape, data: &[] };
         let d = DequantizeAttributes { axis: Some(axis), ..Default::default() };
         let want = qdq_ref::dequantize_linear(V25, xq, s, None, &d).unwrap();
-        assert_eq!(want.data.len(), 0);
+        assert_eq!(want.bytes().len(), 0);
         for (name, cfg) in configs() {
             let got = qdq_ref::tensor::dequantize_linear_with(&qdq::Fast(cfg), V25, xq, s, None, &d).unwrap();
             assert_eq!(got, want, "{name}");

@@ -6,7 +6,7 @@ use qdq_ref::{packing, DataType, Tensor};
 
 /// An f32 tensor.
 pub fn f32s(shape: &[usize], v: &[f32]) -> Tensor {
-    Tensor { dtype: DataType::F32, shape: shape.to_vec(), data: v.iter().flat_map(|x| x.to_le_bytes()).collect() }
+    Tensor::new(DataType::F32, shape.to_vec(), &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap()
 }
 
 /// An f32 scalar.
@@ -16,17 +16,18 @@ pub fn f32_scalar(v: f32) -> Tensor {
 
 /// An i32 tensor.
 pub fn i32s(shape: &[usize], v: &[i32]) -> Tensor {
-    Tensor { dtype: DataType::I32, shape: shape.to_vec(), data: v.iter().flat_map(|x| x.to_le_bytes()).collect() }
+    Tensor::new(DataType::I32, shape.to_vec(), &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap()
 }
 
 /// An f16 or bf16 tensor from f64 values (rounded RNE).
 pub fn half(t: DataType, shape: &[usize], v: &[f64]) -> Tensor {
     let fmt = FloatFormat::of(t).unwrap();
-    Tensor {
-        dtype: t,
-        shape: shape.to_vec(),
-        data: v.iter().flat_map(|x| (fmt.encode(*x, false) as u16).to_le_bytes()).collect(),
-    }
+    Tensor::new(
+        t,
+        shape.to_vec(),
+        &v.iter().flat_map(|x| (fmt.encode(*x, false) as u16).to_le_bytes()).collect::<Vec<u8>>(),
+    )
+    .unwrap()
 }
 
 /// An integer-typed tensor (any quantized int type or i32) from values.
@@ -35,7 +36,7 @@ pub fn ints(t: DataType, shape: &[usize], v: &[i64]) -> Tensor {
     for (i, x) in v.iter().enumerate() {
         packing::set_int(t, &mut data, i, *x);
     }
-    Tensor { dtype: t, shape: shape.to_vec(), data }
+    Tensor::new(t, shape.to_vec(), &data).unwrap()
 }
 
 /// A tensor of raw codes.
@@ -44,26 +45,26 @@ pub fn codes(t: DataType, shape: &[usize], v: &[u32]) -> Tensor {
     for (i, x) in v.iter().enumerate() {
         packing::set(t, &mut data, i, *x);
     }
-    Tensor { dtype: t, shape: shape.to_vec(), data }
+    Tensor::new(t, shape.to_vec(), &data).unwrap()
 }
 
 /// Element values of an integer tensor.
 pub fn int_values(t: &Tensor) -> Vec<i64> {
-    (0..t.len()).map(|i| packing::get_int(t.dtype, &t.data, i)).collect()
+    (0..t.len()).map(|i| packing::get_int(t.dtype(), t.bytes(), i)).collect()
 }
 
 /// Raw codes of a tensor.
 pub fn code_values(t: &Tensor) -> Vec<u32> {
-    (0..t.len()).map(|i| packing::get(t.dtype, &t.data, i)).collect()
+    (0..t.len()).map(|i| packing::get(t.dtype(), t.bytes(), i)).collect()
 }
 
 /// Values of an f32 / f16 / bf16 tensor as f64.
 pub fn float_values(t: &Tensor) -> Vec<f64> {
-    match t.dtype {
-        DataType::F32 => t.data.chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64).collect(),
+    match t.dtype() {
+        DataType::F32 => t.bytes().chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64).collect(),
         other => {
             let fmt = FloatFormat::of(other).unwrap();
-            (0..t.len()).map(|i| fmt.decode(packing::get(other, &t.data, i))).collect()
+            (0..t.len()).map(|i| fmt.decode(packing::get(other, t.bytes(), i))).collect()
         }
     }
 }

@@ -40,7 +40,7 @@ fn wide_bytes(t: DataType, v: &[f32]) -> Vec<u8> {
     }
 }
 
-use super::{configs, random_codes, Rng, F32_SPECIALS, MISALIGNMENTS, SHORT_LENGTHS, SWEEP_LENGTHS};
+use super::{configs, qparams, random_codes, Rng, F32_SPECIALS, MISALIGNMENTS, SHORT_LENGTHS, SWEEP_LENGTHS};
 
 /// Shapes `(x_shape, layout kind)` covering per-tensor, per-axis first/middle/last and
 /// blocked last/middle with remainder blocks.
@@ -89,26 +89,26 @@ fn quantize_case(rng: &mut Rng, x_type: DataType, s_type: DataType, out: DataTyp
         let attrs = QuantizeAttributes {
             axis: Some(axis),
             block_size: Some(block),
-            saturate: Some(sat as i64),
-            output_dtype: Some(out.onnx() as i64),
-            precision: if prec != 0 { Some(prec) } else { None },
+            saturate: Some(sat),
+            output_dtype: Some(out),
+            precision: DataType::from_onnx(prec),
         };
         let want = qdq_ref::quantize_linear(opset, x, s, z, &attrs);
         for (name, cfg) in configs() {
             let got = qdq_ref::tensor::quantize_linear_with(&qdq::Fast(cfg), opset, x, s, z, &attrs);
             match (&want, &got) {
                 (Ok(w), Ok(g)) => {
-                    if w.data != g.data {
-                        let i =
-                            (0..n).find(|&i| qdq::packing::get(out, &w.data, i) != qdq::packing::get(out, &g.data, i));
+                    if w.bytes() != g.bytes() {
+                        let i = (0..n)
+                            .find(|&i| qdq::packing::get(out, w.bytes(), i) != qdq::packing::get(out, g.bytes(), i));
                         let detail = i.map(|i| {
                             format!(
                                 "element {i}: x={:e} ({:#010x}) scale={:e} want {:#x} got {:#x}",
                                 xs[i],
                                 xs[i].to_bits(),
                                 scales[qdq::Layout::PerTensor.scale_index(0).min(scales.len() - 1)],
-                                qdq::packing::get(out, &w.data, i),
-                                qdq::packing::get(out, &g.data, i)
+                                qdq::packing::get(out, w.bytes(), i),
+                                qdq::packing::get(out, g.bytes(), i)
                             )
                         });
                         panic!(
@@ -183,18 +183,19 @@ pub fn quantize_lengths_0_to_512_all_isas() {
             let opts = qdq::QuantizeOptions { output: out, saturate: n % 2 == 0, precision: None };
             let bytes = out.byte_len(n).unwrap();
             let mut want = vec![0u8; bytes];
-            qdq_ref::quantize(qdq::Values::F32(&xs), qdq::Values::F32(&s), zpp, Layout::PerTensor, &opts, &mut want)
-                .unwrap();
+            qdq_ref::quantize(
+                qdq::Values::F32(&xs),
+                &qparams(qdq::Values::F32(&s), zpp, Layout::PerTensor, &opts),
+                qdq::PackedMut::new(opts.output, &mut want),
+            )
+            .unwrap();
             for (name, cfg) in configs() {
                 let mut got = vec![0xa5u8; bytes]; // garbage: padding must be zeroed
                 qdq::quantize_with(
                     &cfg,
                     qdq::Values::F32(&xs),
-                    qdq::Values::F32(&s),
-                    zpp,
-                    Layout::PerTensor,
-                    &opts,
-                    &mut got,
+                    &qparams(qdq::Values::F32(&s), zpp, Layout::PerTensor, &opts),
+                    qdq::PackedMut::new(opts.output, &mut got),
                 )
                 .unwrap();
                 if got != want {
@@ -250,17 +251,17 @@ pub fn dequantize_every_input_type() {
                 let attrs = qdq::DequantizeAttributes {
                     axis: Some(axis),
                     block_size: Some(block),
-                    output_dtype: if out != 0 { Some(out) } else { None },
+                    output_dtype: DataType::from_onnx(out),
                 };
                 let want = qdq_ref::dequantize_linear(opset, x, s, z, &attrs);
                 for (name, cfg) in configs() {
                     let got = qdq_ref::tensor::dequantize_linear_with(&qdq::Fast(cfg), opset, x, s, z, &attrs);
                     match (&want, &got) {
                         (Ok(w), Ok(g)) => {
-                            let es = w.dtype.bits() as usize / 8;
+                            let es = w.dtype().bits() as usize / 8;
                             for i in 0..n {
-                                let (a, b) = (&w.data[i * es..(i + 1) * es], &g.data[i * es..(i + 1) * es]);
-                                let fmt = qdq::float::FloatFormat::of(w.dtype);
+                                let (a, b) = (&w.bytes()[i * es..(i + 1) * es], &g.bytes()[i * es..(i + 1) * es]);
+                                let fmt = qdq::float::FloatFormat::of(w.dtype());
                                 let val = |b: &[u8]| -> f64 {
                                     match fmt {
                                         Some(f) => f.decode(u16::from_le_bytes([b[0], b[1]]) as u32),
@@ -270,7 +271,7 @@ pub fn dequantize_every_input_type() {
                                 assert!(
                                     a == b,
                                     "{name}: DQ {xt} scale {st} -> {} shape {x_shape:?} axis {axis} block {block} element {i}: want {:e} ({a:02x?}) got {:e} ({b:02x?})",
-                                    w.dtype,
+                                    w.dtype(),
                                     val(a),
                                     val(b)
                                 );
@@ -319,17 +320,19 @@ pub fn large_parallel_per_axis_and_blocked() {
             let opts = qdq::QuantizeOptions::new(out);
             let bytes = out.byte_len(n).unwrap();
             let mut want = vec![0u8; bytes];
-            qdq_ref::quantize(qdq::Values::F32(&xs), qdq::Values::F32(scales), None, layout, &opts, &mut want).unwrap();
+            qdq_ref::quantize(
+                qdq::Values::F32(&xs),
+                &qparams(qdq::Values::F32(scales), None, layout, &opts),
+                qdq::PackedMut::new(opts.output, &mut want),
+            )
+            .unwrap();
             for (name, cfg) in configs() {
                 let mut got = vec![0u8; bytes];
                 qdq::quantize_with(
                     &cfg,
                     qdq::Values::F32(&xs),
-                    qdq::Values::F32(scales),
-                    None,
-                    layout,
-                    &opts,
-                    &mut got,
+                    &qparams(qdq::Values::F32(scales), None, layout, &opts),
+                    qdq::PackedMut::new(opts.output, &mut got),
                 )
                 .unwrap();
                 assert!(got == want, "{name} {layout:?} {out}");
@@ -360,10 +363,17 @@ pub fn blocked_last_8bit() {
                 let opts = qdq::QuantizeOptions::new(out);
                 let (x, sv) = (qdq::Values::F32(&xs), qdq::Values::F32(&scales));
                 let mut want = vec![0u8; n];
-                qdq_ref::quantize(x, sv, zpp, layout, &opts, &mut want).unwrap();
+                qdq_ref::quantize(x, &qparams(sv, zpp, layout, &opts), qdq::PackedMut::new(opts.output, &mut want))
+                    .unwrap();
                 for (name, cfg) in configs() {
                     let mut got = vec![0u8; n];
-                    qdq::quantize_with(&cfg, x, sv, zpp, layout, &opts, &mut got).unwrap();
+                    qdq::quantize_with(
+                        &cfg,
+                        x,
+                        &qparams(sv, zpp, layout, &opts),
+                        qdq::PackedMut::new(opts.output, &mut got),
+                    )
+                    .unwrap();
                     let i = (0..n).find(|&i| got[i] != want[i]);
                     assert!(
                         i.is_none(),
@@ -375,7 +385,14 @@ pub fn blocked_last_8bit() {
                     // A sub-range starting inside a block.
                     let start = (rng.below(n.max(1)) / 4) * 4;
                     let mut part = vec![0u8; n - start];
-                    qdq::quantize_range(&cfg, x, sv, zpp, layout, &opts, start..n, &mut part).unwrap();
+                    qdq::quantize_range_with(
+                        &cfg,
+                        x,
+                        &qparams(sv, zpp, layout, &opts),
+                        start..n,
+                        qdq::PackedMut::new(opts.output, &mut part),
+                    )
+                    .unwrap();
                     assert!(part == want[start..], "{name} {out} block {block} axis {axis_len} range {start}..{n}");
                 }
             }
@@ -405,11 +422,18 @@ pub fn per_axis_last_whole_bytes() {
             let (x, sv) = (qdq::Values::F32(&xs), qdq::Values::F32(&scales));
             let bytes = out.byte_len(n).unwrap();
             let mut want = vec![0u8; bytes];
-            qdq_ref::quantize(x, sv, zpp, layout, &opts, &mut want).unwrap();
+            qdq_ref::quantize(x, &qparams(sv, zpp, layout, &opts), qdq::PackedMut::new(opts.output, &mut want))
+                .unwrap();
             let es = out.bits() as usize / 8;
             for (name, cfg) in configs() {
                 let mut got = vec![0u8; bytes];
-                qdq::quantize_with(&cfg, x, sv, zpp, layout, &opts, &mut got).unwrap();
+                qdq::quantize_with(
+                    &cfg,
+                    x,
+                    &qparams(sv, zpp, layout, &opts),
+                    qdq::PackedMut::new(opts.output, &mut got),
+                )
+                .unwrap();
                 let i = (0..n).find(|&i| got[i * es..(i + 1) * es] != want[i * es..(i + 1) * es]);
                 assert!(
                     i.is_none(),
@@ -419,7 +443,14 @@ pub fn per_axis_last_whole_bytes() {
                 );
                 let start = (rng.below(n.max(1)) / 4) * 4;
                 let mut part = vec![0u8; bytes - start * es];
-                qdq::quantize_range(&cfg, x, sv, zpp, layout, &opts, start..n, &mut part).unwrap();
+                qdq::quantize_range_with(
+                    &cfg,
+                    x,
+                    &qparams(sv, zpp, layout, &opts),
+                    start..n,
+                    qdq::PackedMut::new(opts.output, &mut part),
+                )
+                .unwrap();
                 assert!(part == want[start * es..], "{name} {out} channels {channels} range {start}..{n}");
             }
         }

@@ -4,7 +4,7 @@
 use qdq::{Config, DataType, Layout, Packed, QuantizeOptions, Values, ValuesMut};
 use rayon::prelude::*;
 
-use super::isas;
+use super::{dparams, isas, qparams};
 
 fn compare_codes(what: &str, out: DataType, want: &[u8], got: &[u8], input: impl Fn(usize) -> String) {
     if want != got {
@@ -33,17 +33,19 @@ pub fn every_f16_and_bf16_pattern_through_quantize() {
                 ("f16/f32 scale", Values::F16(&h), Values::F32(&[scale])),
             ] {
                 let mut want = vec![0u8; bytes];
-                qdq_ref::quantize(x, s, None, Layout::PerTensor, &opts, &mut want).unwrap();
+                qdq_ref::quantize(
+                    x,
+                    &qparams(s, None, Layout::PerTensor, &opts),
+                    qdq::PackedMut::new(opts.output, &mut want),
+                )
+                .unwrap();
                 for isa in isas() {
                     let mut got = vec![0u8; bytes];
                     qdq::quantize_with(
                         &Config::sequential().with_isa(isa),
                         x,
-                        s,
-                        None,
-                        Layout::PerTensor,
-                        &opts,
-                        &mut got,
+                        &qparams(s, None, Layout::PerTensor, &opts),
+                        qdq::PackedMut::new(opts.output, &mut got),
                     )
                     .unwrap();
                     compare_codes(&format!("{isa} {name} s={scale} sat={sat}"), out, &want, &got, |i| {
@@ -73,23 +75,37 @@ pub fn every_code_of_every_type_through_dequantize() {
         let zp = t.int_range().map(|_| Packed { dtype: t, len: 1, data: &zp_bytes });
         for scale in [1.0f32, 0.1, -3.5, 1e-30, f32::INFINITY] {
             let mut want = vec![0f32; n];
-            qdq_ref::dequantize(xp, Values::F32(&[scale]), zp, Layout::PerTensor, ValuesMut::F32(&mut want)).unwrap();
+            qdq_ref::dequantize(xp, &dparams(Values::F32(&[scale]), zp, Layout::PerTensor), ValuesMut::F32(&mut want))
+                .unwrap();
             let mut want16 = vec![qdq::f16::ZERO; n];
-            qdq_ref::dequantize(xp, Values::F32(&[scale]), zp, Layout::PerTensor, ValuesMut::F16(&mut want16)).unwrap();
+            qdq_ref::dequantize(
+                xp,
+                &dparams(Values::F32(&[scale]), zp, Layout::PerTensor),
+                ValuesMut::F16(&mut want16),
+            )
+            .unwrap();
             let mut wantb = vec![qdq::bf16::ZERO; n];
-            qdq_ref::dequantize(xp, Values::F32(&[scale]), zp, Layout::PerTensor, ValuesMut::Bf16(&mut wantb)).unwrap();
+            qdq_ref::dequantize(
+                xp,
+                &dparams(Values::F32(&[scale]), zp, Layout::PerTensor),
+                ValuesMut::Bf16(&mut wantb),
+            )
+            .unwrap();
             for isa in isas() {
                 let cfg = Config::sequential().with_isa(isa);
                 let mut got = vec![0f32; n];
-                qdq::dequantize_with(&cfg, xp, Values::F32(&[scale]), zp, Layout::PerTensor, ValuesMut::F32(&mut got))
-                    .unwrap();
+                qdq::dequantize_with(
+                    &cfg,
+                    xp,
+                    &dparams(Values::F32(&[scale]), zp, Layout::PerTensor),
+                    ValuesMut::F32(&mut got),
+                )
+                .unwrap();
                 let mut got16 = vec![qdq::f16::ZERO; n];
                 qdq::dequantize_with(
                     &cfg,
                     xp,
-                    Values::F32(&[scale]),
-                    zp,
-                    Layout::PerTensor,
+                    &dparams(Values::F32(&[scale]), zp, Layout::PerTensor),
                     ValuesMut::F16(&mut got16),
                 )
                 .unwrap();
@@ -97,9 +113,7 @@ pub fn every_code_of_every_type_through_dequantize() {
                 qdq::dequantize_with(
                     &cfg,
                     xp,
-                    Values::F32(&[scale]),
-                    zp,
-                    Layout::PerTensor,
+                    &dparams(Values::F32(&[scale]), zp, Layout::PerTensor),
                     ValuesMut::Bf16(&mut gotb),
                 )
                 .unwrap();
@@ -145,11 +159,8 @@ pub fn all_f32_inputs_through_every_minifloat_encoder() {
                 qdq::quantize_with(
                     &Config::sequential().with_isa(isa),
                     Values::F32(&x),
-                    Values::F32(&[1.0]),
-                    None,
-                    Layout::PerTensor,
-                    &opts,
-                    &mut got,
+                    &qparams(Values::F32(&[1.0]), None, Layout::PerTensor, &opts),
+                    qdq::PackedMut::new(opts.output, &mut got),
                 )
                 .unwrap();
                 compare_codes(&format!("{isa} sat={sat}"), out, &want, &got, |i| {

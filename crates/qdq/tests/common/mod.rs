@@ -102,3 +102,30 @@ impl Drop for Configs {
         self.undo();
     }
 }
+
+/// A case's quantize parameters from the views the harness builds at run time.
+pub fn qparams<'a>(
+    scale: qdq::Values<'a>,
+    zero_point: Option<qdq::Packed<'a>>,
+    layout: qdq::Layout,
+    opts: &qdq::QuantizeOptions,
+) -> qdq::Params<'a> {
+    let p = dparams(scale, zero_point, layout).saturate(opts.saturate);
+    match opts.precision {
+        Some(t) => p.precision(t),
+        None => p,
+    }
+}
+
+/// A case's dequantize parameters from run-time views.
+pub fn dparams<'a>(
+    scale: qdq::Values<'a>,
+    zero_point: Option<qdq::Packed<'a>>,
+    layout: qdq::Layout,
+) -> qdq::Params<'a> {
+    let p = qdq::Params::new(scale, layout);
+    match zero_point {
+        Some(z) => p.zero_points(z),
+        None => p,
+    }
+}

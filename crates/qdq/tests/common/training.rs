@@ -1,7 +1,7 @@
 //! Training mode: `qdq::train` on every ISA (forced), sequential and parallel, against
 //! `qdq_ref::train`, bit for bit (NaN payloads included), and the forwards against the inference ops.
 
-use super::{configs, random_codes, Rng, F32_SPECIALS, SWEEP_LENGTHS};
+use super::{configs, dparams, qparams, random_codes, Rng, F32_SPECIALS, SWEEP_LENGTHS};
 use qdq::train::{self as fast, FakeQuantGrads, GradOptions, QuantParams};
 use qdq::{DataType, Layout, Packed, QuantizeOptions, Values, ValuesMut};
 use qdq_ref::train as reference;
@@ -231,7 +231,8 @@ fn check_case(c: &Case, rng: &mut Rng) {
 
     // Forward: the reference's y is the inference op's y.
     let mut y_inf = vec![0u8; ybytes];
-    let inference = qdq_ref::quantize(x, p.scale, zp, c.layout, &c.opts, &mut y_inf);
+    let inference =
+        qdq_ref::quantize(x, &qparams(p.scale, zp, c.layout, &c.opts), qdq::PackedMut::new(c.opts.output, &mut y_inf));
     let mut y_ref = vec![0u8; ybytes];
     let mut m_ref = vec![0u8; mlen];
     let fwd = reference::quantize_train(x, &p, &mut y_ref, &mut m_ref);
@@ -249,7 +250,7 @@ fn check_case(c: &Case, rng: &mut Rng) {
     let mut dq = WideOut::new(wide_out, n);
     let codes = Packed { dtype: out, len: n, data: &y_inf };
     let dq_zp = if out.is_minifloat() { None } else { zp };
-    qdq_ref::dequantize(codes, p.scale, dq_zp, c.layout, dq.view()).unwrap();
+    qdq_ref::dequantize(codes, &dparams(p.scale, dq_zp, c.layout), dq.view()).unwrap();
     assert_same_wide(&format!("{what}: fake quant vs DQ(Q)"), &dq, &fq_ref);
 
     // Backward, reference.
