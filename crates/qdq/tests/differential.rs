@@ -50,3 +50,8 @@ fn blocked_last_8bit() {
 fn per_axis_last_whole_bytes() {
     common::differential::per_axis_last_whole_bytes();
 }
+
+#[test]
+fn shards_match_the_whole_call() {
+    common::differential::shards_match_the_whole_call();
+}

@@ -8,7 +8,7 @@ mod common;
 fn main() {
     common::NO_THREADS.store(true, std::sync::atomic::Ordering::Relaxed);
     println!("ISAs: {:?}", qdq::Isa::available());
-    let checks: [(&str, fn()); 14] = [
+    let checks: [(&str, fn()); 15] = [
         ("quantize_every_output_type_from_f32", common::differential::quantize_every_output_type_from_f32),
         (
             "quantize_from_f16_bf16_i32_and_other_scale_types",
@@ -21,6 +21,7 @@ fn main() {
         ("large_parallel_per_axis_and_blocked", common::differential::large_parallel_per_axis_and_blocked),
         ("blocked_last_8bit", common::differential::blocked_last_8bit),
         ("per_axis_last_whole_bytes", common::differential::per_axis_last_whole_bytes),
+        ("shards_match_the_whole_call", common::differential::shards_match_the_whole_call),
         (
             "every_f16_and_bf16_pattern_through_quantize",
             common::exhaustive::every_f16_and_bf16_pattern_through_quantize,

@@ -382,8 +382,8 @@ pub fn blocked_last_8bit() {
                         i.map(|i| want[i]),
                         i.map(|i| got[i])
                     );
-                    // A sub-range starting inside a block.
-                    let start = (rng.below(n.max(1)) / 4) * 4;
+                    // A sub-range starting inside a block, at any element (8-bit output).
+                    let start = rng.below(n.max(1));
                     let mut part = vec![0u8; n - start];
                     qdq::quantize_range_with(
                         &cfg,
@@ -441,7 +441,7 @@ pub fn per_axis_last_whole_bytes() {
                     i.map(|i| xs[i]),
                     i.map(|i| scales[i % channels])
                 );
-                let start = (rng.below(n.max(1)) / 4) * 4;
+                let start = rng.below(n.max(1));
                 let mut part = vec![0u8; bytes - start * es];
                 qdq::quantize_range_with(
                     &cfg,
@@ -452,6 +452,79 @@ pub fn per_axis_last_whole_bytes() {
                 )
                 .unwrap();
                 assert!(part == want[start * es..], "{name} {out} channels {channels} range {start}..{n}");
+            }
+        }
+    }
+}
+
+/// Elements per whole number of bytes of type `t`: a range of a packed output must start
+/// at a multiple of it.
+fn byte_step(t: DataType) -> usize {
+    match t.bits() {
+        2 | 6 => 4,
+        4 => 2,
+        _ => 1,
+    }
+}
+
+/// Cut points `0 = c0 < c1 < ... = n` (at most four shards) at multiples of `step`.
+fn cuts(rng: &mut Rng, n: usize, step: usize) -> Vec<usize> {
+    let mut c: Vec<usize> = (0..rng.below(4)).map(|_| rng.below(n / step + 1) * step).collect();
+    c.extend([0, n]);
+    c.sort_unstable();
+    c.dedup();
+    c
+}
+
+/// An engine sharding one call over its own threads: the output cut at random byte
+/// boundaries (any element for 8- and 16-bit types), each shard quantized or dequantized
+/// with the `*_range` entry points, for every quantized type, every layout and every ISA;
+/// the shards together must be the reference's whole call, bit for bit.
+pub fn shards_match_the_whole_call() {
+    let mut rng = Rng::new(0x5ba2_d000_0000_0013);
+    let layouts = [
+        (Layout::PerTensor, 1),
+        (Layout::PerAxis { outer: 3, axis_len: 5, inner: 7 }, 5),
+        (Layout::Blocked { outer: 2, axis_len: 9, inner: 6, block: 4 }, 2 * 3 * 6),
+    ];
+    for (layout, ns) in layouts {
+        let n = match layout {
+            Layout::PerTensor => 101,
+            Layout::PerAxis { .. } => 105,
+            Layout::Blocked { .. } => 108,
+        };
+        let scales: Vec<f32> = (0..ns).map(|_| scale_value(&mut rng)).collect();
+        let xs: Vec<f32> = (0..n).map(|i| x_value(&mut rng, scales[layout.scale_index(i)])).collect();
+        for out in DataType::QUANTIZED {
+            let zp = (!out.is_minifloat()).then(|| random_codes(&mut rng, out, ns));
+            let zpp = zp.as_ref().map(|d| qdq::Packed { dtype: out, len: ns, data: d });
+            let params = qparams(qdq::Values::F32(&scales), zpp, layout, &qdq::QuantizeOptions::new(out));
+            let mut want = vec![0u8; out.byte_len(n).unwrap()];
+            qdq_ref::quantize(&xs, &params, qdq::PackedMut::new(out, &mut want)).unwrap();
+            let codes = qdq::Packed { dtype: out, len: n, data: &want };
+            let mut want_dq = vec![0f32; n];
+            qdq_ref::dequantize(codes, &params, &mut want_dq).unwrap();
+            for (name, cfg) in configs() {
+                let c = cuts(&mut rng, n, byte_step(out));
+                let mut got = vec![0xa5u8; want.len()];
+                let mut rest = &mut got[..];
+                for w in c.windows(2) {
+                    let bytes = out.byte_len(w[1]).unwrap() - out.byte_len(w[0]).unwrap();
+                    let (part, tail) = rest.split_at_mut(bytes);
+                    rest = tail;
+                    qdq::quantize_range_with(&cfg, &xs, &params, w[0]..w[1], qdq::PackedMut::new(out, part)).unwrap();
+                }
+                assert!(got == want, "{name} {out} {layout:?} shards {c:?}: {got:?} want {want:?}");
+                let c = cuts(&mut rng, n, 1);
+                let mut got = vec![0f32; n];
+                let mut rest = &mut got[..];
+                for w in c.windows(2) {
+                    let (part, tail) = rest.split_at_mut(w[1] - w[0]);
+                    rest = tail;
+                    qdq::dequantize_range_with(&cfg, codes, &params, w[0]..w[1], part).unwrap();
+                }
+                let same = got.iter().zip(&want_dq).all(|(g, w)| g.to_bits() == w.to_bits());
+                assert!(same, "{name} dequantize {out} {layout:?} shards {c:?}");
             }
         }
     }
