@@ -41,7 +41,7 @@ fn loss(x: &[f32], w: &[f32], target: &[f32], p: &QuantParams<'_>) -> (f32, Vec<
     (l, y)
 }
 
-fn main() {
+pub fn main() {
     // Deterministic uniform numbers in [-1, 1).
     let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
     // Channels of very different magnitudes: a per-tensor scale would fit none of them.
