@@ -3,7 +3,7 @@
 //!
 //! | ONNX type | Rust type | where it appears |
 //! |---|---|---|
-//! | FLOAT, FLOAT16, BFLOAT16 | `f32`, [`f16`], [`bf16`] | x, scales, dequantized output |
+//! | FLOAT, FLOAT16, BFLOAT16 | `f32`, [`f16`](struct@half::f16), [`bf16`] | x, scales, dequantized output |
 //! | INT32 | `i32` | x (QuantizeLinear), x and zero point (DequantizeLinear) |
 //! | UINT8, INT8, UINT16, INT16 | `u8`, `i8`, `u16`, `i16` | quantized values and zero points |
 //! | FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ | [`Float8E4M3Fn`], [`Float8E4M3FnUz`], [`Float8E5M2`], [`Float8E5M2FnUz`] | quantized values |
@@ -29,7 +29,7 @@ mod sealed {
 }
 
 /// A Rust type that stands for one ONNX element type (see the module docs). Implemented
-/// for `f32`, [`f16`], [`bf16`], `i32`, `u8`, `i8`, `u16`, `i16` and the float8 types of
+/// for `f32`, [`f16`](struct@half::f16), [`bf16`], `i32`, `u8`, `i8`, `u16`, `i16` and the float8 types of
 /// this module; it cannot be implemented outside this crate.
 ///
 /// ```

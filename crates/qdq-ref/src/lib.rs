@@ -73,6 +73,7 @@
 //! input; no input panics.
 
 #![forbid(unsafe_code)]
+#![deny(rustdoc::broken_intra_doc_links)]
 #![deny(missing_docs)]
 
 pub mod dequantize;

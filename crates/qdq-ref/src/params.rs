@@ -11,7 +11,7 @@ use half::{bf16, f16};
 /// `saturate` and `precision` options. Built once and reused for every call with the same
 /// parameters; it borrows the scale and zero-point slices.
 ///
-/// * Scales are `f32`, [`f16`], [`bf16`], `i32` (QuantizeLinear only) or
+/// * Scales are `f32`, [`f16`](struct@half::f16), [`bf16`], `i32` (QuantizeLinear only) or
 ///   [`Float8E8M0`](crate::Float8E8M0) values.
 /// * Zero points have the quantized type: the output's for a quantize, x's for a
 ///   dequantize. Without one, the zero point is 0.

@@ -144,7 +144,7 @@ fn empty_tensors() {
     assert_eq!((y.shape(), y.bytes()), (&[2, 0][..], &[][..]));
 }
 
-/// Digest 3.2: every row of the float8 saturate table.
+/// Every row of the float8 saturate table (`qdq_ref::float`, README "Semantics").
 #[test]
 fn float8_saturate_table() {
     use DataType::*;

@@ -50,7 +50,7 @@ pub(crate) struct MiniFormat {
 
 impl MiniFormat {
     /// The vector codec constants for a reference format and saturation mode.
-    pub const fn new(f: &qdq_ref::float::FloatFormat, saturate: bool) -> MiniFormat {
+    pub(crate) const fn new(f: &qdq_ref::float::FloatFormat, saturate: bool) -> MiniFormat {
         use qdq_ref::float::Flavour;
         let sign_pos = f.exp_bits + f.man_bits;
         let sign = 1i32 << sign_pos;
@@ -84,7 +84,7 @@ impl MiniFormat {
 
     /// The compile-time id of a quantized float type and saturation mode (see
     /// [`MiniFormat::of_id`]), or [`MINI_RUNTIME`] for a format without one.
-    pub fn id(t: qdq_ref::DataType, saturate: bool) -> u8 {
+    pub(crate) fn id(t: qdq_ref::DataType, saturate: bool) -> u8 {
         use qdq_ref::DataType as D;
         match (t, saturate) {
             (D::E4M3Fn, true) => 2,
@@ -106,7 +106,7 @@ impl MiniFormat {
     /// every field folds into the code: no per-vector branch on the format, immediate shift
     /// counts).
     #[inline(always)]
-    pub const fn of_id(id: u8) -> MiniFormat {
+    pub(crate) const fn of_id(id: u8) -> MiniFormat {
         use qdq_ref::float::{E2M1, E2M3, E3M2, E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ};
         match id {
             2 => MiniFormat::new(&E4M3FN, true),

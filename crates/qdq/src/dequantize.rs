@@ -27,7 +27,7 @@ pub(crate) enum Out {
 }
 
 impl Out {
-    pub fn of(t: DataType) -> Option<Out> {
+    pub(crate) fn of(t: DataType) -> Option<Out> {
         match t {
             DataType::F32 => Some(Out::F32),
             DataType::F16 => Some(Out::F16),
@@ -59,7 +59,7 @@ pub(crate) struct Job<'a> {
 
 impl<'a> Job<'a> {
     /// `None` when the vector path does not cover the call (i32 x with a zero point).
-    pub fn new(
+    pub(crate) fn new(
         x: Packed<'a>,
         scale_type: DataType,
         scale: &'a [u8],

@@ -45,6 +45,7 @@
 //! bf16 division precision, and DequantizeLinear of i32 x with a zero point.
 
 #![deny(missing_docs)]
+#![deny(rustdoc::broken_intra_doc_links)]
 #![deny(unsafe_op_in_unsafe_fn)]
 // `unsafe` lives in the ISA modules (`isa/`), which allow it one by one; nothing else may.
 #![deny(unsafe_code)]

@@ -45,7 +45,7 @@ pub(crate) enum Src {
 }
 
 impl Src {
-    pub fn of(t: DataType) -> Option<Src> {
+    pub(crate) fn of(t: DataType) -> Option<Src> {
         Some(match t {
             DataType::F32 => Src::F32,
             DataType::F16 => Src::F16,
@@ -83,7 +83,7 @@ pub(crate) enum ScaleKind {
 }
 
 impl ScaleKind {
-    pub fn of(t: DataType) -> Option<ScaleKind> {
+    pub(crate) fn of(t: DataType) -> Option<ScaleKind> {
         Some(match t {
             DataType::F32 => ScaleKind::F32,
             DataType::F16 => ScaleKind::F16,
@@ -102,7 +102,7 @@ impl ScaleKind {
     }
 
     /// Scale `k` as f32 (every scale type is exact in f32).
-    pub fn get(self, b: &[u8], k: usize) -> f32 {
+    pub(crate) fn get(self, b: &[u8], k: usize) -> f32 {
         match self {
             ScaleKind::F32 => f32::from_le_bytes([b[4 * k], b[4 * k + 1], b[4 * k + 2], b[4 * k + 3]]),
             ScaleKind::F16 => half::f16::from_le_bytes([b[2 * k], b[2 * k + 1]]).to_f32(),
@@ -113,7 +113,7 @@ impl ScaleKind {
 
     /// `LANES` scales starting at `k` as an f32 vector.
     #[inline(always)]
-    pub fn load<S: Simd>(self, simd: S, b: &[u8], k: usize) -> S::F {
+    pub(crate) fn load<S: Simd>(self, simd: S, b: &[u8], k: usize) -> S::F {
         match self {
             ScaleKind::F32 => simd.load_f32(&b[4 * k..]),
             ScaleKind::F16 => simd.load_f16(&b[2 * k..]),
@@ -139,7 +139,7 @@ pub(crate) enum Prec {
 }
 
 impl Prec {
-    pub fn of(p: Precision) -> Option<Prec> {
+    pub(crate) fn of(p: Precision) -> Option<Prec> {
         match p {
             Precision::F32 => Some(Prec::F32),
             Precision::F16 => Some(Prec::F16),
@@ -197,7 +197,7 @@ impl<'a> Job<'a> {
     /// division for i32 scales; i32 x with a 16-bit precision, whose conversion would round
     /// twice; float8 scale types are impossible here).
     #[allow(clippy::too_many_arguments)]
-    pub fn new(
+    pub(crate) fn new(
         x_type: DataType,
         x: &'a [u8],
         scale_type: DataType,

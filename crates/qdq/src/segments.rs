@@ -30,7 +30,7 @@ pub(crate) struct Segment {
 impl Segment {
     /// The part of this segment whose scale indices lie in `groups`, if any.
     #[inline]
-    pub fn within(self, groups: core::ops::Range<usize>) -> Option<Segment> {
+    pub(crate) fn within(self, groups: core::ops::Range<usize>) -> Option<Segment> {
         match self.scales {
             Scales::Splat(k) => groups.contains(&k).then_some(self),
             Scales::Seq(k0) => {
@@ -53,7 +53,7 @@ pub(crate) struct Segments {
 }
 
 impl Segments {
-    pub fn new(layout: Layout, begin: usize, end: usize) -> Segments {
+    pub(crate) fn new(layout: Layout, begin: usize, end: usize) -> Segments {
         let (o, d, j) = match layout {
             Layout::PerTensor => (0, 0, 0),
             Layout::PerAxis { axis_len, inner, .. } | Layout::Blocked { axis_len, inner, .. } => {

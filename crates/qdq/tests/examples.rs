@@ -3,20 +3,20 @@
 
 #[path = "../examples/activations_u8.rs"]
 mod activations_u8;
-#[path = "../examples/weights_per_channel_i8.rs"]
-mod weights_per_channel_i8;
-#[path = "../examples/weights_int4_blocked.rs"]
-mod weights_int4_blocked;
-#[path = "../examples/float8_e4m3fn.rs"]
-mod float8_e4m3fn;
 #[path = "../examples/dequantize.rs"]
 mod dequantize;
+#[path = "../examples/float8_e4m3fn.rs"]
+mod float8_e4m3fn;
 #[path = "../examples/onnx_node.rs"]
 mod onnx_node;
-#[path = "../examples/sharding.rs"]
-mod sharding;
 #[path = "../examples/qat_linear.rs"]
 mod qat_linear;
+#[path = "../examples/sharding.rs"]
+mod sharding;
+#[path = "../examples/weights_int4_blocked.rs"]
+mod weights_int4_blocked;
+#[path = "../examples/weights_per_channel_i8.rs"]
+mod weights_per_channel_i8;
 
 #[test]
 fn activations_u8() {
