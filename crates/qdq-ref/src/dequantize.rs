@@ -35,6 +35,14 @@ use crate::values::{Packed, Read, ValuesMut, Write};
 /// The value `d` of the module docs for element `i`: `f32(x - z)` for integer x (exact
 /// subtraction, one rounding), the decoded value for float x (a float zero point is zero
 /// and not used).
+///
+/// ```
+/// use qdq_ref::{dequantize::difference, Packed};
+/// let x = Packed::from(&[250u8, 3]);
+/// let zp = Packed::from(&[128u8]);
+/// assert_eq!(difference(&x, 0, Some((&zp, 0))), 122.0);
+/// assert_eq!(difference(&x, 1, None), 3.0);
+/// ```
 pub fn difference(x: &Packed<'_>, i: usize, zero_point: Option<(&Packed<'_>, usize)>) -> f32 {
     let t = x.dtype;
     if t.int_range().is_some() {
@@ -47,6 +55,12 @@ pub fn difference(x: &Packed<'_>, i: usize, zero_point: Option<(&Packed<'_>, usi
 
 /// Dequantizes one element: returns the f32 product `f32(d * s)` of the module docs. The
 /// output type then rounds it once (a no-op for f32).
+///
+/// ```
+/// use qdq_ref::{dequantize::dequantize_value, Packed};
+/// let x = Packed::from(&[-3i8]);
+/// assert_eq!(dequantize_value(&x, 0, None, 0.5), -1.5);
+/// ```
 pub fn dequantize_value(x: &Packed<'_>, i: usize, zero_point: Option<(&Packed<'_>, usize)>, scale: f32) -> f32 {
     difference(x, i, zero_point) * scale
 }
@@ -54,6 +68,15 @@ pub fn dequantize_value(x: &Packed<'_>, i: usize, zero_point: Option<(&Packed<'_
 /// Validates a dequantize call (x, zero point, scale and output types; lengths). Every
 /// backend calls this, so all reject the same inputs identically. `names` are the scale's
 /// and zero point's names in messages (`["x_scale", "x_zero_point"]` for a node).
+///
+/// ```
+/// use qdq_ref::{dequantize::check, DataType, ErrorKind, Layout, Packed};
+/// let x = Packed::from(&[1u8, 2, 3]);
+/// let names = ["x_scale", "x_zero_point"];
+/// assert!(check(&x, (DataType::F32, 1), None, &Layout::PerTensor, DataType::F32, 3, names).is_ok());
+/// let err = check(&x, (DataType::F32, 2), None, &Layout::PerTensor, DataType::F32, 3, names).unwrap_err();
+/// assert_eq!((err.kind(), err.message()), (ErrorKind::BufferLength, "x_scale has 2 elements but the layout PerTensor needs 1"));
+/// ```
 pub fn check(
     x: &Packed<'_>,
     scale: (DataType, usize),

@@ -108,22 +108,48 @@ impl DataType {
 
     /// Maps an ONNX `TensorProto.DataType` value to a type, or `None` for types this
     /// crate does not handle (strings, doubles, complex, ...).
+    ///
+    /// ```
+    /// use qdq_ref::DataType;
+    /// assert_eq!(DataType::from_onnx(17), Some(DataType::E4M3Fn));
+    /// assert_eq!(DataType::from_onnx(22), Some(DataType::I4));
+    /// assert_eq!(DataType::from_onnx(11), None); // DOUBLE
+    /// ```
     pub fn from_onnx(v: i64) -> Option<DataType> {
         DataType::ALL.iter().copied().find(|t| *t as i64 == v)
     }
 
     /// The ONNX `TensorProto.DataType` value.
+    ///
+    /// ```
+    /// use qdq_ref::DataType;
+    /// assert_eq!(DataType::I4.onnx(), 22);
+    /// assert_eq!(DataType::Bf16.onnx(), 16);
+    /// ```
     pub fn onnx(self) -> i32 {
         self as i32
     }
 
     /// Maps a short name (`"u8"`, `"e4m3fn"`, ...) back to a type.
+    ///
+    /// ```
+    /// use qdq_ref::DataType;
+    /// assert_eq!(DataType::from_name("e4m3fn"), Some(DataType::E4M3Fn));
+    /// assert_eq!(DataType::from_name("u2"), Some(DataType::U2));
+    /// assert_eq!(DataType::from_name("FLOAT"), None);
+    /// ```
     pub fn from_name(name: &str) -> Option<DataType> {
         DataType::ALL.iter().copied().find(|t| t.name() == name)
     }
 
     /// Short name: `f32 f16 bf16 i32 u8 i8 u16 i16 u4 i4 u2 i2 e4m3fn e4m3fnuz e5m2
     /// e5m2fnuz e2m1 e2m3 e3m2 e8m0`.
+    ///
+    /// ```
+    /// use qdq_ref::DataType;
+    /// assert_eq!(DataType::E5M2FnUz.name(), "e5m2fnuz");
+    /// assert_eq!(DataType::Bf16.name(), "bf16");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             DataType::F32 => "f32",
@@ -150,6 +176,13 @@ impl DataType {
     }
 
     /// The ONNX spelling (`FLOAT8E4M3FN`, ...), as used in ONNX error messages.
+    ///
+    /// ```
+    /// use qdq_ref::DataType;
+    /// assert_eq!(DataType::E4M3Fn.onnx_name(), "FLOAT8E4M3FN");
+    /// assert_eq!(DataType::F32.onnx_name(), "FLOAT");
+    /// assert_eq!(DataType::E2M3.onnx_name(), "FLOAT6E2M3");
+    /// ```
     pub fn onnx_name(self) -> &'static str {
         match self {
             DataType::F32 => "FLOAT",
@@ -176,6 +209,13 @@ impl DataType {
     }
 
     /// Width of one element in bits.
+    ///
+    /// ```
+    /// use qdq_ref::DataType;
+    /// assert_eq!(DataType::E2M3.bits(), 6);
+    /// assert_eq!(DataType::I2.bits(), 2);
+    /// assert_eq!(DataType::Bf16.bits(), 16);
+    /// ```
     pub fn bits(self) -> u32 {
         match self {
             DataType::F32 | DataType::I32 => 32,
@@ -194,32 +234,74 @@ impl DataType {
     }
 
     /// Bytes that `n` elements occupy in the ONNX serialisation, or `None` on overflow.
+    ///
+    /// ```
+    /// use qdq_ref::DataType;
+    /// assert_eq!(DataType::I4.byte_len(5), Some(3));
+    /// assert_eq!(DataType::E2M3.byte_len(5), Some(4));
+    /// assert_eq!(DataType::F32.byte_len(usize::MAX), None);
+    /// ```
     pub fn byte_len(self, n: usize) -> Option<usize> {
         let bits = n.checked_mul(self.bits() as usize)?;
         Some(bits.div_ceil(8))
     }
 
     /// Integer quantized types: u8 i8 u16 i16 u4 i4 u2 i2 (not i32).
+    ///
+    /// ```
+    /// use qdq_ref::DataType;
+    /// assert!(DataType::U2.is_quantized_int());
+    /// assert!(!DataType::I32.is_quantized_int());
+    /// assert!(!DataType::E4M3Fn.is_quantized_int());
+    /// ```
     pub fn is_quantized_int(self) -> bool {
         self.int_range().is_some() && self != DataType::I32
     }
 
     /// The four float8 types that honour `saturate`.
+    ///
+    /// ```
+    /// use qdq_ref::DataType;
+    /// assert!(DataType::E5M2FnUz.is_float8());
+    /// assert!(!DataType::E8M0.is_float8());
+    /// assert!(!DataType::E2M1.is_float8());
+    /// ```
     pub fn is_float8(self) -> bool {
         matches!(self, DataType::E4M3Fn | DataType::E4M3FnUz | DataType::E5M2 | DataType::E5M2FnUz)
     }
 
     /// float4e2m1 and both float6 types: always saturating, no NaN or infinity.
+    ///
+    /// ```
+    /// use qdq_ref::DataType;
+    /// assert!(DataType::E2M1.is_float4_or_6() && DataType::E3M2.is_float4_or_6());
+    /// assert!(!DataType::E4M3Fn.is_float4_or_6());
+    /// ```
     pub fn is_float4_or_6(self) -> bool {
         matches!(self, DataType::E2M1 | DataType::E2M3 | DataType::E3M2)
     }
 
     /// Any low-precision float type a quantize can produce (float8, float6, float4).
+    ///
+    /// ```
+    /// use qdq_ref::DataType;
+    /// assert!(DataType::E4M3Fn.is_minifloat() && DataType::E2M3.is_minifloat());
+    /// assert!(!DataType::E8M0.is_minifloat());
+    /// assert!(!DataType::F16.is_minifloat());
+    /// ```
     pub fn is_minifloat(self) -> bool {
         self.is_float8() || self.is_float4_or_6()
     }
 
     /// `[qmin, qmax]` of an integer type (including i32), `None` otherwise.
+    ///
+    /// ```
+    /// use qdq_ref::DataType;
+    /// assert_eq!(DataType::I4.int_range(), Some((-8, 7)));
+    /// assert_eq!(DataType::U2.int_range(), Some((0, 3)));
+    /// assert_eq!(DataType::I32.int_range(), Some((-2147483648, 2147483647)));
+    /// assert_eq!(DataType::F16.int_range(), None);
+    /// ```
     pub fn int_range(self) -> Option<(i64, i64)> {
         Some(match self {
             DataType::U8 => (0, 255),
@@ -236,6 +318,13 @@ impl DataType {
     }
 
     /// f32, f16 or bf16: the types a dequantize can produce and a division can run in.
+    ///
+    /// ```
+    /// use qdq_ref::DataType;
+    /// assert!(DataType::Bf16.is_wide_float());
+    /// assert!(!DataType::E8M0.is_wide_float());
+    /// assert!(!DataType::I32.is_wide_float());
+    /// ```
     pub fn is_wide_float(self) -> bool {
         matches!(self, DataType::F32 | DataType::F16 | DataType::Bf16)
     }

@@ -25,6 +25,13 @@ use crate::quantize::{quantize_value, Precision};
 
 /// NaN-ignoring min and max of the values, each clamped to include 0 (f32, as in the
 /// function body).
+///
+/// ```
+/// use qdq_ref::dynamic::range;
+/// assert_eq!(range([1.0, f32::NAN, 3.5].into_iter()), (0.0, 3.5));
+/// assert_eq!(range([-2.0, -1.0].into_iter()), (-2.0, 0.0));
+/// assert_eq!(range(std::iter::empty()), (0.0, 0.0));
+/// ```
 pub fn range(values: impl Iterator<Item = f32>) -> (f32, f32) {
     let (mut lo, mut hi) = (0.0f32, 0.0f32);
     for v in values {
@@ -40,6 +47,13 @@ pub fn range(values: impl Iterator<Item = f32>) -> (f32, f32) {
 }
 
 /// Scale and zero point from the range (see the module docs).
+///
+/// ```
+/// use qdq_ref::dynamic::scale_and_zero_point;
+/// assert_eq!(scale_and_zero_point(-51.0, 204.0), (1.0, 51));
+/// assert_eq!(scale_and_zero_point(-3.0, 2.0), (5.0 / 255.0, 153));
+/// assert_eq!(scale_and_zero_point(0.0, 0.0), (0.0, 0)); // range 0
+/// ```
 pub fn scale_and_zero_point(lo: f32, hi: f32) -> (f32, u8) {
     let scale = (hi - lo) / 255.0f32;
     let izp = 0.0f32 - lo / scale;
@@ -48,12 +62,30 @@ pub fn scale_and_zero_point(lo: f32, hi: f32) -> (f32, u8) {
 }
 
 /// Quantizes one element with a computed scale and zero point (f32 division).
+///
+/// ```
+/// use qdq_ref::dynamic::dynamic_value;
+/// assert_eq!(dynamic_value(2.5, 1.0, 51), 53); // 2.5 rounds to 2 (ties to even)
+/// assert_eq!(dynamic_value(300.0, 1.0, 51), 255);
+/// assert_eq!(dynamic_value(-100.0, 1.0, 51), 0);
+/// assert_eq!(dynamic_value(f32::NAN, 1.0, 51), 0);
+/// ```
 pub fn dynamic_value(x: f32, scale: f32, zero_point: u8) -> u8 {
     quantize_value(x as f64, scale as f64, Some(zero_point as f64), DataType::U8, Precision::F32, true) as u8
 }
 
 /// DynamicQuantizeLinear into a caller-provided buffer; returns `(scale, zero_point)`.
 /// Allocates nothing.
+///
+/// ```
+/// use qdq_ref::dynamic::dynamic_quantize;
+/// let mut y = [0u8; 6];
+/// let (scale, zp) = dynamic_quantize(&[0.0, 2.0, -3.0, -2.5, 1.34, 0.5], &mut y)?;
+/// assert_eq!((scale, zp), (5.0 / 255.0, 153));
+/// assert_eq!(y, [153, 255, 0, 26, 221, 179]);
+/// assert!(dynamic_quantize(&[1.0], &mut []).is_err());
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn dynamic_quantize(x: &[f32], y: &mut [u8]) -> Result<(f32, u8)> {
     if y.len() != x.len() {
         bail!(BufferLength, "y has {} elements but x has {}", y.len(), x.len());

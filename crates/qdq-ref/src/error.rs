@@ -55,16 +55,36 @@ pub struct Error {
 
 impl Error {
     /// Builds an error.
+    ///
+    /// ```
+    /// use qdq_ref::{Error, ErrorKind};
+    /// let e = Error::new(ErrorKind::InvalidAttribute, "saturate must be 0 or 1, got 2");
+    /// assert_eq!(e.kind(), ErrorKind::InvalidAttribute);
+    /// assert_eq!(e.to_string(), "saturate must be 0 or 1, got 2");
+    /// ```
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Error { kind, message: message.into() }
     }
 
     /// The category.
+    ///
+    /// ```
+    /// use qdq_ref::{layout::normalize_axis, ErrorKind};
+    /// let e = normalize_axis(5, 2).unwrap_err();
+    /// assert_eq!(e.kind(), ErrorKind::AxisOutOfRange);
+    /// ```
     pub fn kind(&self) -> ErrorKind {
         self.kind
     }
 
     /// The human-readable explanation.
+    ///
+    /// ```
+    /// use qdq_ref::{layout::element_count, Error, ErrorKind};
+    /// assert_eq!(Error::new(ErrorKind::Arity, "needs 2 inputs").message(), "needs 2 inputs");
+    /// let e = element_count("x_shape", &[usize::MAX, 2]).unwrap_err();
+    /// assert!(e.message().starts_with("x_shape:"));
+    /// ```
     pub fn message(&self) -> &str {
         &self.message
     }

@@ -96,11 +96,26 @@ pub const E3M2: FloatFormat = FloatFormat::new(3, 2, 3, Flavour::Finite);
 
 impl FloatFormat {
     /// Builds a format description.
+    ///
+    /// ```
+    /// use qdq_ref::float::{FloatFormat, Flavour, E4M3FN};
+    /// let f = FloatFormat::new(4, 3, 7, Flavour::Fn);
+    /// assert_eq!(f, E4M3FN);
+    /// assert_eq!(f.max_value(), 448.0);
+    /// ```
     pub const fn new(exp_bits: u32, man_bits: u32, bias: i32, flavour: Flavour) -> Self {
         FloatFormat { exp_bits, man_bits, bias, flavour }
     }
 
     /// The format of a float element type, `None` for integer types, f32 and e8m0.
+    ///
+    /// ```
+    /// use qdq_ref::float::{FloatFormat, E2M1};
+    /// use qdq_ref::DataType;
+    /// assert_eq!(FloatFormat::of(DataType::E2M1), Some(E2M1));
+    /// assert_eq!(FloatFormat::of(DataType::F32), None);
+    /// assert_eq!(FloatFormat::of(DataType::E8M0), None);
+    /// ```
     pub fn of(t: DataType) -> Option<FloatFormat> {
         Some(match t {
             DataType::F16 => F16,
@@ -117,11 +132,25 @@ impl FloatFormat {
     }
 
     /// Total width in bits (sign + exponent + mantissa).
+    ///
+    /// ```
+    /// use qdq_ref::float::{E2M3, E4M3FN, F16};
+    /// assert_eq!(E2M3.bits(), 6);
+    /// assert_eq!(E4M3FN.bits(), 8);
+    /// assert_eq!(F16.bits(), 16);
+    /// ```
     pub const fn bits(&self) -> u32 {
         1 + self.exp_bits + self.man_bits
     }
 
     /// The sign bit.
+    ///
+    /// ```
+    /// use qdq_ref::float::{E2M1, E4M3FN, F16};
+    /// assert_eq!(E4M3FN.sign_bit(), 0x80);
+    /// assert_eq!(E2M1.sign_bit(), 0x8);
+    /// assert_eq!(F16.sign_bit(), 0x8000);
+    /// ```
     pub const fn sign_bit(&self) -> u32 {
         1 << (self.exp_bits + self.man_bits)
     }
@@ -131,6 +160,13 @@ impl FloatFormat {
     }
 
     /// The largest finite magnitude code.
+    ///
+    /// ```
+    /// use qdq_ref::float::{E4M3FN, E4M3FNUZ, E5M2};
+    /// assert_eq!(E4M3FN.max_code(), 0x7e); // 0x7f is NaN
+    /// assert_eq!(E4M3FNUZ.max_code(), 0x7f);
+    /// assert_eq!(E5M2.max_code(), 0x7b); // 0x7c is infinity
+    /// ```
     pub const fn max_code(&self) -> u32 {
         let all = (1u32 << (self.exp_bits + self.man_bits)) - 1;
         match self.flavour {
@@ -143,11 +179,27 @@ impl FloatFormat {
     }
 
     /// The largest finite value.
+    ///
+    /// ```
+    /// use qdq_ref::float::{E2M1, E4M3FN, E5M2, F16};
+    /// assert_eq!(E4M3FN.max_value(), 448.0);
+    /// assert_eq!(E5M2.max_value(), 57344.0);
+    /// assert_eq!(E2M1.max_value(), 6.0);
+    /// assert_eq!(F16.max_value(), 65504.0);
+    /// ```
     pub fn max_value(&self) -> f64 {
         self.decode(self.max_code())
     }
 
     /// The code produced for NaN of the given sign.
+    ///
+    /// ```
+    /// use qdq_ref::float::{E2M1, E4M3FN, E4M3FNUZ, E5M2};
+    /// assert_eq!(E5M2.nan_code(false), 0x7e);
+    /// assert_eq!(E4M3FN.nan_code(true), 0xff);
+    /// assert_eq!(E4M3FNUZ.nan_code(true), 0x80);
+    /// assert_eq!(E2M1.nan_code(false), 0x8); // no NaN: +NaN gives the -0 code
+    /// ```
     pub const fn nan_code(&self, negative: bool) -> u32 {
         let s = if negative { self.sign_bit() } else { 0 };
         match self.flavour {
@@ -167,6 +219,14 @@ impl FloatFormat {
     }
 
     /// Whether `code` is a NaN of this format.
+    ///
+    /// ```
+    /// use qdq_ref::float::{E2M1, E4M3FN, E4M3FNUZ, E5M2};
+    /// assert!(E5M2.is_nan(0x7d) && !E5M2.is_nan(0x7c)); // 0x7c is +inf
+    /// assert!(E4M3FN.is_nan(0xff) && !E4M3FN.is_nan(0x80)); // 0x80 is -0
+    /// assert!(E4M3FNUZ.is_nan(0x80));
+    /// assert!(!E2M1.is_nan(0x8));
+    /// ```
     pub const fn is_nan(&self, code: u32) -> bool {
         let mag = code & (self.sign_bit() - 1);
         match self.flavour {
@@ -178,6 +238,14 @@ impl FloatFormat {
     }
 
     /// Decodes a code (only the low `bits()` bits are looked at) to its exact value.
+    ///
+    /// ```
+    /// use qdq_ref::float::{E2M1, E4M3FN, E5M2};
+    /// assert_eq!(E4M3FN.decode(0x38), 1.0);
+    /// assert_eq!(E4M3FN.decode(0x01), 2f64.powi(-9)); // smallest subnormal
+    /// assert_eq!(E5M2.decode(0xfc), f64::NEG_INFINITY);
+    /// assert_eq!(E2M1.decode(0x17), 6.0); // only the low 4 bits count
+    /// ```
     pub fn decode(&self, code: u32) -> f64 {
         let code = (code as u64 & ((1u64 << self.bits()) - 1)) as u32;
         if self.is_nan(code) {
@@ -204,6 +272,16 @@ impl FloatFormat {
 
     /// Encodes `v` with round-half-to-even; `saturate` as in the table of the module docs
     /// (ignored by the `Finite` flavour, which always saturates).
+    ///
+    /// ```
+    /// use qdq_ref::float::{E2M1, E4M3FN, E4M3FNUZ};
+    /// assert_eq!(E4M3FN.encode(1.0, true), 0x38);
+    /// assert_eq!(E4M3FN.encode(464.0, false), 0x7e); // the tie rounds down to 448
+    /// assert_eq!(E4M3FN.encode(500.0, true), 0x7e);
+    /// assert_eq!(E4M3FN.encode(500.0, false), 0x7f); // NaN
+    /// assert_eq!(E4M3FNUZ.encode(-0.0, true), 0x00);
+    /// assert_eq!(E2M1.encode(100.0, false), 0x7); // always saturates
+    /// ```
     pub fn encode(&self, v: f64, saturate: bool) -> u32 {
         let negative = v.is_sign_negative();
         let sign = if negative { self.sign_bit() } else { 0 };
@@ -259,6 +337,14 @@ impl FloatFormat {
     /// Whether `v` converts to a finite value of this format without saturating: it is not
     /// NaN, not infinite, and its RNE rounding does not exceed the largest finite value
     /// (a value that rounds to exactly ±max is in range). Independent of `saturate`.
+    ///
+    /// ```
+    /// use qdq_ref::float::{E4M3FN, E5M2};
+    /// assert!(E4M3FN.rounds_in_range(-464.0)); // rounds to -448
+    /// assert!(!E4M3FN.rounds_in_range(465.0));
+    /// assert!(!E4M3FN.rounds_in_range(f64::NAN));
+    /// assert!(!E5M2.rounds_in_range(61440.0)); // the tie rounds up to 65536
+    /// ```
     pub fn rounds_in_range(&self, v: f64) -> bool {
         let a = v.abs();
         a.is_finite() && self.magnitude_code(a) <= self.max_code() as u64
@@ -266,6 +352,13 @@ impl FloatFormat {
 
     /// Rounds `v` to the nearest value of this format (RNE, IEEE overflow to ±inf). Only
     /// meaningful for the IEEE flavour (f16, bf16, f32).
+    ///
+    /// ```
+    /// use qdq_ref::float::{BF16, F16};
+    /// assert_eq!(F16.round(2049.0), 2048.0);
+    /// assert_eq!(F16.round(65520.0), f64::INFINITY);
+    /// assert_eq!(BF16.round(1.0 + 3.0 * 2f64.powi(-8)), 1.0 + 2f64.powi(-6));
+    /// ```
     pub fn round(&self, v: f64) -> f64 {
         self.decode(self.encode(v, false))
     }
@@ -325,6 +418,14 @@ pub fn canonical_nan(v: f32) -> f32 {
 }
 
 /// Decodes an e8m0 code: `2^(k - 127)`, 0xff is NaN.
+///
+/// ```
+/// use qdq_ref::float::decode_e8m0;
+/// assert_eq!(decode_e8m0(127), 1.0);
+/// assert_eq!(decode_e8m0(130), 8.0);
+/// assert_eq!(decode_e8m0(0), 2f32.powi(-127));
+/// assert!(decode_e8m0(0xff).is_nan());
+/// ```
 pub fn decode_e8m0(code: u8) -> f32 {
     if code == 0xff {
         f32::NAN
@@ -336,6 +437,15 @@ pub fn decode_e8m0(code: u8) -> f32 {
 /// Encodes a value as e8m0. NaN, ±inf, values beyond 2^127 and negative values (whose
 /// conversion ONNX leaves unspecified) give 0xff (NaN); zero and tiny values give code 0
 /// (2^-127, the smallest value).
+///
+/// ```
+/// use qdq_ref::float::{encode_e8m0, E8m0Rounding};
+/// assert_eq!(encode_e8m0(3.0, E8m0Rounding::Up), 129);
+/// assert_eq!(encode_e8m0(3.0, E8m0Rounding::Down), 128);
+/// assert_eq!(encode_e8m0(0.3, E8m0Rounding::Nearest), 125);
+/// assert_eq!(encode_e8m0(-1.0, E8m0Rounding::Up), 0xff);
+/// assert_eq!(encode_e8m0(0.0, E8m0Rounding::Up), 0);
+/// ```
 pub fn encode_e8m0(v: f32, mode: E8m0Rounding) -> u8 {
     if v == 0.0 {
         return 0; // no zero in e8m0: the smallest code
@@ -373,11 +483,24 @@ pub fn encode_e8m0(v: f32, mode: E8m0Rounding) -> u8 {
 }
 
 /// Rounds to f16 with RNE: the IEEE binary16 value nearest to `v`.
+///
+/// ```
+/// use qdq_ref::float::round_f16;
+/// assert_eq!(round_f16(2049.0), 2048.0); // tie to even
+/// assert_eq!(round_f16(2051.0), 2052.0);
+/// assert_eq!(round_f16(65519.0), 65504.0);
+/// ```
 pub fn round_f16(v: f64) -> f64 {
     F16.round(v)
 }
 
 /// Rounds to bf16 with RNE.
+///
+/// ```
+/// use qdq_ref::float::round_bf16;
+/// assert_eq!(round_bf16(1.0 + 2f64.powi(-8)), 1.0); // tie to even
+/// assert_eq!(round_bf16(1.0 + 3.0 * 2f64.powi(-8)), 1.0 + 2f64.powi(-6));
+/// ```
 pub fn round_bf16(v: f64) -> f64 {
     BF16.round(v)
 }

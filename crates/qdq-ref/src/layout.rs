@@ -85,6 +85,16 @@ impl Layout {
 
     /// Checks that the layout describes `n` elements and returns the number of scales it
     /// needs. Errors name `input` (the argument that carries x).
+    ///
+    /// ```
+    /// use qdq_ref::Layout;
+    /// let l = Layout::PerAxis { outer: 2, axis_len: 3, inner: 4 };
+    /// assert_eq!(l.scale_count(24)?, 3);
+    /// assert!(l.scale_count(23).is_err());
+    /// assert_eq!(Layout::Blocked { outer: 2, axis_len: 4, inner: 1, block: 3 }.scale_count(8)?, 4);
+    /// assert_eq!(Layout::PerTensor.scale_count(10)?, 1);
+    /// # Ok::<(), qdq_ref::Error>(())
+    /// ```
     pub fn scale_count(&self, n: usize) -> Result<usize> {
         match *self {
             Layout::PerTensor => Ok(1),
@@ -105,6 +115,14 @@ impl Layout {
 
     /// Index of the scale that applies to element `i`. The layout must have been checked
     /// with [`Layout::scale_count`].
+    ///
+    /// ```
+    /// use qdq_ref::Layout;
+    /// let l = Layout::Blocked { outer: 2, axis_len: 4, inner: 1, block: 3 };
+    /// let idx: Vec<usize> = (0..8).map(|i| l.scale_index(i)).collect();
+    /// assert_eq!(idx, [0, 0, 0, 1, 2, 2, 2, 3]);
+    /// assert_eq!(Layout::PerAxis { outer: 1, axis_len: 3, inner: 2 }.scale_index(5), 2);
+    /// ```
     pub fn scale_index(&self, i: usize) -> usize {
         match *self {
             Layout::PerTensor => 0,
@@ -153,6 +171,15 @@ fn split(shape: &[usize], axis: isize) -> Result<(usize, usize, usize)> {
 /// A shape with a zero dimension has no elements whatever its other dimensions are, so
 /// `[usize::MAX, usize::MAX, 0]` is an empty tensor, exactly like `[0, usize::MAX, usize::MAX]`
 /// (the order of the dimensions does not decide whether the product "overflows").
+///
+/// ```
+/// use qdq_ref::{layout::element_count, ErrorKind};
+/// assert_eq!(element_count("x", &[2, 3, 4])?, 24);
+/// assert_eq!(element_count("x", &[])?, 1);
+/// assert_eq!(element_count("x", &[usize::MAX, usize::MAX, 0])?, 0);
+/// assert_eq!(element_count("x", &[usize::MAX, 2]).unwrap_err().kind(), ErrorKind::ShapeOverflow);
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn element_count(input: &str, shape: &[usize]) -> Result<usize> {
     if shape.contains(&0) {
         return Ok(0);
@@ -179,6 +206,15 @@ fn partial_product(x_shape: &[usize], dims: &[usize]) -> Result<usize> {
 }
 
 /// Normalises a possibly negative axis against `rank`.
+///
+/// ```
+/// use qdq_ref::{layout::normalize_axis, ErrorKind};
+/// assert_eq!(normalize_axis(-1, 3)?, 2);
+/// assert_eq!(normalize_axis(1, 3)?, 1);
+/// assert_eq!(normalize_axis(3, 3).unwrap_err().kind(), ErrorKind::AxisOutOfRange);
+/// assert!(normalize_axis(-4, 3).is_err());
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn normalize_axis(axis: i64, rank: usize) -> Result<usize> {
     let r = rank as i64;
     let a = if axis < 0 { axis.checked_add(r) } else { Some(axis) };
@@ -201,6 +237,17 @@ pub struct Allowed {
 
 /// Picks and validates the layout from shapes (see the module docs). `scale_name` and
 /// `zp_name` are the ONNX input names used in messages (`y_scale`, `x_scale`, ...).
+///
+/// ```
+/// use qdq_ref::layout::{resolve, Allowed, Layout};
+/// let (all, names) = (Allowed { per_axis: true, blocked: true }, ("y_scale", "y_zero_point"));
+/// assert_eq!(resolve(&[3, 4], &[1], Some(&[]), 1, 0, all, names)?, Layout::PerTensor);
+/// assert_eq!(resolve(&[3, 4], &[4], None, -1, 0, all, names)?, Layout::PerAxis { outer: 3, axis_len: 4, inner: 1 });
+/// let blocked = Layout::Blocked { outer: 3, axis_len: 4, inner: 1, block: 3 };
+/// assert_eq!(resolve(&[3, 4], &[3, 2], None, 1, 3, all, names)?, blocked);
+/// assert!(resolve(&[3, 4], &[3, 2], None, 1, 4, all, names).is_err()); // needs ceil(4 / 4) = 1
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn resolve(
     x_shape: &[usize],
     scale_shape: &[usize],

@@ -15,6 +15,14 @@ use crate::dtype::DataType;
 
 /// Returns the `bits(t)`-bit code of element `i`. The caller guarantees that `data` holds
 /// at least `i + 1` elements.
+///
+/// ```
+/// use qdq_ref::{packing::get, DataType};
+/// let data = [0xe1, 0x87, 0x03];
+/// assert_eq!(get(DataType::I4, &data, 0), 0x1); // low nibble first
+/// assert_eq!(get(DataType::I4, &data, 1), 0xe);
+/// assert_eq!(get(DataType::U2, &data, 3), 0b11);
+/// ```
 pub fn get(t: DataType, data: &[u8], i: usize) -> u32 {
     let w = t.bits() as usize;
     let first_bit = i * w;
@@ -28,6 +36,14 @@ pub fn get(t: DataType, data: &[u8], i: usize) -> u32 {
 }
 
 /// Stores the low `bits(t)` bits of `code` as element `i`, leaving every other bit as is.
+///
+/// ```
+/// use qdq_ref::{packing::set, DataType};
+/// let mut data = [0xff; 2];
+/// set(DataType::U4, &mut data, 1, 0x2);
+/// set(DataType::U4, &mut data, 2, 0x15); // only the low 4 bits are stored
+/// assert_eq!(data, [0x2f, 0xf5]);
+/// ```
 pub fn set(t: DataType, data: &mut [u8], i: usize, code: u32) {
     let w = t.bits() as usize;
     let first_bit = i * w;
@@ -42,6 +58,13 @@ pub fn set(t: DataType, data: &mut [u8], i: usize, code: u32) {
 }
 
 /// Zeroes the bits after the last of `n` elements in the final byte.
+///
+/// ```
+/// use qdq_ref::{packing::zero_padding, DataType};
+/// let mut data = [0xff; 2];
+/// zero_padding(DataType::I4, &mut data, 3);
+/// assert_eq!(data, [0xff, 0x0f]);
+/// ```
 pub fn zero_padding(t: DataType, data: &mut [u8], n: usize) {
     let used_bits = n * t.bits() as usize;
     if !used_bits.is_multiple_of(8) {
@@ -51,17 +74,39 @@ pub fn zero_padding(t: DataType, data: &mut [u8], n: usize) {
 }
 
 /// Sign-extends a `bits`-wide two's-complement code.
+///
+/// ```
+/// use qdq_ref::packing::sign_extend;
+/// assert_eq!(sign_extend(0xe, 4), -2);
+/// assert_eq!(sign_extend(0x7, 4), 7);
+/// assert_eq!(sign_extend(0b10, 2), -2);
+/// ```
 pub fn sign_extend(code: u32, bits: u32) -> i64 {
     let shift = 64 - bits;
     ((code as i64) << shift) >> shift
 }
 
 /// Reads element `i` of an integer type (u8 ... i32) as its value.
+///
+/// ```
+/// use qdq_ref::{packing::get_int, DataType};
+/// let data = [0xe1, 0x87, 0x03];
+/// assert_eq!(get_int(DataType::I4, &data, 1), -2);
+/// assert_eq!(get_int(DataType::I4, &data, 3), -8);
+/// assert_eq!(get_int(DataType::U4, &data, 1), 14);
+/// ```
 pub fn get_int(t: DataType, data: &[u8], i: usize) -> i64 {
     int_value(t, get(t, data, i))
 }
 
 /// The value of a code of an integer type (u8 ... i32): sign-extended for signed types.
+///
+/// ```
+/// use qdq_ref::{packing::int_value, DataType};
+/// assert_eq!(int_value(DataType::I8, 0xff), -1);
+/// assert_eq!(int_value(DataType::U8, 0xff), 255);
+/// assert_eq!(int_value(DataType::I2, 0b10), -2);
+/// ```
 pub fn int_value(t: DataType, code: u32) -> i64 {
     match t {
         DataType::I8 | DataType::I16 | DataType::I32 | DataType::I4 | DataType::I2 => sign_extend(code, t.bits()),
@@ -70,6 +115,15 @@ pub fn int_value(t: DataType, code: u32) -> i64 {
 }
 
 /// Writes the value `v` (already in range) as element `i` of an integer type.
+///
+/// ```
+/// use qdq_ref::{packing::set_int, DataType};
+/// let mut data = [0u8; 2];
+/// for (i, v) in [1, -2, 7].into_iter().enumerate() {
+///     set_int(DataType::I4, &mut data, i, v);
+/// }
+/// assert_eq!(data, [0xe1, 0x07]);
+/// ```
 pub fn set_int(t: DataType, data: &mut [u8], i: usize, v: i64) {
     set(t, data, i, v as u32 & (((1u64 << t.bits()) - 1) as u32));
 }

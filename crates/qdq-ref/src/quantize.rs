@@ -48,6 +48,12 @@ pub enum Precision {
 
 impl Precision {
     /// The precision a `precision` attribute names; only f32, f16 and bf16 are valid (R20).
+    ///
+    /// ```
+    /// use qdq_ref::{DataType, Precision};
+    /// assert_eq!(Precision::from_attribute(DataType::Bf16), Some(Precision::Bf16));
+    /// assert_eq!(Precision::from_attribute(DataType::I32), None);
+    /// ```
     pub fn from_attribute(t: DataType) -> Option<Precision> {
         match t {
             DataType::F32 => Some(Precision::F32),
@@ -57,7 +63,15 @@ impl Precision {
         }
     }
 
-    /// The default precision for a scale type.
+    /// The default precision for a scale type: f16 and bf16 as themselves, i32 as f64,
+    /// f32 and e8m0 as f32.
+    ///
+    /// ```
+    /// use qdq_ref::{DataType, Precision};
+    /// assert_eq!(Precision::for_scale(DataType::F16), Precision::F16);
+    /// assert_eq!(Precision::for_scale(DataType::I32), Precision::F64);
+    /// assert_eq!(Precision::for_scale(DataType::E8M0), Precision::F32);
+    /// ```
     pub fn for_scale(t: DataType) -> Precision {
         match t {
             DataType::F16 => Precision::F16,
@@ -68,6 +82,13 @@ impl Precision {
     }
 
     /// Rounds an exact value to this precision (RNE, overflow to ±inf).
+    ///
+    /// ```
+    /// use qdq_ref::Precision;
+    /// assert_eq!(Precision::F16.round(2049.0), 2048.0); // a tie, to even
+    /// assert_eq!(Precision::F16.round(70000.0), f64::INFINITY);
+    /// assert_eq!(Precision::F64.round(0.1), 0.1);
+    /// ```
     pub fn round(self, v: f64) -> f64 {
         let fmt: FloatFormat = match self {
             Precision::F64 => return v,
@@ -92,6 +113,12 @@ pub struct QuantizeOptions {
 
 impl QuantizeOptions {
     /// Options for `output` with `saturate = true` and the scale's precision.
+    ///
+    /// ```
+    /// use qdq_ref::{DataType, QuantizeOptions};
+    /// let o = QuantizeOptions::new(DataType::E4M3Fn);
+    /// assert!(o.saturate && o.precision.is_none());
+    /// ```
     pub fn new(output: DataType) -> Self {
         QuantizeOptions { output, saturate: true, precision: None }
     }
@@ -101,6 +128,13 @@ impl QuantizeOptions {
 /// values of the input elements (any f32/f16/bf16/i32/e8m0 value is exact in f64);
 /// `zero_point` is the zero point's value (`None` when there is none). Returns the
 /// output code (the low `output.bits()` bits).
+///
+/// ```
+/// use qdq_ref::{quantize::quantize_value, DataType, Precision};
+/// assert_eq!(quantize_value(2.5, 1.0, Some(1.0), DataType::U8, Precision::F32, true), 3); // 2 + 1
+/// assert_eq!(quantize_value(-9.0, 1.0, None, DataType::I4, Precision::F32, true), 0x8); // -8
+/// assert_eq!(quantize_value(1e6, 1.0, None, DataType::E4M3Fn, Precision::F32, false), 0x7f); // NaN
+/// ```
 pub fn quantize_value(
     x: f64,
     scale: f64,
@@ -132,6 +166,12 @@ pub fn quantize_value(
 
 /// The quotient `q = round_P(round_P(x) / round_P(s))` of the module docs (a value of `P`,
 /// held exactly in an `f64`).
+///
+/// ```
+/// use qdq_ref::{quantize::quotient, Precision};
+/// assert_eq!(quotient(1.0, 3.0, Precision::F32), (1.0f32 / 3.0) as f64);
+/// assert!(quotient(0.0, 0.0, Precision::F32).is_nan());
+/// ```
 pub fn quotient(x: f64, scale: f64, precision: Precision) -> f64 {
     precision.round(precision.round(x) / precision.round(scale))
 }
@@ -140,6 +180,13 @@ pub fn quotient(x: f64, scale: f64, precision: Precision) -> f64 {
 /// saturating: not NaN, and for integer outputs `qmin <= roundTiesEven(q) + zp <= qmax`
 /// (the bounds themselves included), for float outputs no overflow (see
 /// [`FloatFormat::rounds_in_range`]). This is the training-mode mask bit.
+///
+/// ```
+/// use qdq_ref::{quantize::representable, DataType};
+/// assert!(representable(127.4, None, DataType::I8));
+/// assert!(!representable(127.5, None, DataType::I8)); // rounds to 128
+/// assert!(!representable(f64::NAN, None, DataType::U8));
+/// ```
 pub fn representable(q: f64, zero_point: Option<f64>, output: DataType) -> bool {
     if let Some((qmin, qmax)) = output.int_range() {
         // NaN fails both comparisons.
@@ -152,6 +199,11 @@ pub fn representable(q: f64, zero_point: Option<f64>, output: DataType) -> bool 
 }
 
 /// The value of zero-point element `i` as the quantize formula uses it.
+///
+/// ```
+/// use qdq_ref::{quantize::zero_point_value, Packed};
+/// assert_eq!(zero_point_value(&Packed::from(&[-5i8, 7]), 1), 7.0);
+/// ```
 pub fn zero_point_value(zp: &Packed<'_>, i: usize) -> f64 {
     let t = zp.dtype;
     if t.int_range().is_some() {
@@ -184,6 +236,17 @@ pub(crate) fn check_float_zero_point(zp: &Packed<'_>, name: &str) -> Result<()> 
 /// precision. Every backend calls this, so all reject the same inputs identically.
 /// `names` are the scale's and zero point's names in messages: `["y_scale",
 /// "y_zero_point"]` for a node, `["scales", "zero_points"]` for [`Params`].
+///
+/// ```
+/// use qdq_ref::{quantize::check, DataType, ErrorKind, Layout, Precision, QuantizeOptions};
+/// let opts = QuantizeOptions::new(DataType::I8);
+/// let names = ["y_scale", "y_zero_point"];
+/// let p = check((DataType::F16, 4), (DataType::F16, 1), None, &Layout::PerTensor, &opts, 4, names)?;
+/// assert_eq!(p, Precision::F16);
+/// let err = check((DataType::F32, 4), (DataType::F32, 1), None, &Layout::PerTensor, &opts, 3, names).unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::BufferLength);
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn check(
     x: (DataType, usize),
     scale: (DataType, usize),

@@ -20,6 +20,14 @@ pub enum Domain {
 
 impl Domain {
     /// Parses a NodeProto / OperatorSetIdProto domain string.
+    ///
+    /// ```
+    /// use qdq_ref::Domain;
+    /// assert_eq!(Domain::parse(""), Some(Domain::Onnx));
+    /// assert_eq!(Domain::parse("ai.onnx"), Some(Domain::Onnx));
+    /// assert_eq!(Domain::parse("com.microsoft"), Some(Domain::Microsoft));
+    /// assert_eq!(Domain::parse("com.example"), None);
+    /// ```
     pub fn parse(s: &str) -> Option<Domain> {
         match s {
             "" | "ai.onnx" => Some(Domain::Onnx),
@@ -29,6 +37,12 @@ impl Domain {
     }
 
     /// The domain string.
+    ///
+    /// ```
+    /// use qdq_ref::Domain;
+    /// assert_eq!(Domain::Onnx.as_str(), "ai.onnx");
+    /// assert_eq!(Domain::Microsoft.as_str(), "com.microsoft");
+    /// ```
     pub fn as_str(self) -> &'static str {
         match self {
             Domain::Onnx => "ai.onnx",
@@ -48,11 +62,22 @@ pub struct Opset {
 
 impl Opset {
     /// `ai.onnx` at `version`.
+    ///
+    /// ```
+    /// use qdq_ref::{Domain, Opset};
+    /// let o = Opset::onnx(21);
+    /// assert_eq!((o.domain, o.version), (Domain::Onnx, 21));
+    /// ```
     pub const fn onnx(version: i64) -> Opset {
         Opset { domain: Domain::Onnx, version }
     }
 
     /// `com.microsoft` version 1.
+    ///
+    /// ```
+    /// use qdq_ref::{Domain, Opset};
+    /// assert_eq!(Opset::microsoft(), Opset { domain: Domain::Microsoft, version: 1 });
+    /// ```
     pub const fn microsoft() -> Opset {
         Opset { domain: Domain::Microsoft, version: 1 }
     }
@@ -98,11 +123,34 @@ impl Schema {
     /// `QuantizeLinear-21`, `com.microsoft.QuantizeLinear-1`: a value that formats as
     /// the name, so a successful call never builds a string (the tensor API allocates
     /// only its outputs).
-    pub fn name(&self) -> SchemaName {
+    ///
+    /// ```
+    /// // Schema is internal; its name prefixes the tensor API's errors. Opset 22 selects version 21.
+    /// use qdq_ref::{quantize_linear, DataType, Opset, QuantizeAttributes, TensorRef};
+    /// let (shape, x, s) = ([2], [1.0f32, 2.0], 0.5f32);
+    /// let attrs = QuantizeAttributes { output_dtype: Some(DataType::I2), ..Default::default() };
+    /// let r = quantize_linear(Opset::onnx(22), TensorRef::new(&shape, &x)?, TensorRef::scalar(&s), None, &attrs);
+    /// assert!(r.unwrap_err().message().starts_with("QuantizeLinear-21: output_dtype INT2"));
+    /// # Ok::<(), qdq_ref::Error>(())
+    /// ```
+    pub(crate) fn name(&self) -> SchemaName {
         SchemaName(*self)
     }
 
-    pub fn check_attribute(&self, name: &str) -> Result<()> {
+    /// Fails with `UnknownAttribute` unless this version defines the attribute `name`.
+    ///
+    /// ```
+    /// // Schema is internal; the tensor API checks every given attribute with it.
+    /// use qdq_ref::{quantize_linear, ErrorKind, Opset, QuantizeAttributes, TensorRef};
+    /// let (shape, x, s) = ([2], [1.0f32, 2.0], 0.5f32);
+    /// let attrs = QuantizeAttributes { block_size: Some(2), ..Default::default() };
+    /// let (xt, st) = (TensorRef::new(&shape, &x)?, TensorRef::scalar(&s));
+    /// let e = quantize_linear(Opset::onnx(19), xt, st, None, &attrs).unwrap_err();
+    /// assert_eq!(e.kind(), ErrorKind::UnknownAttribute);
+    /// assert_eq!(e.message(), "QuantizeLinear-19 has no attribute 'block_size' (it has: axis, saturate)");
+    /// # Ok::<(), qdq_ref::Error>(())
+    /// ```
+    pub(crate) fn check_attribute(&self, name: &str) -> Result<()> {
         if !self.attributes.contains(&name) {
             bail!(
                 UnknownAttribute,

@@ -313,12 +313,30 @@ impl<'a> TensorRef<'a> {
 
 /// Element `i` of an f32 / f16 / bf16 / i32 / e8m0 tensor as its exact value (for
 /// backends that fall back to the reference formulas).
+///
+/// ```
+/// use qdq_ref::{bf16, tensor::wide_value, TensorRef};
+/// let data = [bf16::from_f32(0.5), bf16::from_f32(-3.0)];
+/// let t = TensorRef::new(&[2], &data)?;
+/// assert_eq!(wide_value(&t, 1), -3.0);
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn wide_value(t: &TensorRef<'_>, i: usize) -> f64 {
     use crate::values::Read;
     Bytes { dtype: t.dtype, data: t.data }.value(i)
 }
 
-/// Writes `v` rounded once to `out` (f32, f16 or bf16) into `bytes` (one element).
+/// Writes `v` rounded once to `out` (f32, f16 or bf16) into `bytes` (one element); a NaN
+/// is written as the canonical NaN.
+///
+/// ```
+/// use qdq_ref::{tensor::put_wide, DataType};
+/// let mut b = [0u8; 2];
+/// put_wide(DataType::F16, &mut b, 1.0);
+/// assert_eq!(b, [0x00, 0x3c]);
+/// put_wide(DataType::Bf16, &mut b, -f32::NAN);
+/// assert_eq!(b, [0xc0, 0x7f]);
+/// ```
 pub fn put_wide(out: DataType, bytes: &mut [u8], v: f32) {
     use crate::values::Write;
     BytesMut { dtype: out, data: bytes }.put(0, v);
@@ -473,7 +491,18 @@ pub struct QuantizePlan<'a> {
     pub y_bytes: usize,
 }
 
-/// Validates a QuantizeLinear call at the given opset (see [`quantize_linear`]).
+/// Validates a QuantizeLinear call at the given opset (see [`quantize_linear`]) into the
+/// plan a [`Backend`] executes.
+///
+/// ```
+/// use qdq_ref::{tensor::plan_quantize, DataType, Layout, Opset, TensorRef};
+/// let x = TensorRef::new(&[2, 3], &[0f32; 6])?;
+/// let scales = TensorRef::new(&[3], &[1f32; 3])?;
+/// let plan = plan_quantize(Opset::onnx(13), x, scales, None, &Default::default())?;
+/// assert_eq!(plan.layout, Layout::PerAxis { outer: 2, axis_len: 3, inner: 1 }); // axis defaults to 1
+/// assert_eq!((plan.opts.output, plan.y_bytes), (DataType::U8, 6));
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn plan_quantize<'a>(
     opset: Opset,
     x: TensorRef<'a>,
@@ -586,6 +615,18 @@ pub fn plan_quantize<'a>(
 /// quantized type or differs from the zero point's type; `saturate` not 0/1; `precision`
 /// not f32/f16/bf16; bad axis, block size or scale / zero-point shapes; buffers whose
 /// length does not match their shape; non-zero float zero points.
+///
+/// ```
+/// use qdq_ref::{quantize_linear, DataType, ErrorKind, Opset, QuantizeAttributes, TensorRef};
+/// let x = TensorRef::new(&[3], &[0.5f32, 1.5, 2.5])?;
+/// let y = quantize_linear(Opset::onnx(19), x, TensorRef::scalar(&1.0f32), None, &Default::default())?;
+/// assert_eq!(y.as_slice::<u8>()?, [0, 2, 2]); // ties to even
+/// // int4 output needs opset 21.
+/// let attrs = QuantizeAttributes { output_dtype: Some(DataType::I4), ..Default::default() };
+/// let err = quantize_linear(Opset::onnx(19), x, TensorRef::scalar(&1.0f32), None, &attrs).unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::UnknownAttribute);
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn quantize_linear(
     opset: Opset,
     x: TensorRef<'_>,
@@ -597,6 +638,14 @@ pub fn quantize_linear(
 }
 
 /// [`quantize_linear`] executed by `backend`.
+///
+/// ```
+/// use qdq_ref::{tensor::{quantize_linear_with, Reference}, Opset, TensorRef};
+/// let x = TensorRef::new(&[2], &[-1.0f32, 1.0])?;
+/// let y = quantize_linear_with(&Reference, Opset::onnx(13), x, TensorRef::scalar(&0.5f32), None, &Default::default())?;
+/// assert_eq!(y.as_slice::<u8>()?, [0, 2]);
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn quantize_linear_with<B: Backend + ?Sized>(
     backend: &B,
     opset: Opset,
@@ -630,7 +679,16 @@ pub struct DequantizePlan<'a> {
     pub y_bytes: usize,
 }
 
-/// Validates a DequantizeLinear call at the given opset (see [`dequantize_linear`]).
+/// Validates a DequantizeLinear call at the given opset (see [`dequantize_linear`]) into
+/// the plan a [`Backend`] executes.
+///
+/// ```
+/// use qdq_ref::{tensor::plan_dequantize, DataType, Opset, TensorRef};
+/// let x = TensorRef::new(&[4], &[1i8, 2, 3, 4])?;
+/// let plan = plan_dequantize(Opset::onnx(21), x, TensorRef::scalar(&qdq_ref::f16::ONE), None, &Default::default())?;
+/// assert_eq!((plan.output, plan.y_bytes), (DataType::F16, 8)); // the scale's type
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn plan_dequantize<'a>(
     opset: Opset,
     x: TensorRef<'a>,
@@ -719,6 +777,16 @@ pub fn plan_dequantize<'a>(
 /// DequantizeLinear at the given opset. Errors as for [`quantize_linear`], plus: the zero
 /// point's type must equal x's; the output type (`output_dtype`, else the scale's type)
 /// must be f32, f16 or bf16, so an e8m0 scale needs `output_dtype`.
+///
+/// ```
+/// use qdq_ref::{dequantize_linear, DataType, DequantizeAttributes, Float8E8M0, Opset, TensorRef};
+/// let x = TensorRef::new(&[2], &[3i8, -4])?;
+/// let scale = Float8E8M0::from_exponent(-1).unwrap(); // 0.5
+/// let attrs = DequantizeAttributes { output_dtype: Some(DataType::F32), ..Default::default() };
+/// let y = dequantize_linear(Opset::onnx(24), x, TensorRef::scalar(&scale), None, &attrs)?;
+/// assert_eq!(y.as_slice::<f32>()?, [1.5, -2.0]);
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn dequantize_linear(
     opset: Opset,
     x: TensorRef<'_>,
@@ -730,6 +798,14 @@ pub fn dequantize_linear(
 }
 
 /// [`dequantize_linear`] executed by `backend`.
+///
+/// ```
+/// use qdq_ref::{tensor::{dequantize_linear_with, Reference}, Opset, TensorRef};
+/// let x = TensorRef::new(&[2], &[10u8, 20])?;
+/// let y = dequantize_linear_with(&Reference, Opset::onnx(10), x, TensorRef::scalar(&0.5f32), None, &Default::default())?;
+/// assert_eq!(y.as_slice::<f32>()?, [5.0, 10.0]);
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn dequantize_linear_with<B: Backend + ?Sized>(
     backend: &B,
     opset: Opset,
@@ -790,6 +866,13 @@ pub fn dynamic_quantize_linear(opset: Opset, x: TensorRef<'_>) -> Result<Dynamic
 }
 
 /// [`dynamic_quantize_linear`] executed by `backend`.
+///
+/// ```
+/// use qdq_ref::{tensor::{dynamic_quantize_linear_with, Reference}, Opset, TensorRef};
+/// let out = dynamic_quantize_linear_with(&Reference, Opset::onnx(11), TensorRef::new(&[2], &[0.0f32, -2.55])?)?;
+/// assert_eq!((out.y_scale, out.y_zero_point, out.y.as_slice::<u8>()?), (0.01, 255, &[255u8, 0][..]));
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn dynamic_quantize_linear_with<B: Backend + ?Sized>(
     backend: &B,
     opset: Opset,
@@ -875,6 +958,18 @@ pub struct Attribute<'a> {
 ///
 /// Errors on an unknown operator, a wrong number of inputs or outputs, duplicated or
 /// unknown attributes, and everything the typed entry points reject.
+///
+/// ```
+/// use qdq_ref::{run_node, Attribute, ErrorKind, Opset, TensorRef};
+/// let x = TensorRef::new(&[2], &[1.0f32, 2.0])?;
+/// let s = TensorRef::scalar(&0.5f32);
+/// let y = run_node("QuantizeLinear", Opset::onnx(13), &[Some(x), Some(s)], &[], 1)?;
+/// assert_eq!(y[0].as_slice::<u8>()?, [2, 4]);
+/// let bad = [Attribute { name: "block_size", value: 2 }];
+/// let err = run_node("QuantizeLinear", Opset::onnx(13), &[Some(x), Some(s)], &bad, 1).unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::UnknownAttribute);
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn run_node(
     op_type: &str,
     opset: Opset,
@@ -886,6 +981,15 @@ pub fn run_node(
 }
 
 /// [`run_node`] executed by `backend`.
+///
+/// ```
+/// use qdq_ref::{tensor::{run_node_with, Reference}, Opset, TensorRef};
+/// let x = TensorRef::new(&[1], &[1.0f32])?;
+/// let out = run_node_with(&Reference, "DynamicQuantizeLinear", Opset::onnx(11), &[Some(x)], &[], 3)?;
+/// assert_eq!(out.len(), 3);
+/// assert_eq!(out[2].to_scalar::<u8>()?, 0);
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn run_node_with<B: Backend + ?Sized>(
     backend: &B,
     op_type: &str,

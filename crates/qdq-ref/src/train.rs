@@ -144,11 +144,26 @@ pub struct FakeQuantGrads<'a> {
 }
 
 /// Bytes of the mask of `n` elements: `ceil(n / 8)`.
+///
+/// ```
+/// use qdq_ref::train::mask_len;
+/// assert_eq!(mask_len(0), 0);
+/// assert_eq!(mask_len(8), 1);
+/// assert_eq!(mask_len(9), 2);
+/// ```
 pub fn mask_len(n: usize) -> usize {
     n.div_ceil(8)
 }
 
 /// Bit `i` of a mask.
+///
+/// ```
+/// use qdq_ref::train::mask_bit;
+/// // Element i is bit i % 8 of byte i / 8: elements 0, 2 and 8 are set.
+/// let mask = [0b0000_0101u8, 0b0000_0001];
+/// let set: Vec<usize> = (0..16).filter(|&i| mask_bit(&mask, i)).collect();
+/// assert_eq!(set, [0, 2, 8]);
+/// ```
 pub fn mask_bit(mask: &[u8], i: usize) -> bool {
     mask[i / 8] >> (i % 8) & 1 == 1
 }
@@ -160,6 +175,16 @@ pub const SUM_TILE: usize = 16384;
 pub const SUM_LANES: usize = 16;
 
 /// Sums terms `term(start) .. term(start + len)` of one run (module docs, step 2).
+///
+/// ```
+/// use qdq_ref::train::run_sum;
+/// // Terms 2, 3 and 4: the run of 3 elements starting at element 2.
+/// assert_eq!(run_sum(2, 3, &|i| i as f32), 9.0);
+/// // 1e8 then 31 ones: a left fold loses every 1 (f32's ulp at 1e8 is 8); 16 partials keep 24.
+/// assert_eq!(run_sum(0, 32, &|i| if i == 0 { 1e8 } else { 1.0 }), 100_000_024.0);
+/// // An empty run sums to -0.
+/// assert_eq!(run_sum(0, 0, &|_| 1.0).to_bits(), (-0.0f32).to_bits());
+/// ```
 pub fn run_sum(start: usize, len: usize, term: &impl Fn(usize) -> f32) -> f32 {
     if len > SUM_TILE {
         let h = len.div_ceil(SUM_TILE).div_ceil(2) * SUM_TILE;
@@ -173,6 +198,14 @@ pub fn run_sum(start: usize, len: usize, term: &impl Fn(usize) -> f32) -> f32 {
 }
 
 /// The pairwise reduction of the 16 partial sums (module docs, step 2).
+///
+/// ```
+/// use qdq_ref::train::{fold_lanes, SUM_LANES};
+/// let mut p = [1.0f32; SUM_LANES];
+/// p[0] = 1e8;
+/// // In lane order 1e8 + 1 + ... + 1 stays 1e8; pairwise, the ones meet first and 8 survive.
+/// assert_eq!(fold_lanes(&mut p), 100_000_008.0);
+/// ```
 pub fn fold_lanes(p: &mut [f32; SUM_LANES]) -> f32 {
     let mut w = SUM_LANES / 2;
     while w > 0 {
@@ -186,6 +219,14 @@ pub fn fold_lanes(p: &mut [f32; SUM_LANES]) -> f32 {
 
 /// The runs of a layout over `n` elements as `(start, len, scale index)`, in element order
 /// (module docs, step 1).
+///
+/// ```
+/// use qdq_ref::{train::runs, Layout};
+/// assert_eq!(runs(Layout::PerTensor, 5).collect::<Vec<_>>(), [(0, 5, 0)]);
+/// // Shape [2, 2, 3], per-axis on axis 1: rows of 3 elements alternate between scales 0 and 1.
+/// let r: Vec<_> = runs(Layout::PerAxis { outer: 2, axis_len: 2, inner: 3 }, 12).collect();
+/// assert_eq!(r, [(0, 3, 0), (3, 3, 1), (6, 3, 0), (9, 3, 1)]);
+/// ```
 pub fn runs(layout: Layout, n: usize) -> impl Iterator<Item = (usize, usize, usize)> {
     let per_element = move |i: usize| (i, 1, layout.scale_index(i));
     let (rows, row_len, count): (usize, usize, usize) = match layout {
@@ -298,6 +339,18 @@ fn check_integer_output(name: &str, out: DataType) -> Result<()> {
 }
 
 /// Validates a [`quantize_train`] call.
+///
+/// ```
+/// use qdq_ref::train::{check_quantize_train, QuantParams};
+/// use qdq_ref::{DataType, ErrorKind, Layout, Precision, QuantizeOptions, Values};
+/// let p = QuantParams { scale: Values::F32(&[0.5]), zero_point: None, layout: Layout::PerTensor,
+///                       opts: QuantizeOptions::new(DataType::I8) };
+/// let x = Values::F32(&[1.0; 9]);
+/// assert_eq!(check_quantize_train(&x, &p, 9, 2)?, Precision::F32);
+/// // 9 elements need a mask of 2 bytes.
+/// assert_eq!(check_quantize_train(&x, &p, 9, 1).unwrap_err().kind(), ErrorKind::BufferLength);
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn check_quantize_train(x: &Values<'_>, p: &QuantParams<'_>, y_len: usize, mask_len: usize) -> Result<Precision> {
     let n = x.len();
     let precision = check_params(p, x.dtype(), n)?;
@@ -310,6 +363,19 @@ pub fn check_quantize_train(x: &Values<'_>, p: &QuantParams<'_>, y_len: usize, m
 }
 
 /// Validates a [`quantize_backward`] call (`n` = elements of `dy`).
+///
+/// ```
+/// use qdq_ref::train::{check_quantize_backward, QuantParams};
+/// use qdq_ref::{DataType, ErrorKind, Layout, Precision, QuantizeOptions, Values};
+/// let p = QuantParams { scale: Values::F32(&[0.5]), zero_point: None, layout: Layout::PerTensor,
+///                       opts: QuantizeOptions::new(DataType::I8) };
+/// let dy = Values::F32(&[1.0; 4]);
+/// assert_eq!(check_quantize_backward(&dy, 1, &p, 4)?, Precision::F32);
+/// // An i32 scale is rejected in training mode.
+/// let p32 = QuantParams { scale: Values::I32(&[2]), ..p };
+/// assert_eq!(check_quantize_backward(&dy, 1, &p32, 4).unwrap_err().kind(), ErrorKind::UnsupportedType);
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn check_quantize_backward(
     dy: &Values<'_>,
     mask_len: usize,
@@ -327,6 +393,16 @@ pub fn check_quantize_backward(
 }
 
 /// Validates a [`mask_backward`] call.
+///
+/// ```
+/// use qdq_ref::{train::check_mask_backward, ErrorKind, Values};
+/// let dy = Values::F32(&[1.0; 9]);
+/// check_mask_backward(&dy, 2, 9)?;
+/// assert_eq!(check_mask_backward(&dy, 1, 9).unwrap_err().kind(), ErrorKind::BufferLength);
+/// // Gradients are f32, f16 or bf16.
+/// assert_eq!(check_mask_backward(&Values::I32(&[1]), 1, 1).unwrap_err().kind(), ErrorKind::UnsupportedType);
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn check_mask_backward(dy: &Values<'_>, mask_len: usize, dx_len: usize) -> Result<()> {
     let n = dy.len();
     check_grad("dy", dy, n)?;
@@ -338,6 +414,18 @@ pub fn check_mask_backward(dy: &Values<'_>, mask_len: usize, dx_len: usize) -> R
 }
 
 /// Validates a [`fake_quantize`] call.
+///
+/// ```
+/// use qdq_ref::train::{check_fake_quantize, QuantParams};
+/// use qdq_ref::{DataType, ErrorKind, Layout, Precision, QuantizeOptions, Values};
+/// let opts = QuantizeOptions { precision: Some(DataType::F16), ..QuantizeOptions::new(DataType::I8) };
+/// let p = QuantParams { scale: Values::F32(&[0.5]), zero_point: None, layout: Layout::PerTensor, opts };
+/// let x = Values::F32(&[1.0; 3]);
+/// assert_eq!(check_fake_quantize(&x, &p, 3, Some(1))?, Precision::F16);
+/// // y holds one float per element of x.
+/// assert_eq!(check_fake_quantize(&x, &p, 2, None).unwrap_err().kind(), ErrorKind::BufferLength);
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn check_fake_quantize(
     x: &Values<'_>,
     p: &QuantParams<'_>,
@@ -356,6 +444,22 @@ pub fn check_fake_quantize(
 }
 
 /// Validates a [`fake_quantize_backward`] call.
+///
+/// ```
+/// use qdq_ref::train::{check_fake_quantize_backward, FakeQuantGrads, QuantParams};
+/// use qdq_ref::{DataType, ErrorKind, Layout, Precision, QuantizeOptions, Values};
+/// let p = QuantParams { scale: Values::F32(&[0.5]), zero_point: None, layout: Layout::PerTensor,
+///                       opts: QuantizeOptions::new(DataType::I8) };
+/// let (x, dy) = (Values::F32(&[1.0; 2]), Values::F32(&[1.0; 2]));
+/// let mut ds = [0f32];
+/// let grads = FakeQuantGrads { ds: Some(&mut ds), ..Default::default() };
+/// assert_eq!(check_fake_quantize_backward(&dy, &x, &p, &grads)?, Precision::F32);
+/// // ds and dzp exist for integer outputs only.
+/// let f8 = QuantParams { opts: QuantizeOptions::new(DataType::E4M3Fn), ..p };
+/// let err = check_fake_quantize_backward(&dy, &x, &f8, &grads).unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::UnsupportedType);
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn check_fake_quantize_backward(
     dy: &Values<'_>,
     x: &Values<'_>,
@@ -381,6 +485,17 @@ pub fn check_fake_quantize_backward(
 }
 
 /// Validates a [`dequantize_backward`] call.
+///
+/// ```
+/// use qdq_ref::{train::check_dequantize_backward, ErrorKind, Layout, Values};
+/// let dy = Values::F32(&[1.0; 4]);
+/// let rows = Layout::PerAxis { outer: 1, axis_len: 2, inner: 2 };
+/// check_dequantize_backward(&dy, &Values::F32(&[0.5, 2.0]), &rows, 4)?;
+/// // Two rows need two scales.
+/// let err = check_dequantize_backward(&dy, &Values::F32(&[0.5]), &rows, 4).unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::BufferLength);
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn check_dequantize_backward(dy: &Values<'_>, scale: &Values<'_>, layout: &Layout, dx_len: usize) -> Result<()> {
     let n = dy.len();
     check_grad("dy", dy, n)?;
@@ -396,6 +511,16 @@ pub fn check_dequantize_backward(dy: &Values<'_>, scale: &Values<'_>, layout: &L
 }
 
 /// Validates a [`dequantize_scale_grad`] call.
+///
+/// ```
+/// use qdq_ref::{train::check_dequantize_scale_grad, ErrorKind, Layout, Packed, Values};
+/// let (dy, x) = (Values::F32(&[1.0; 3]), Packed::from(&[10u8, 12, 7]));
+/// check_dequantize_scale_grad(&dy, &x, Some(&Packed::from(&[10u8])), &Layout::PerTensor, 1)?;
+/// // The zero point has x's type.
+/// let err = check_dequantize_scale_grad(&dy, &x, Some(&Packed::from(&[10i8])), &Layout::PerTensor, 1).unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::TypeMismatch);
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn check_dequantize_scale_grad(
     dy: &Values<'_>,
     x: &Packed<'_>,
@@ -448,6 +573,20 @@ fn set_bit(mask: &mut [u8], i: usize, bit: bool) {
 
 /// QuantizeLinear forward in training mode: `y` exactly as [`crate::quantize()`], plus the
 /// representability mask (`mask_len(x.len())` bytes). Allocates nothing.
+///
+/// ```
+/// use qdq_ref::train::{self, QuantParams};
+/// use qdq_ref::{DataType, Layout, QuantizeOptions, Values};
+/// let p = QuantParams { scale: Values::F32(&[0.5]), zero_point: None, layout: Layout::PerTensor,
+///                       opts: QuantizeOptions::new(DataType::I8) };
+/// let x = [-1.0f32, 0.25, 0.75, 100.0, f32::NAN];
+/// let (mut y, mut mask) = ([0u8; 5], [0u8; 1]);
+/// train::quantize_train(Values::F32(&x), &p, &mut y, &mut mask)?;
+/// // x / 0.5 rounded half to even (i8 bytes); 200 clamps to 127, NaN goes to -128.
+/// assert_eq!(y.map(|b| b as i8), [-2, 0, 2, 127, -128]);
+/// assert_eq!(mask, [0b00111]); // the two clamped elements get 0
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn quantize_train(x: Values<'_>, p: &QuantParams<'_>, y: &mut [u8], mask: &mut [u8]) -> Result<()> {
     let precision = check_quantize_train(&x, p, y.len(), mask.len())?;
     let n = x.len();
@@ -462,6 +601,19 @@ pub fn quantize_train(x: Values<'_>, p: &QuantParams<'_>, y: &mut [u8], mask: &m
 
 /// QuantizeLinear backward: `dx = mask ? (lda * dy) / round_P(s) : +0`. `mask` is the
 /// forward's; `p` the forward's parameters (only the scale, layout and precision are used).
+///
+/// ```
+/// use qdq_ref::train::{self, QuantParams};
+/// use qdq_ref::{DataType, Layout, QuantizeOptions, Values, ValuesMut};
+/// let p = QuantParams { scale: Values::F32(&[0.5]), zero_point: None, layout: Layout::PerTensor,
+///                       opts: QuantizeOptions::new(DataType::I8) };
+/// let dy = [1.0f32, -2.0, 0.5, 3.0];
+/// let mut dx = [9.0f32; 4];
+/// // dx = 2 * dy / 0.5; element 3 was clamped in the forward (mask bit 0).
+/// train::quantize_backward(Values::F32(&dy), &[0b0111], &p, 2.0, ValuesMut::F32(&mut dx))?;
+/// assert_eq!(dx, [4.0, -8.0, 2.0, 0.0]);
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn quantize_backward(
     dy: Values<'_>,
     mask: &[u8],
@@ -481,6 +633,15 @@ pub fn quantize_backward(
 
 /// The straight-through gradient from a stored mask: `dx = mask ? lda * dy : +0` (the `dx`
 /// of [`fake_quantize_backward`], for callers that kept the forward's mask instead of x).
+///
+/// ```
+/// use qdq_ref::{train, Values, ValuesMut};
+/// let mut dx = [9.0f32; 3];
+/// train::mask_backward(Values::F32(&[1.0, 2.0, 3.0]), &[0b101], 0.5, ValuesMut::F32(&mut dx))?;
+/// assert_eq!(dx, [0.5, 0.0, 1.5]);
+/// assert!(dx[1].is_sign_positive()); // a masked-out element gets +0
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn mask_backward(dy: Values<'_>, mask: &[u8], lda: f32, mut dx: ValuesMut<'_>) -> Result<()> {
     check_mask_backward(&dy, mask.len(), dx.len())?;
     for i in 0..dy.len() {
@@ -491,6 +652,19 @@ pub fn mask_backward(dy: Values<'_>, mask: &[u8], lda: f32, mut dx: ValuesMut<'_
 
 /// Fake quantization forward: `y = DequantizeLinear(QuantizeLinear(x))` with the same
 /// parameters, rounded to `y`'s type, plus the mask when `mask` is given.
+///
+/// ```
+/// use qdq_ref::train::{self, QuantParams};
+/// use qdq_ref::{DataType, Layout, QuantizeOptions, Values, ValuesMut};
+/// let p = QuantParams { scale: Values::F32(&[0.5]), zero_point: None, layout: Layout::PerTensor,
+///                       opts: QuantizeOptions::new(DataType::I8) };
+/// let (mut y, mut mask) = ([0f32; 3], [0u8; 1]);
+/// train::fake_quantize(Values::F32(&[0.3, -0.7, 100.0]), &p, ValuesMut::F32(&mut y), Some(&mut mask))?;
+/// // Codes 1, -1 and 127 (clamped) times the scale.
+/// assert_eq!(y, [0.5, -0.5, 63.5]);
+/// assert_eq!(mask, [0b011]);
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn fake_quantize(x: Values<'_>, p: &QuantParams<'_>, mut y: ValuesMut<'_>, mask: Option<&mut [u8]>) -> Result<()> {
     let precision = check_fake_quantize(&x, p, y.len(), mask.as_ref().map(|m| m.len()))?;
     let n = x.len();
@@ -564,6 +738,22 @@ impl Params<'_, '_> {
 
 /// Fake quantization backward (module docs): `dx = mask ? lda * dy : +0` with the mask
 /// recomputed from x, and for integer outputs the LSQ gradients `ds` and `dzp`.
+///
+/// ```
+/// use qdq_ref::train::{self, FakeQuantGrads, GradOptions, QuantParams};
+/// use qdq_ref::{DataType, Layout, QuantizeOptions, Values, ValuesMut};
+/// let p = QuantParams { scale: Values::F32(&[0.5]), zero_point: None, layout: Layout::PerTensor,
+///                       opts: QuantizeOptions::new(DataType::I8) };
+/// let (x, dy) = ([0.25f32, 0.75, 100.0, -100.0], [1.0f32, 2.0, 1.0, 1.0]);
+/// let (mut dx, mut ds, mut dzp) = ([0f32; 4], [0f32; 1], [0f32; 1]);
+/// let grads = FakeQuantGrads { dx: Some(ValuesMut::F32(&mut dx)), ds: Some(&mut ds), dzp: Some(&mut dzp) };
+/// train::fake_quantize_backward(Values::F32(&dy), Values::F32(&x), &p, &GradOptions::default(), grads)?;
+/// assert_eq!(dx, [1.0, 2.0, 0.0, 0.0]); // the clamped elements pass no gradient
+/// // q = 0.5 and 1.5 round to 0 and 2; the clamped ones give qmax and qmin:
+/// assert_eq!(ds, [1.0 * -0.5 + 2.0 * 0.5 + 127.0 - 128.0]);
+/// assert_eq!(dzp, [-(0.5 * (1.0 + 1.0))]); // -s times the clamped elements' dy
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn fake_quantize_backward(
     dy: Values<'_>,
     x: Values<'_>,
@@ -600,6 +790,16 @@ pub fn fake_quantize_backward(
 }
 
 /// DequantizeLinear backward: `dx = (lda * dy) * s`.
+///
+/// ```
+/// use qdq_ref::{train, Layout, Values, ValuesMut};
+/// // Shape [2, 2] with one scale per row (per-axis on axis 0).
+/// let rows = Layout::PerAxis { outer: 1, axis_len: 2, inner: 2 };
+/// let (dy, scale, mut dx) = ([1.0f32, 2.0, 3.0, 4.0], [0.5f32, 2.0], [0f32; 4]);
+/// train::dequantize_backward(Values::F32(&dy), Values::F32(&scale), rows, 2.0, ValuesMut::F32(&mut dx))?;
+/// assert_eq!(dx, [1.0, 2.0, 12.0, 16.0]); // (2 * dy) * s
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn dequantize_backward(
     dy: Values<'_>,
     scale: Values<'_>,
@@ -618,6 +818,16 @@ pub fn dequantize_backward(
 /// DequantizeLinear scale gradient: `ds_k = sum over group k of dy * d` with `d` the
 /// DequantizeLinear difference (`f32(x - zp)`, or the decoded float code), summed in the
 /// order of the module docs.
+///
+/// ```
+/// use qdq_ref::{train, Layout, Packed, Values};
+/// let (x, zp) = (Packed::from(&[10u8, 12, 7]), Packed::from(&[10u8]));
+/// let mut ds = [0f32; 1];
+/// train::dequantize_scale_grad(Values::F32(&[1.0, 0.5, 2.0]), x, Some(zp), Layout::PerTensor, &mut ds)?;
+/// // x - zp = [0, 2, -3]
+/// assert_eq!(ds, [1.0 * 0.0 + 0.5 * 2.0 + 2.0 * -3.0]);
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn dequantize_scale_grad(
     dy: Values<'_>,
     x: Packed<'_>,

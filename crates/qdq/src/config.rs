@@ -22,12 +22,31 @@ impl Default for Config {
 }
 
 impl Config {
-    /// Single-threaded, best ISA.
+    /// Single-threaded, best ISA: every call stays on the calling thread.
+    ///
+    /// ```
+    /// let cfg = qdq::Config::sequential();
+    /// assert!(!cfg.parallel);
+    /// let mut y = [0u8; 2];
+    /// qdq::quantize_with(&cfg, &[1.0f32, 2.0], &qdq::Params::per_tensor(1.0), &mut y)?;
+    /// assert_eq!(y, [1, 2]);
+    /// # Ok::<(), qdq::Error>(())
+    /// ```
     pub fn sequential() -> Self {
         Config { parallel: false, ..Config::default() }
     }
 
-    /// Forces an ISA (builder style).
+    /// Forces an ISA (builder style). A call fails with
+    /// [`ErrorKind::IsaUnavailable`](crate::ErrorKind::IsaUnavailable) if this CPU lacks it.
+    ///
+    /// ```
+    /// use qdq::{Config, Isa, Params};
+    /// let mut y = [0u8; 1];
+    /// for isa in Isa::ALL {
+    ///     let r = qdq::quantize_with(&Config::default().with_isa(isa), &[3.0f32], &Params::per_tensor(1.0), &mut y);
+    ///     assert_eq!(r.is_ok(), isa.is_available());
+    /// }
+    /// ```
     pub fn with_isa(self, isa: Isa) -> Self {
         Config { isa: Some(isa), ..self }
     }

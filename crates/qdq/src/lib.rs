@@ -74,6 +74,12 @@ mod threads;
 pub mod train;
 mod walk;
 
+/// The README's code blocks, run by `cargo test --doc` so that its quick start keeps
+/// compiling and running.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
+
 pub use config::Config;
 pub use isa::Isa;
 pub use qdq_ref::{

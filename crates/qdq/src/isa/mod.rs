@@ -41,6 +41,11 @@ impl Isa {
     pub const ALL: [Isa; 4] = [Isa::Avx512, Isa::Avx2, Isa::Neon, Isa::Scalar];
 
     /// The lower-case name used by `QDQ_ISA`, benches and reports.
+    ///
+    /// ```
+    /// assert_eq!(qdq::Isa::Avx512.name(), "avx512");
+    /// assert_eq!(qdq::Isa::Scalar.to_string(), "scalar");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Isa::Scalar => "scalar",
@@ -50,12 +55,25 @@ impl Isa {
         }
     }
 
-    /// Parses a name as written by [`Isa::name`].
+    /// Parses a name as written by [`Isa::name`] (case and surrounding spaces ignored).
+    ///
+    /// ```
+    /// use qdq::Isa;
+    /// assert_eq!(Isa::from_name(" AVX2 "), Some(Isa::Avx2));
+    /// assert_eq!(Isa::from_name("sse4"), None);
+    /// ```
     pub fn from_name(s: &str) -> Option<Isa> {
         Isa::ALL.into_iter().find(|i| i.name() == s.trim().to_ascii_lowercase())
     }
 
     /// Whether this CPU can run the ISA.
+    ///
+    /// ```
+    /// use qdq::Isa;
+    /// assert!(Isa::Scalar.is_available());
+    /// // x86-64 and aarch64 ISAs exclude each other.
+    /// assert!(!(Isa::Avx2.is_available() && Isa::Neon.is_available()));
+    /// ```
     pub fn is_available(self) -> bool {
         match self {
             Isa::Scalar => true,
@@ -71,17 +89,38 @@ impl Isa {
     }
 
     /// The ISAs this CPU can run, best first.
+    ///
+    /// ```
+    /// use qdq::Isa;
+    /// let isas = Isa::available();
+    /// assert_eq!(isas.last(), Some(&Isa::Scalar));
+    /// assert!(isas.iter().all(|i| i.is_available()));
+    /// ```
     pub fn available() -> Vec<Isa> {
         Isa::ALL.into_iter().filter(|i| i.is_available()).collect()
     }
 
     /// The best ISA of this CPU (`QDQ_ISA` is not consulted).
+    ///
+    /// ```
+    /// use qdq::Isa;
+    /// assert_eq!(Isa::best(), Isa::available()[0]);
+    /// ```
     pub fn best() -> Isa {
         Isa::ALL.into_iter().find(|i| i.is_available()).unwrap_or(Isa::Scalar)
     }
 
     /// `Ok(self)` if this CPU can run the ISA, otherwise an [`ErrorKind::IsaUnavailable`]
     /// error that names the ISAs it has.
+    ///
+    /// ```
+    /// use qdq::{ErrorKind, Isa};
+    /// assert_eq!(Isa::Scalar.require()?, Isa::Scalar);
+    /// for isa in Isa::ALL.into_iter().filter(|i| !i.is_available()) {
+    ///     assert_eq!(isa.require().unwrap_err().kind(), ErrorKind::IsaUnavailable);
+    /// }
+    /// # Ok::<(), qdq::Error>(())
+    /// ```
     pub fn require(self) -> Result<Isa> {
         if self.is_available() {
             Ok(self)
@@ -96,6 +135,14 @@ impl Isa {
     /// The ISA forced by the `QDQ_ISA` environment variable: `Ok(None)` when it is unset or
     /// empty, an [`ErrorKind::IsaUnavailable`] error when it names no ISA or one this CPU
     /// lacks. Never falls back silently.
+    ///
+    /// ```
+    /// match (std::env::var("QDQ_ISA").ok().filter(|v| !v.trim().is_empty()), qdq::Isa::forced()) {
+    ///     (None, forced) => assert_eq!(forced, Ok(None)),
+    ///     (Some(v), Ok(Some(isa))) => assert_eq!(qdq::Isa::from_name(&v), Some(isa)),
+    ///     (Some(_), other) => assert!(other.is_err()),
+    /// }
+    /// ```
     pub fn forced() -> Result<Option<Isa>> {
         Isa::parse_forced(std::env::var_os("QDQ_ISA").as_deref().map(|v| v.to_string_lossy()).as_deref())
     }
@@ -127,6 +174,13 @@ impl Isa {
     /// The ISA a call runs on when none is chosen: the one `QDQ_ISA` forces, else the best
     /// of this CPU. A bad `QDQ_ISA` (see [`Isa::forced`]) is an error for every call, never
     /// a silent fallback. The answer is cached.
+    ///
+    /// ```
+    /// let isa = qdq::Isa::detect()?;
+    /// assert!(isa.is_available());
+    /// assert_eq!(qdq::Isa::forced()?.unwrap_or(qdq::Isa::best()), isa);
+    /// # Ok::<(), qdq::Error>(())
+    /// ```
     pub fn detect() -> Result<Isa> {
         static CACHE: AtomicU8 = AtomicU8::new(u8::MAX);
         let c = CACHE.load(Ordering::Relaxed);

@@ -113,11 +113,39 @@ fn job<'a>(x: &Values<'a>, p: &QuantParams<'a>, precision: Precision) -> Option<
 
 /// QuantizeLinear forward in training mode (see [`qdq_ref::train::quantize_train`]) with
 /// the default [`Config`].
+///
+/// ```
+/// use qdq::train::{self, QuantParams};
+/// use qdq::{DataType, Layout, QuantizeOptions, Values};
+/// let p = QuantParams { scale: Values::F32(&[0.5]), zero_point: None, layout: Layout::PerTensor,
+///                       opts: QuantizeOptions::new(DataType::I8) };
+/// let x = [-1.0f32, 0.25, 0.75, 100.0, f32::NAN];
+/// let (mut y, mut mask) = ([0u8; 5], [0u8; 1]);
+/// train::quantize_train(Values::F32(&x), &p, &mut y, &mut mask)?;
+/// // x / 0.5 rounded half to even (i8 bytes); 200 clamps to 127, NaN goes to -128.
+/// assert_eq!(y.map(|b| b as i8), [-2, 0, 2, 127, -128]);
+/// assert_eq!(mask, [0b00111]); // the two clamped elements get 0
+/// # Ok::<(), qdq::Error>(())
+/// ```
 pub fn quantize_train(x: Values<'_>, p: &QuantParams<'_>, y: &mut [u8], mask: &mut [u8]) -> Result<()> {
     quantize_train_with(&Config::default(), x, p, y, mask)
 }
 
 /// [`quantize_train`] with an explicit [`Config`].
+///
+/// ```
+/// use qdq::train::{self, QuantParams};
+/// use qdq::{Config, DataType, Layout, Packed, QuantizeOptions, Values};
+/// let p = QuantParams { scale: Values::F32(&[1.0]), zero_point: Some(Packed::from(&[3u8])),
+///                       layout: Layout::PerTensor, opts: QuantizeOptions::new(DataType::U8) };
+/// let (mut y, mut mask) = ([9u8; 4], [0u8; 1]);
+/// let x = Values::F32(&[-5.0, -3.0, 0.4, 300.0]);
+/// train::quantize_train_with(&Config::sequential(), x, &p, &mut y, &mut mask)?;
+/// // round(x) + 3 clamped to [0, 255]: -3 lands on the bound 0, which still counts as representable.
+/// assert_eq!(y, [0, 0, 3, 255]);
+/// assert_eq!(mask, [0b0110]);
+/// # Ok::<(), qdq::Error>(())
+/// ```
 pub fn quantize_train_with(
     cfg: &Config,
     x: Values<'_>,
@@ -146,11 +174,39 @@ pub fn quantize_train_with(
 
 /// Fake quantization forward (see [`qdq_ref::train::fake_quantize`]) with the default
 /// [`Config`].
+///
+/// ```
+/// use qdq::train::{self, QuantParams};
+/// use qdq::{DataType, Layout, QuantizeOptions, Values, ValuesMut};
+/// let p = QuantParams { scale: Values::F32(&[0.5]), zero_point: None, layout: Layout::PerTensor,
+///                       opts: QuantizeOptions::new(DataType::I8) };
+/// let (mut y, mut mask) = ([0f32; 3], [0u8; 1]);
+/// train::fake_quantize(Values::F32(&[0.3, -0.7, 100.0]), &p, ValuesMut::F32(&mut y), Some(&mut mask))?;
+/// // Codes 1, -1 and 127 (clamped) times the scale.
+/// assert_eq!(y, [0.5, -0.5, 63.5]);
+/// assert_eq!(mask, [0b011]);
+/// # Ok::<(), qdq::Error>(())
+/// ```
 pub fn fake_quantize(x: Values<'_>, p: &QuantParams<'_>, y: ValuesMut<'_>, mask: Option<&mut [u8]>) -> Result<()> {
     fake_quantize_with(&Config::default(), x, p, y, mask)
 }
 
 /// [`fake_quantize`] with an explicit [`Config`].
+///
+/// ```
+/// use qdq::train::{self, QuantParams};
+/// use qdq::{Config, DataType, Layout, QuantizeOptions, Values, ValuesMut};
+/// // Shape [2, 2] with one scale per row: 0.5, then 0.25.
+/// let p = QuantParams { scale: Values::F32(&[0.5, 0.25]), zero_point: None,
+///                       layout: Layout::PerAxis { outer: 1, axis_len: 2, inner: 2 },
+///                       opts: QuantizeOptions::new(DataType::I8) };
+/// let x = [0.3f32, 1.3, -0.7, 40.0];
+/// let mut y = [0f32; 4];
+/// train::fake_quantize_with(&Config::default(), Values::F32(&x), &p, ValuesMut::F32(&mut y), None)?;
+/// // Codes 1, 3 | -3, 127 (160 clamped) times their row's scale.
+/// assert_eq!(y, [0.5, 1.5, -0.75, 31.75]);
+/// # Ok::<(), qdq::Error>(())
+/// ```
 pub fn fake_quantize_with(
     cfg: &Config,
     x: Values<'_>,
@@ -197,11 +253,36 @@ const ONE: [u8; 4] = 1.0f32.to_le_bytes();
 
 /// QuantizeLinear backward (see [`qdq_ref::train::quantize_backward`]) with the default
 /// [`Config`].
+///
+/// ```
+/// use qdq::train::{self, QuantParams};
+/// use qdq::{DataType, Layout, QuantizeOptions, Values, ValuesMut};
+/// let p = QuantParams { scale: Values::F32(&[0.5]), zero_point: None, layout: Layout::PerTensor,
+///                       opts: QuantizeOptions::new(DataType::I8) };
+/// let dy = [1.0f32, -2.0, 0.5, 3.0];
+/// let mut dx = [9.0f32; 4];
+/// // dx = 2 * dy / 0.5; element 3 was clamped in the forward (mask bit 0).
+/// train::quantize_backward(Values::F32(&dy), &[0b0111], &p, 2.0, ValuesMut::F32(&mut dx))?;
+/// assert_eq!(dx, [4.0, -8.0, 2.0, 0.0]);
+/// # Ok::<(), qdq::Error>(())
+/// ```
 pub fn quantize_backward(dy: Values<'_>, mask: &[u8], p: &QuantParams<'_>, lda: f32, dx: ValuesMut<'_>) -> Result<()> {
     quantize_backward_with(&Config::default(), dy, mask, p, lda, dx)
 }
 
 /// [`quantize_backward`] with an explicit [`Config`].
+///
+/// ```
+/// use qdq::train::{self, QuantParams};
+/// use qdq::{Config, DataType, Layout, QuantizeOptions, Values, ValuesMut};
+/// let p = QuantParams { scale: Values::F32(&[0.25]), zero_point: None, layout: Layout::PerTensor,
+///                       opts: QuantizeOptions::new(DataType::U8) };
+/// let mut dx = [9.0f32; 3];
+/// let dy = Values::F32(&[1.0, 2.0, 3.0]);
+/// train::quantize_backward_with(&Config::sequential(), dy, &[0b101], &p, 1.0, ValuesMut::F32(&mut dx))?;
+/// assert_eq!(dx, [4.0, 0.0, 12.0]); // dy / 0.25 where the mask bit is 1
+/// # Ok::<(), qdq::Error>(())
+/// ```
 pub fn quantize_backward_with(
     cfg: &Config,
     dy: Values<'_>,
@@ -226,11 +307,30 @@ pub fn quantize_backward_with(
 
 /// The straight-through gradient from a stored mask (see
 /// [`qdq_ref::train::mask_backward`]) with the default [`Config`].
+///
+/// ```
+/// use qdq::{train, Values, ValuesMut};
+/// let mut dx = [9.0f32; 3];
+/// train::mask_backward(Values::F32(&[1.0, 2.0, 3.0]), &[0b101], 0.5, ValuesMut::F32(&mut dx))?;
+/// assert_eq!(dx, [0.5, 0.0, 1.5]);
+/// assert!(dx[1].is_sign_positive()); // a masked-out element gets +0
+/// # Ok::<(), qdq::Error>(())
+/// ```
 pub fn mask_backward(dy: Values<'_>, mask: &[u8], lda: f32, dx: ValuesMut<'_>) -> Result<()> {
     mask_backward_with(&Config::default(), dy, mask, lda, dx)
 }
 
 /// [`mask_backward`] with an explicit [`Config`].
+///
+/// ```
+/// use qdq::{train, Config, Values, ValuesMut};
+/// // 20 elements, a 3-byte mask: elements 0..8 and 16..20 were representable.
+/// let (dy, mask, mut dx) = ([1.0f32; 20], [0xff, 0x00, 0x0f], [9.0f32; 20]);
+/// train::mask_backward_with(&Config::sequential(), Values::F32(&dy), &mask, 2.0, ValuesMut::F32(&mut dx))?;
+/// let want: Vec<f32> = (0..20).map(|i| if i < 8 || i >= 16 { 2.0 } else { 0.0 }).collect();
+/// assert_eq!(dx, want[..]);
+/// # Ok::<(), qdq::Error>(())
+/// ```
 pub fn mask_backward_with(cfg: &Config, dy: Values<'_>, mask: &[u8], lda: f32, mut dx: ValuesMut<'_>) -> Result<()> {
     crate::isa::fpenv::scoped(|| {
         qdq_ref::train::check_mask_backward(&dy, mask.len(), dx.len())?;
@@ -259,6 +359,16 @@ pub fn mask_backward_with(cfg: &Config, dy: Values<'_>, mask: &[u8], lda: f32, m
 
 /// DequantizeLinear backward (see [`qdq_ref::train::dequantize_backward`]) with the default
 /// [`Config`].
+///
+/// ```
+/// use qdq::{train, Layout, Values, ValuesMut};
+/// // Shape [2, 2] with one scale per row (per-axis on axis 0).
+/// let rows = Layout::PerAxis { outer: 1, axis_len: 2, inner: 2 };
+/// let (dy, scale, mut dx) = ([1.0f32, 2.0, 3.0, 4.0], [0.5f32, 2.0], [0f32; 4]);
+/// train::dequantize_backward(Values::F32(&dy), Values::F32(&scale), rows, 2.0, ValuesMut::F32(&mut dx))?;
+/// assert_eq!(dx, [1.0, 2.0, 12.0, 16.0]); // (2 * dy) * s
+/// # Ok::<(), qdq::Error>(())
+/// ```
 pub fn dequantize_backward(
     dy: Values<'_>,
     scale: Values<'_>,
@@ -270,6 +380,17 @@ pub fn dequantize_backward(
 }
 
 /// [`dequantize_backward`] with an explicit [`Config`].
+///
+/// ```
+/// use qdq::{train, Config, Layout, Values, ValuesMut};
+/// // Blocks of 2 along a 4-element axis: scales 0.5 and 4.
+/// let blocks = Layout::Blocked { outer: 1, axis_len: 4, inner: 1, block: 2 };
+/// let (dy, scale, mut dx) = ([1.0f32, -1.0, 0.5, 2.0], [0.5f32, 4.0], [0f32; 4]);
+/// let (dy, scale) = (Values::F32(&dy), Values::F32(&scale));
+/// train::dequantize_backward_with(&Config::default(), dy, scale, blocks, 1.0, ValuesMut::F32(&mut dx))?;
+/// assert_eq!(dx, [0.5, -0.5, 2.0, 8.0]);
+/// # Ok::<(), qdq::Error>(())
+/// ```
 pub fn dequantize_backward_with(
     cfg: &Config,
     dy: Values<'_>,
@@ -499,6 +620,22 @@ impl<O: GradOp> Reduce<'_, O> {
 
 /// Fake quantization backward (see [`qdq_ref::train::fake_quantize_backward`]) with the
 /// default [`Config`].
+///
+/// ```
+/// use qdq::train::{self, FakeQuantGrads, GradOptions, QuantParams};
+/// use qdq::{DataType, Layout, QuantizeOptions, Values, ValuesMut};
+/// let p = QuantParams { scale: Values::F32(&[0.5]), zero_point: None, layout: Layout::PerTensor,
+///                       opts: QuantizeOptions::new(DataType::I8) };
+/// let (x, dy) = ([0.25f32, 0.75, 100.0, -100.0], [1.0f32, 2.0, 1.0, 1.0]);
+/// let (mut dx, mut ds, mut dzp) = ([0f32; 4], [0f32; 1], [0f32; 1]);
+/// let grads = FakeQuantGrads { dx: Some(ValuesMut::F32(&mut dx)), ds: Some(&mut ds), dzp: Some(&mut dzp) };
+/// train::fake_quantize_backward(Values::F32(&dy), Values::F32(&x), &p, &GradOptions::default(), grads)?;
+/// assert_eq!(dx, [1.0, 2.0, 0.0, 0.0]); // the clamped elements pass no gradient
+/// // q = 0.5 and 1.5 round to 0 and 2; the clamped ones give qmax and qmin:
+/// assert_eq!(ds, [1.0 * -0.5 + 2.0 * 0.5 + 127.0 - 128.0]);
+/// assert_eq!(dzp, [-(0.5 * (1.0 + 1.0))]); // -s times the clamped elements' dy
+/// # Ok::<(), qdq::Error>(())
+/// ```
 pub fn fake_quantize_backward(
     dy: Values<'_>,
     x: Values<'_>,
@@ -510,6 +647,23 @@ pub fn fake_quantize_backward(
 }
 
 /// [`fake_quantize_backward`] with an explicit [`Config`].
+///
+/// ```
+/// use qdq::train::{self, FakeQuantGrads, GradOptions, QuantParams};
+/// use qdq::{Config, DataType, Layout, QuantizeOptions, Values, ValuesMut};
+/// let p = QuantParams { scale: Values::F32(&[0.5]), zero_point: None, layout: Layout::PerTensor,
+///                       opts: QuantizeOptions::new(DataType::I8) };
+/// let (x, dy) = ([0.25f32, 0.75, 100.0, -100.0], [1.0f32, 2.0, 1.0, 1.0]);
+/// let (mut dx, mut ds, mut dzp) = ([0f32; 4], [0f32; 1], [0f32; 1]);
+/// let grads = FakeQuantGrads { dx: Some(ValuesMut::F32(&mut dx)), ds: Some(&mut ds), dzp: Some(&mut dzp) };
+/// let opts = GradOptions { lda: 2.0, grad_scale: 0.5 };
+/// let (dy, x) = (Values::F32(&dy), Values::F32(&x));
+/// train::fake_quantize_backward_with(&Config::sequential(), dy, x, &p, &opts, grads)?;
+/// assert_eq!(dx, [2.0, 4.0, 0.0, 0.0]); // lda scales dx only
+/// assert_eq!(ds, [0.5 * -0.5]); // g times the sum of the terms (-0.5 + 1 + 127 - 128)
+/// assert_eq!(dzp, [0.5 * -(0.5 * 2.0)]); // g * -(s * (1 + 1))
+/// # Ok::<(), qdq::Error>(())
+/// ```
 pub fn fake_quantize_backward_with(
     cfg: &Config,
     dy: Values<'_>,
@@ -552,6 +706,16 @@ pub fn fake_quantize_backward_with(
 
 /// DequantizeLinear scale gradient (see [`qdq_ref::train::dequantize_scale_grad`]) with the
 /// default [`Config`].
+///
+/// ```
+/// use qdq::{train, Layout, Packed, Values};
+/// let (x, zp) = (Packed::from(&[10u8, 12, 7]), Packed::from(&[10u8]));
+/// let mut ds = [0f32; 1];
+/// train::dequantize_scale_grad(Values::F32(&[1.0, 0.5, 2.0]), x, Some(zp), Layout::PerTensor, &mut ds)?;
+/// // x - zp = [0, 2, -3]
+/// assert_eq!(ds, [1.0 * 0.0 + 0.5 * 2.0 + 2.0 * -3.0]);
+/// # Ok::<(), qdq::Error>(())
+/// ```
 pub fn dequantize_scale_grad(
     dy: Values<'_>,
     x: Packed<'_>,
@@ -563,6 +727,16 @@ pub fn dequantize_scale_grad(
 }
 
 /// [`dequantize_scale_grad`] with an explicit [`Config`].
+///
+/// ```
+/// use qdq::{train, Config, Layout, Packed, Values};
+/// // Shape [2, 2] of i8 codes, no zero point, one scale per row.
+/// let rows = Layout::PerAxis { outer: 1, axis_len: 2, inner: 2 };
+/// let (dy, x, mut ds) = ([1.0f32, 1.0, 0.5, 2.0], Packed::from(&[1i8, -2, 3, 4]), [0f32; 2]);
+/// train::dequantize_scale_grad_with(&Config::sequential(), Values::F32(&dy), x, None, rows, &mut ds)?;
+/// assert_eq!(ds, [1.0 - 2.0, 0.5 * 3.0 + 2.0 * 4.0]);
+/// # Ok::<(), qdq::Error>(())
+/// ```
 pub fn dequantize_scale_grad_with(
     cfg: &Config,
     dy: Values<'_>,
