@@ -812,7 +812,7 @@ mod tests {
     // ---- TensorProto conversion ----
 
     fn convert(dtype: DataType, dims: &[i64], int32: &[i64]) -> Result<Tensor> {
-        tensor_proto(&tensor(dtype.onnx(), dims, &[packed_varints(5, int32)]))?.to_tensor()
+        tensor_proto(&tensor(dtype.onnx() as i32, dims, &[packed_varints(5, int32)]))?.to_tensor()
     }
 
     fn ints(t: &Tensor) -> Vec<i64> {

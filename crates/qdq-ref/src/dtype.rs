@@ -119,15 +119,16 @@ impl DataType {
         DataType::ALL.iter().copied().find(|t| *t as i64 == v)
     }
 
-    /// The ONNX `TensorProto.DataType` value.
+    /// The ONNX `TensorProto.DataType` value, as an `i64` like [`DataType::from_onnx`]'s
+    /// argument and every integer attribute (`output_dtype`, `precision`).
     ///
     /// ```
     /// use qdq_ref::DataType;
     /// assert_eq!(DataType::I4.onnx(), 22);
-    /// assert_eq!(DataType::Bf16.onnx(), 16);
+    /// assert_eq!(DataType::from_onnx(DataType::Bf16.onnx()), Some(DataType::Bf16));
     /// ```
-    pub fn onnx(self) -> i32 {
-        self as i32
+    pub fn onnx(self) -> i64 {
+        self as i64
     }
 
     /// Maps a short name (`"u8"`, `"e4m3fn"`, ...) back to a type.
@@ -349,7 +350,7 @@ mod tests {
     #[test]
     fn onnx_round_trip_and_names() {
         for t in DataType::ALL {
-            assert_eq!(DataType::from_onnx(t.onnx() as i64), Some(t));
+            assert_eq!(DataType::from_onnx(t.onnx()), Some(t));
             assert_eq!(DataType::from_name(t.name()), Some(t));
         }
         assert_eq!(DataType::from_onnx(0), None);

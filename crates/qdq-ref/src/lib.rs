@@ -55,12 +55,25 @@
 //!
 //! ## Two API levels
 //!
-//! * The **slice API** ([`quantize::quantize`], [`dequantize::dequantize`],
-//!   [`dynamic::dynamic_quantize`]) takes typed slices and a [`Layout`] and writes into a
-//!   caller-provided buffer; it allocates nothing.
-//! * The **tensor API** ([`tensor::quantize_linear`], [`tensor::dequantize_linear`],
-//!   [`tensor::dynamic_quantize_linear`], [`tensor::run_node`]) takes type-tagged tensor
-//!   views, attributes and the opset, enforces every per-version rule and returns tensors.
+//! * The **slice API** ([`quantize()`], [`dequantize()`], [`dynamic_quantize()`]) takes
+//!   typed slices ([`element`]) and a [`Params`] (scales, zero points, [`Layout`]) and
+//!   writes into a caller-provided buffer; it allocates nothing.
+//! * The **tensor API** ([`quantize_linear`], [`dequantize_linear`],
+//!   [`dynamic_quantize_linear`], [`run_node`]) takes type-tagged tensor views
+//!   ([`TensorRef`]), attributes and the opset, enforces every per-version rule and returns
+//!   [`Tensor`]s.
+//!
+//! ```
+//! use qdq_ref::{dequantize, quantize, Params};
+//! let params = Params::per_axis(&[0.5f32, 2.0], &[2, 2], 1)?; // one scale per column
+//! let mut q = [0i8; 4];
+//! quantize(&[1.0f32, 1.0, -3.0, 300.0], &params, &mut q)?;
+//! assert_eq!(q, [2, 0, -6, 127]); // 0.5 rounds to even; 150 saturates
+//! let mut back = [0f32; 4];
+//! dequantize(&q, &params, &mut back)?;
+//! assert_eq!(back, [1.0, 0.0, -3.0, 254.0]);
+//! # Ok::<(), qdq_ref::Error>(())
+//! ```
 //!
 //! ## Training mode
 //!

@@ -1,8 +1,52 @@
 //! # qdq: fast ONNX QuantizeLinear / DequantizeLinear / DynamicQuantizeLinear
 //!
-//! The crate inference engines link. Its API mirrors [`qdq_ref`] (the executable
-//! specification) function for function, so swapping the crates changes nothing but speed,
-//! and every result is **bit-identical** to `qdq_ref` on every ISA and thread count.
+//! The crate inference engines link: every opset and element type of the ONNX
+//! linear-quantization operators, runtime-dispatched SIMD, and results **bit-identical**
+//! to [`qdq_ref`] (the executable specification, same API) on every ISA, thread count and
+//! floating-point state.
+//!
+//! ```
+//! use qdq::{DataType, PackedMut, Params};
+//!
+//! // Activations to u8: one scale and zero point for the whole tensor.
+//! let act = Params::per_tensor(0.02).zero_point(128);
+//! let mut q = [0u8; 3];
+//! qdq::quantize(&[-1.0f32, 0.0, 2.0], &act, &mut q)?;
+//! assert_eq!(q, [78, 128, 228]);
+//!
+//! // Weights [2, 2] to int4, one scale per row (axis 0), packed two per byte.
+//! let mut w4 = [0u8; 2];
+//! qdq::quantize(&[1.0f32, -1.0, 4.0, 8.0], &Params::per_axis(&[0.25f32, 2.0], &[2, 2], 0)?,
+//!               PackedMut::new(DataType::I4, &mut w4))?;
+//! assert_eq!(w4, [0xc4, 0x42]); // 4, -4 | 2, 4
+//!
+//! // Back to f32.
+//! let mut y = [0f32; 3];
+//! qdq::dequantize(&q, &act, &mut y)?;
+//! assert_eq!(y, [-1.0, 0.0, 2.0]);
+//! # Ok::<(), qdq::Error>(())
+//! ```
+//!
+//! ## The API
+//!
+//! * **Slice API**: [`quantize()`], [`dequantize()`] and [`dynamic_quantize`] take typed
+//!   slices (`&[f32]`, `&[f16]`, `&[bf16]`, `&[i32]` in; `&mut [u8]`, `&mut [i8]`,
+//!   `&mut [u16]`, `&mut [i16]`, float8 element types such as [`Float8E4M3Fn`] out, or a
+//!   [`PackedMut`] / [`Packed`] view of packed sub-byte data) and a [`Params`]: the scales,
+//!   zero points and [`Layout`] (per tensor, per axis, blocked), built once. Nothing
+//!   allocates. `*_with` variants take a [`Config`] (ISA, threads); [`quantize_range`] and
+//!   [`dequantize_range`] compute a range of a call, for engines that shard work over their
+//!   own threads.
+//! * **Tensor API**: [`quantize_linear`], [`dequantize_linear`], [`dynamic_quantize_linear`]
+//!   and [`run_node`] take [`TensorRef`]s, attributes and the [`Opset`], enforce every
+//!   per-version rule of the ONNX schemas and return [`Tensor`]s.
+//! * **Training**: [`train`], the backward passes and fake quantization.
+//!
+//! Every failure is an [`Error`] with an [`ErrorKind`] and a message naming the argument at
+//! fault; no input panics. The semantics, every formula and every deliberate deviation
+//! from the ONNX reference implementation are in [`qdq_ref`]'s documentation
+//! ([`qdq_ref::quantize`](mod@qdq_ref::quantize), [`qdq_ref::dequantize`](mod@qdq_ref::dequantize),
+//! [`qdq_ref::float`], [`qdq_ref::layout`]) and the README.
 //!
 //! ## Guarantees
 //!
@@ -30,7 +74,8 @@
 //!   that broadcast one scale or load scale vectors alongside x (`segments`).
 //! * **rayon** over byte-aligned chunks above [`Config::parallel_threshold`] elements; the
 //!   chunking never changes a result. [`Config::sequential`] keeps everything on the
-//!   calling thread, and the `*_range` entry points let an engine shard work itself.
+//!   calling thread, and [`quantize_range`] / [`dequantize_range`] let an engine shard work
+//!   itself.
 //!
 //! ## Training mode
 //!
