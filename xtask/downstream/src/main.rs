@@ -14,7 +14,7 @@ mod common;
 
 type Check = (&'static str, fn());
 
-const CHECKS: [Check; 8] = [
+const CHECKS: [Check; 9] = [
     ("quantize_every_output_type_from_f32", common::differential::quantize_every_output_type_from_f32),
     (
         "quantize_from_f16_bf16_i32_and_other_scale_types",
@@ -25,6 +25,7 @@ const CHECKS: [Check; 8] = [
     ("large_parallel_per_axis_and_blocked", common::differential::large_parallel_per_axis_and_blocked),
     ("blocked_last_8bit", common::differential::blocked_last_8bit),
     ("per_axis_last_whole_bytes", common::differential::per_axis_last_whole_bytes),
+    ("shards_match_the_whole_call", common::differential::shards_match_the_whole_call),
     (
         "training_matches_reference_every_type_and_layout",
         common::training::training_matches_reference_every_type_and_layout,

@@ -111,8 +111,11 @@ fn job<'a>(x: &Values<'a>, p: &QuantParams<'a>, precision: Precision) -> Option<
     )
 }
 
-/// QuantizeLinear forward in training mode (see [`qdq_ref::train::quantize_train`]) with
-/// the default [`Config`].
+/// QuantizeLinear forward in training mode: `y` exactly as [`quantize()`](crate::quantize())
+/// (`p.opts.output` is y's type, `y` holds its `byte_len(x.len())` bytes), plus `mask`
+/// (`ceil(n / 8)` bytes): bit `i % 8` of byte `i / 8` is 1 when element `i` was
+/// representable, neither clamped nor NaN (the bounds count as representable). Formulas:
+/// [`qdq_ref::train`]. Default [`Config`].
 ///
 /// ```
 /// use qdq::train::{self, QuantParams};
@@ -172,8 +175,9 @@ pub fn quantize_train_with(
     })
 }
 
-/// Fake quantization forward (see [`qdq_ref::train::fake_quantize`]) with the default
-/// [`Config`].
+/// Fake quantization forward: `y = DequantizeLinear(QuantizeLinear(x))` with the same
+/// parameters in one pass, bit-identical to the two ops (`y` in f32, f16 or bf16, as many
+/// elements as `x`), plus the optional mask of [`quantize_train`]. Default [`Config`].
 ///
 /// ```
 /// use qdq::train::{self, QuantParams};
@@ -251,7 +255,9 @@ fn run_elementwise(cfg: &Config, isa: Isa, b: &Backward<'_>, n: usize, dx: &mut 
 
 const ONE: [u8; 4] = 1.0f32.to_le_bytes();
 
-/// QuantizeLinear backward (see [`qdq_ref::train::quantize_backward`]) with the default
+/// QuantizeLinear backward, straight-through: `dx = mask ? (lda * dy) / s_P : +0`, with
+/// `s_P` the divisor the forward used (the scale rounded to the division precision) and
+/// `mask` the forward's. `dx` in f32, f16 or bf16, as many elements as `dy`. Default
 /// [`Config`].
 ///
 /// ```
@@ -305,8 +311,8 @@ pub fn quantize_backward_with(
     })
 }
 
-/// The straight-through gradient from a stored mask (see
-/// [`qdq_ref::train::mask_backward`]) with the default [`Config`].
+/// The straight-through gradient from a stored mask: `dx = mask ? lda * dy : +0` (a
+/// masked-out element gets `+0` whatever `dy` is). Default [`Config`].
 ///
 /// ```
 /// use qdq::{train, Values, ValuesMut};
@@ -357,8 +363,8 @@ pub fn mask_backward_with(cfg: &Config, dy: Values<'_>, mask: &[u8], lda: f32, m
     })
 }
 
-/// DequantizeLinear backward (see [`qdq_ref::train::dequantize_backward`]) with the default
-/// [`Config`].
+/// DequantizeLinear backward: `dx = (lda * dy) * s` with each element's scale from
+/// `layout`, in f32, rounded once to dx's type. Default [`Config`].
 ///
 /// ```
 /// use qdq::{train, Layout, Values, ValuesMut};
@@ -618,8 +624,12 @@ impl<O: GradOp> Reduce<'_, O> {
     }
 }
 
-/// Fake quantization backward (see [`qdq_ref::train::fake_quantize_backward`]) with the
-/// default [`Config`].
+/// Fake quantization backward: `dx = mask ? lda * dy : +0`, and for integer outputs the
+/// LSQ gradients `ds` (one per scale: `g * sum(t)`, `t = dy * (round(q) - q)` where
+/// representable, `dy * (qmin - zp)` / `dy * (qmax - zp)` where clamped low / high) and
+/// `dzp` (`g * -(s * sum(dy))` over the clamped elements), each output optional. The sums
+/// follow the order documented in [`qdq_ref::train`], so they are bit-identical on every
+/// ISA and thread count. Default [`Config`].
 ///
 /// ```
 /// use qdq::train::{self, FakeQuantGrads, GradOptions, QuantParams};
@@ -704,8 +714,9 @@ pub fn fake_quantize_backward_with(
     })
 }
 
-/// DequantizeLinear scale gradient (see [`qdq_ref::train::dequantize_scale_grad`]) with the
-/// default [`Config`].
+/// DequantizeLinear scale gradient: `ds_k = sum over scale k's elements of dy * (x - zp)`
+/// (`x - zp` as DequantizeLinear computes it), summed in [`qdq_ref::train`]'s order.
+/// Default [`Config`].
 ///
 /// ```
 /// use qdq::{train, Layout, Packed, Values};
