@@ -29,7 +29,7 @@ use crate::layout::Layout;
 use crate::packing;
 use crate::params::Params;
 use crate::quantize::check_float_zero_point;
-use crate::tensor::{Backend, DequantizePlan, Reference, TensorRef};
+use crate::tensor::{DequantizePlan, TensorRef};
 use crate::values::{Packed, Read, ValuesMut, Write};
 
 /// The value `d` of the module docs for element `i`: `f32(x - z)` for integer x (exact
@@ -150,8 +150,9 @@ pub fn plan<'a>(x: Packed<'a>, params: &'a Params<'_>, output: DataType, y_len: 
     let layout = params.layout();
     let names = ["scales", "zero_points"];
     check(&x, (scale.dtype(), scale.len()), zero_point.as_ref(), &layout, output, y_len, names)?;
-    // `output` is f32, f16 or bf16 (checked): the byte count of `y_len` elements fits.
-    let y_bytes = y_len * output.bits() as usize / 8;
+    let Some(y_bytes) = output.byte_len(y_len) else {
+        bail!(ShapeOverflow, "y: the byte size of {y_len} {output} elements overflows usize");
+    };
     let scale = TensorRef { dtype: scale.dtype(), shape: &[], data: scale.bytes() };
     Ok(DequantizePlan { x, shape: &[], scale, zero_point, layout, output, y_bytes })
 }
@@ -179,7 +180,10 @@ pub fn dequantize<'x, 'y>(x: impl Into<Packed<'x>>, params: &Params<'_>, y: impl
     dequantize_views(x.into(), params, y.into())
 }
 
-fn dequantize_views(x: Packed<'_>, params: &Params<'_>, y: ValuesMut<'_>) -> Result<()> {
+fn dequantize_views(x: Packed<'_>, params: &Params<'_>, mut y: ValuesMut<'_>) -> Result<()> {
     let plan = plan(x, params, y.dtype(), y.len())?;
-    Reference.dequantize(&plan, y.into_bytes())
+    // The typed views, not the plan's bytes: they read and write the same values on any
+    // byte order.
+    run(&plan.x, &params.scales(), plan.zero_point.as_ref(), &plan.layout, &mut y);
+    Ok(())
 }

@@ -18,8 +18,9 @@ pub enum ErrorKind {
     /// `saturate = 2`, `precision = INT8`, an `output_dtype` that is not a valid output).
     InvalidAttribute,
     /// A slice-level argument has a value outside its allowed set: a range that lies
-    /// outside the tensor or does not start on a byte boundary of a packed output, a zero
-    /// point outside its type's range.
+    /// outside the tensor or does not start and end on a byte boundary of a packed output,
+    /// a zero point outside its type's range, a block of 0, a `precision` that is not f32,
+    /// f16 or bf16.
     InvalidArgument,
     /// A required attribute is missing (e.g. `output_dtype` with an e8m0 scale).
     MissingAttribute,

@@ -104,7 +104,9 @@ impl Layout {
             }
             Layout::Blocked { outer, axis_len, inner, block } => {
                 if block == 0 {
-                    bail!(InvalidAttribute, "block_size must be positive for blocked quantization, got 0");
+                    // Only a slice-level layout can hold it: the tensor API makes `block_size
+                    // = 0` per-tensor or per-axis.
+                    bail!(InvalidArgument, "block must be positive for a blocked layout, got 0");
                 }
                 check_elements(n, outer, axis_len, inner)?;
                 // Cannot overflow: it is at most outer * axis_len * inner = n.
@@ -138,7 +140,12 @@ impl Layout {
 }
 
 fn check_elements(n: usize, outer: usize, axis_len: usize, inner: usize) -> Result<()> {
-    let total = outer.checked_mul(axis_len).and_then(|v| v.checked_mul(inner));
+    // A zero factor makes the layout empty whatever the others are (as `element_count`).
+    let total = if outer == 0 || axis_len == 0 || inner == 0 {
+        Some(0)
+    } else {
+        outer.checked_mul(axis_len).and_then(|v| v.checked_mul(inner))
+    };
     if total != Some(n) {
         bail!(
             BufferLength,

@@ -30,7 +30,7 @@ use crate::float::{FloatFormat, BF16, F16, F32};
 use crate::layout::Layout;
 use crate::packing;
 use crate::params::Params;
-use crate::tensor::{Backend, QuantizePlan, Reference, TensorRef};
+use crate::tensor::{QuantizePlan, TensorRef};
 use crate::values::{Packed, PackedMut, Read, Values};
 
 /// The floating-point type the division `x / scale` is carried out in.
@@ -381,5 +381,8 @@ pub fn quantize<'x, 'y>(x: impl Into<Values<'x>>, params: &Params<'_>, y: impl I
 
 fn quantize_views(x: Values<'_>, params: &Params<'_>, y: PackedMut<'_>) -> Result<()> {
     let plan = plan(x, params, y.dtype, y.data.len())?;
-    Reference.quantize(&plan, y.data)
+    // The typed views, not the plan's bytes: they read the same values on any byte order.
+    let scale = params.scales();
+    run(&x, plan.len, &scale, plan.zero_point.as_ref(), &plan.layout, &plan.opts, plan.precision, y.data);
+    Ok(())
 }

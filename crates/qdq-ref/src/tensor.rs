@@ -219,6 +219,7 @@ impl<'a> TensorRef<'a> {
     /// # Ok::<(), qdq_ref::Error>(())
     /// ```
     pub fn new<T: Element>(shape: &'a [usize], data: &'a [T]) -> Result<Self> {
+        little_endian::<T>()?;
         let n = layout::element_count("shape", shape)?;
         if n != data.len() {
             bail!(BufferLength, "data: shape {shape:?} has {n} elements but the slice has {}", data.len());
@@ -226,13 +227,15 @@ impl<'a> TensorRef<'a> {
         Ok(TensorRef { dtype: T::DTYPE, shape, data: bytes_of(data) })
     }
 
-    /// A scalar (shape `[]`) holding `value`.
+    /// A scalar (shape `[]`) holding `value`. Little-endian targets only (the view holds
+    /// `value`'s bytes); elsewhere use [`TensorRef::packed`].
     ///
     /// ```
     /// use qdq_ref::{DataType, TensorRef};
     /// let s = TensorRef::scalar(&128u8);
     /// assert_eq!((s.dtype, s.shape, s.data), (DataType::U8, &[] as &[usize], &[128u8][..]));
     /// ```
+    #[cfg(target_endian = "little")]
     pub fn scalar<T: Element>(value: &'a T) -> Self {
         TensorRef { dtype: T::DTYPE, shape: &[], data: bytes_of(core::slice::from_ref(value)) }
     }
@@ -262,6 +265,7 @@ impl<'a> TensorRef<'a> {
     /// # Ok::<(), qdq_ref::Error>(())
     /// ```
     pub fn as_slice<T: Element>(&self) -> Result<&'a [T]> {
+        little_endian::<T>()?;
         if T::DTYPE != self.dtype {
             bail!(TypeMismatch, "tensor: elements have type {}, not {}", self.dtype, T::DTYPE);
         }
@@ -309,6 +313,20 @@ impl<'a> TensorRef<'a> {
         let len = self.checked_len(name)?;
         Ok(Packed { dtype: self.dtype, len, data: self.data })
     }
+}
+
+/// Typed views of tensors hold the elements' bytes, which are ONNX's little-endian
+/// serialisation only on a little-endian target: elsewhere, multi-byte element types are
+/// refused (single bytes are the same either way).
+fn little_endian<T: Element>() -> Result<()> {
+    if cfg!(target_endian = "big") && T::DTYPE.bits() > 8 {
+        bail!(
+            UnsupportedType,
+            "typed views of {} tensors need a little-endian target; pass little-endian bytes to TensorRef::packed",
+            T::DTYPE
+        );
+    }
+    Ok(())
 }
 
 /// Element `i` of an f32 / f16 / bf16 / i32 / e8m0 tensor as its exact value (for

@@ -11,6 +11,13 @@
 //! | [`PackedMut`] | QuantizeLinear's output | `&mut [u8]`, `&mut [i8]`, `&mut [u16]`, `&mut [i16]`, float8 slices; [`PackedMut::new`] for packed sub-byte data |
 //!
 //! Each also converts from a `&Vec<T>` and a `&[T; N]` (`&mut` for the outputs).
+//!
+//! **Byte order.** The slice functions of this crate read x and the scales through their
+//! typed views and write float outputs as typed values, so they give the same results on
+//! any byte order. Quantized values are bytes in ONNX's little-endian serialisation: the
+//! `From` impls for the multi-byte codes (`u16`, `i16`, `i32`) exist on little-endian
+//! targets only; on a big-endian target, pass little-endian bytes to [`Packed::new`] /
+//! [`PackedMut::new`].
 
 use crate::dtype::DataType;
 use crate::element::{bytes_of, bytes_of_mut, Float8E4M3Fn, Float8E4M3FnUz, Float8E5M2, Float8E5M2FnUz, Float8E8M0};
@@ -35,7 +42,8 @@ pub enum Values<'a> {
 }
 
 impl<'a> Values<'a> {
-    /// The elements' little-endian bytes (their ONNX serialisation).
+    /// The elements' bytes in the target's byte order: their ONNX (little-endian)
+    /// serialisation on the little-endian targets `qdq` runs on.
     ///
     /// ```
     /// use qdq_ref::Values;
@@ -106,7 +114,8 @@ pub enum ValuesMut<'a> {
 }
 
 impl<'a> ValuesMut<'a> {
-    /// The elements' bytes, writable (little-endian, their ONNX serialisation).
+    /// The elements' bytes, writable, in the target's byte order (ONNX's little-endian
+    /// serialisation on little-endian targets).
     ///
     /// ```
     /// use qdq_ref::ValuesMut;
@@ -300,12 +309,25 @@ view_from!(ValuesMut, unique,
     bf16 => |s| ValuesMut::Bf16(s),
 );
 
+// Multi-byte codes are viewed as their bytes, which are ONNX's little-endian serialisation
+// only on a little-endian target; on a big-endian one, pass little-endian bytes to
+// `Packed::new` / `PackedMut::new` instead.
+#[cfg(target_endian = "little")]
 view_from!(Packed, shared,
-    u8 => |s| Packed { dtype: DataType::U8, len: s.len(), data: s },
-    i8 => |s| Packed { dtype: DataType::I8, len: s.len(), data: bytes_of(s) },
     u16 => |s| Packed { dtype: DataType::U16, len: s.len(), data: bytes_of(s) },
     i16 => |s| Packed { dtype: DataType::I16, len: s.len(), data: bytes_of(s) },
     i32 => |s| Packed { dtype: DataType::I32, len: s.len(), data: bytes_of(s) },
+);
+
+#[cfg(target_endian = "little")]
+view_from!(PackedMut, unique,
+    u16 => |s| PackedMut { dtype: DataType::U16, data: bytes_of_mut(s) },
+    i16 => |s| PackedMut { dtype: DataType::I16, data: bytes_of_mut(s) },
+);
+
+view_from!(Packed, shared,
+    u8 => |s| Packed { dtype: DataType::U8, len: s.len(), data: s },
+    i8 => |s| Packed { dtype: DataType::I8, len: s.len(), data: bytes_of(s) },
     Float8E4M3Fn => |s| Packed { dtype: DataType::E4M3Fn, len: s.len(), data: bytes_of(s) },
     Float8E4M3FnUz => |s| Packed { dtype: DataType::E4M3FnUz, len: s.len(), data: bytes_of(s) },
     Float8E5M2 => |s| Packed { dtype: DataType::E5M2, len: s.len(), data: bytes_of(s) },
@@ -315,8 +337,6 @@ view_from!(Packed, shared,
 view_from!(PackedMut, unique,
     u8 => |s| PackedMut { dtype: DataType::U8, data: s },
     i8 => |s| PackedMut { dtype: DataType::I8, data: bytes_of_mut(s) },
-    u16 => |s| PackedMut { dtype: DataType::U16, data: bytes_of_mut(s) },
-    i16 => |s| PackedMut { dtype: DataType::I16, data: bytes_of_mut(s) },
     Float8E4M3Fn => |s| PackedMut { dtype: DataType::E4M3Fn, data: bytes_of_mut(s) },
     Float8E4M3FnUz => |s| PackedMut { dtype: DataType::E4M3FnUz, data: bytes_of_mut(s) },
     Float8E5M2 => |s| PackedMut { dtype: DataType::E5M2, data: bytes_of_mut(s) },

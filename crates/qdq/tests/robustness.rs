@@ -90,7 +90,7 @@ fn slice_quantize_rejects_bad_lengths_types_and_layouts() {
     });
     // Blocked with block 0 and with a huge block (one block per row is fine).
     let blocked = |block| Layout::Blocked { outer: 3, axis_len: 4, inner: 1, block };
-    everywhere(ErrorKind::InvalidAttribute, "block_size must be positive", |c| {
+    everywhere(ErrorKind::InvalidArgument, "block must be positive", |c| {
         q_slice(c, &x, Values::F32(&s3), None, blocked(0), &opts, &mut [0; 12])
     });
     let mut a = [0u8; 12];
@@ -160,6 +160,29 @@ fn slice_quantize_range_rejects_bad_ranges() {
         );
         expect(bad, ErrorKind::BufferLength, "scales has 2 elements");
         run(4..10, &mut [0; 3]).unwrap();
+        // Empty shards anywhere, even at an end that is no byte boundary.
+        run(10..10, &mut []).unwrap();
+        let five = [1.0f32; 5];
+        let i4 = |range: std::ops::Range<usize>, part: &mut [u8]| {
+            qdq::quantize_range_with(
+                &cfg,
+                &five,
+                &qdq::Params::per_tensor(1.0),
+                range,
+                qdq::PackedMut::new(DataType::I4, part),
+            )
+        };
+        i4(5..5, &mut []).unwrap();
+        i4(4..5, &mut [0]).unwrap();
+        expect(i4(3..5, &mut [0]), ErrorKind::InvalidArgument, "multiples of 2 elements (a byte boundary of i4)");
+        let e2m3 = qdq::quantize_range_with(
+            &cfg,
+            &x,
+            &qdq::Params::per_tensor(1.0),
+            2..8,
+            qdq::PackedMut::new(DataType::E2M3, &mut [0; 5]),
+        );
+        expect(e2m3, ErrorKind::InvalidArgument, "multiples of 4 elements");
     }
 }
 
@@ -204,7 +227,7 @@ fn slice_dequantize_rejects_bad_lengths_types_and_layouts() {
     everywhere(ErrorKind::BufferLength, "more than usize::MAX", |c| {
         dq_slice(c, x, one, None, Layout::PerAxis { outer: 2, axis_len: usize::MAX, inner: 2 }, &mut [0.0; 12])
     });
-    everywhere(ErrorKind::InvalidAttribute, "block_size must be positive", |c| {
+    everywhere(ErrorKind::InvalidArgument, "block must be positive", |c| {
         dq_slice(c, x, one, None, Layout::Blocked { outer: 1, axis_len: 12, inner: 1, block: 0 }, &mut [0.0; 12])
     });
     // Zero point of another type, of another count.
