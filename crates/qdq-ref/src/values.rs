@@ -120,9 +120,9 @@ impl<'a> ValuesMut<'a> {
     /// ```
     /// use qdq_ref::ValuesMut;
     /// let mut y = [0f32; 2];
-    /// assert_eq!(ValuesMut::from(&mut y).into_bytes().len(), 8);
+    /// assert_eq!(ValuesMut::from(&mut y).bytes_mut().len(), 8);
     /// ```
-    pub fn into_bytes(self) -> &'a mut [u8] {
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
         match self {
             ValuesMut::F32(s) => bytes_of_mut(s),
             ValuesMut::F16(s) => bytes_of_mut(s),

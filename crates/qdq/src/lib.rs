@@ -136,7 +136,6 @@ pub use qdq_ref::{
 };
 pub use tensor::{dequantize_linear, dynamic_quantize_linear, quantize_linear, run_node, run_node_with, Fast};
 
-use half::slice::HalfFloatSliceExt;
 use std::ops::Range;
 
 /// Byte offset of element `e` in a tensor of type `t` (`e` a multiple of 4, or any `e` for
@@ -166,18 +165,6 @@ impl isa::Kernel for RangeKernel<'_, dequantize::Job<'_>> {
     #[inline(always)]
     fn run<S: simd::Simd>(self, simd: S) {
         dequantize::run(simd, self.job, self.begin, self.end, self.y)
-    }
-}
-
-fn as_bytes<'a>(v: &Values<'a>) -> &'a [u8] {
-    v.bytes()
-}
-
-fn values_mut_bytes<'a>(y: &'a mut ValuesMut<'_>) -> &'a mut [u8] {
-    match y {
-        ValuesMut::F32(s) => bytemuck::cast_slice_mut(s),
-        ValuesMut::F16(s) => bytemuck::cast_slice_mut(s.reinterpret_cast_mut()),
-        ValuesMut::Bf16(s) => bytemuck::cast_slice_mut(s.reinterpret_cast_mut()),
     }
 }
 
@@ -488,7 +475,7 @@ fn dequantize_views(
     x: Packed<'_>,
     params: &Params<'_>,
     range: Option<Range<usize>>,
-    y: ValuesMut<'_>,
+    mut y: ValuesMut<'_>,
 ) -> Result<()> {
     crate::isa::fpenv::scoped(|| {
         let (out, n) = (y.dtype(), x.len);
@@ -504,7 +491,7 @@ fn dequantize_views(
                 format!("y_part has {y_len} elements but the range {range:?} has {}", range.len()),
             ));
         }
-        dequantize_core(cfg, &plan, range, y.into_bytes())
+        dequantize_core(cfg, &plan, range, y.bytes_mut())
     })
 }
 

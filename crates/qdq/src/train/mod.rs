@@ -24,7 +24,7 @@ use crate::isa::{self, Isa, Kernel};
 use crate::quantize::{Job, Src};
 use crate::simd::Simd;
 use crate::threads::{drive, split};
-use crate::{as_bytes, values_mut_bytes, Config};
+use crate::Config;
 use kernels::{Backward, DequantizeGrad, Elementwise, FakeQuantGrad, GradOp, Product, Walk};
 use qdq_ref::float::{canonical_nan, FloatFormat};
 use qdq_ref::train::SUM_TILE;
@@ -100,9 +100,9 @@ fn out_kind(v: &ValuesMut<'_>) -> Out {
 fn job<'a>(x: &Values<'a>, p: &QuantParams<'a>, precision: Precision) -> Option<Job<'a>> {
     Job::new(
         x.dtype(),
-        as_bytes(x),
+        x.bytes(),
         p.scale.dtype(),
-        as_bytes(&p.scale),
+        p.scale.bytes(),
         p.zero_point,
         p.layout,
         p.opts.output,
@@ -227,7 +227,7 @@ pub fn fake_quantize_with(
         let out = out_kind(&y);
         let n = x.len();
         let product = Product::Dequantized(out);
-        let outs = [Some((values_mut_bytes(&mut y), bits_of(out))), mask.map(|m| (m, 1))];
+        let outs = [Some((y.bytes_mut(), bits_of(out))), mask.map(|m| (m, 1))];
         drive(cfg, 0..n, outs, &|b, e, [y, m]| {
             let (Some((y, _)), m) = (y, m) else { return };
             let mask = m.map(|(m, _)| m);
@@ -306,7 +306,7 @@ pub fn quantize_backward_with(
         };
         let out = out_kind(&dx);
         let b = Backward { job, kind: Elementwise::Quantize, mask, lda, out };
-        run_elementwise(cfg, isa, &b, dy.len(), values_mut_bytes(&mut dx));
+        run_elementwise(cfg, isa, &b, dy.len(), dx.bytes_mut());
         Ok(())
     })
 }
@@ -344,7 +344,7 @@ pub fn mask_backward_with(cfg: &Config, dy: Values<'_>, mask: &[u8], lda: f32, m
         // No scale: a per-tensor scale of 1 that the kernel never reads.
         let job = Job::new(
             dy.dtype(),
-            as_bytes(&dy),
+            dy.bytes(),
             DataType::F32,
             &ONE,
             None,
@@ -358,7 +358,7 @@ pub fn mask_backward_with(cfg: &Config, dy: Values<'_>, mask: &[u8], lda: f32, m
         };
         let out = out_kind(&dx);
         let b = Backward { job, kind: Elementwise::Mask, mask, lda, out };
-        run_elementwise(cfg, isa, &b, dy.len(), values_mut_bytes(&mut dx));
+        run_elementwise(cfg, isa, &b, dy.len(), dx.bytes_mut());
         Ok(())
     })
 }
@@ -410,9 +410,9 @@ pub fn dequantize_backward_with(
         let isa = cfg.resolve_isa()?;
         let job = Job::new(
             dy.dtype(),
-            as_bytes(&dy),
+            dy.bytes(),
             scale.dtype(),
-            as_bytes(&scale),
+            scale.bytes(),
             None,
             layout,
             DataType::U8,
@@ -424,7 +424,7 @@ pub fn dequantize_backward_with(
         };
         let out = out_kind(&dx);
         let b = Backward { job, kind: Elementwise::Dequantize, mask: &[], lda, out };
-        run_elementwise(cfg, isa, &b, dy.len(), values_mut_bytes(&mut dx));
+        run_elementwise(cfg, isa, &b, dy.len(), dx.bytes_mut());
         Ok(())
     })
 }
@@ -688,11 +688,11 @@ pub fn fake_quantize_backward_with(
         let Some(job) = job(&x, p, precision) else {
             return qdq_ref::train::fake_quantize_backward(dy, x, p, opts, grads);
         };
-        let op = FakeQuantGrad { job, dy: (src_of(&dy), as_bytes(&dy)), lda: opts.lda };
+        let op = FakeQuantGrad { job, dy: (src_of(&dy), dy.bytes()), lda: opts.lda };
         let FakeQuantGrads { mut dx, mut ds, mut dzp } = grads;
         let dx = dx.as_mut().map(|d| {
             let out = out_kind(d);
-            (values_mut_bytes(d), out)
+            (d.bytes_mut(), out)
         });
         let r = Reduce { cfg, isa, op: &op, layout: p.layout, n: x.len(), scales: p.scale.len() };
         r.run(dx, [ds.as_deref_mut(), dzp.as_deref_mut()]);
@@ -704,7 +704,7 @@ pub fn fake_quantize_backward_with(
         }
         if let Some(dzp) = dzp {
             let kind = crate::quantize::ScaleKind::of(p.scale.dtype());
-            let bytes = as_bytes(&p.scale);
+            let bytes = p.scale.bytes();
             for (k, v) in dzp.iter_mut().enumerate() {
                 let s = kind.map_or(f32::NAN, |sk| sk.get(bytes, k));
                 *v = canonical_nan(g * -(s * *v));
@@ -765,7 +765,7 @@ pub fn dequantize_scale_grad_with(
         }
         let mini = FloatFormat::of(x.dtype).map(|f| MiniFormat::new(&f, true));
         let zero_point = if mini.is_some() { None } else { zero_point };
-        let op = DequantizeGrad { x, zero_point, mini, dy: (src_of(&dy), as_bytes(&dy)) };
+        let op = DequantizeGrad { x, zero_point, mini, dy: (src_of(&dy), dy.bytes()) };
         let scales = ds.len();
         let r = Reduce { cfg, isa, op: &op, layout, n: x.len, scales };
         r.run(None, [Some(&mut *ds), None]);
