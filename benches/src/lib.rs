@@ -659,7 +659,7 @@ impl Mode {
     }
 
     /// The configuration for the call.
-    pub fn config(self) -> Config {
+    pub fn config(self) -> Config<'static> {
         match self {
             Mode::Single(isa) => Config::sequential().with_isa(isa),
             Mode::Default => Config::default(),

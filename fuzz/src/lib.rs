@@ -80,8 +80,8 @@ impl<'a> Input<'a> {
 /// parallel with the threshold at 0 (so every call goes through the chunking code; inputs
 /// above 16 Ki elements are split). A `QDQ_ISA` naming no ISA, or one this CPU lacks,
 /// stops the run with the library's message; the ISAs left out are printed once.
-pub fn configs() -> &'static [(String, Config)] {
-    static CONFIGS: std::sync::OnceLock<Vec<(String, Config)>> = std::sync::OnceLock::new();
+pub fn configs() -> &'static [(String, Config<'static>)] {
+    static CONFIGS: std::sync::OnceLock<Vec<(String, Config<'static>)>> = std::sync::OnceLock::new();
     CONFIGS
         .get_or_init(|| {
             let isas = match Isa::forced() {
@@ -99,7 +99,7 @@ pub fn configs() -> &'static [(String, Config)] {
             let mut out = Vec::new();
             for isa in isas {
                 out.push((format!("{isa}/seq"), Config::sequential().with_isa(isa)));
-                out.push((format!("{isa}/par"), Config { isa: Some(isa), parallel: true, parallel_threshold: 0 }));
+                out.push((format!("{isa}/par"), Config { isa: Some(isa), parallel: true, parallel_threshold: 0, pool: None }));
             }
             out
         })

@@ -6,12 +6,14 @@
 //! zero point come from the very same `qdq_ref` function. Min/max are exact and
 //! order-independent, so the parallel reduction cannot change the result.
 
+use crate::config::MAX_PARTS;
 use crate::isa::{self, Kernel};
 use crate::quantize::Job;
 use crate::simd::Simd;
+use crate::threads::for_parts;
 use crate::Config;
 use qdq_ref::{DataType, Layout, Packed, Precision, Result};
-use rayon::prelude::*;
+use std::sync::{Mutex, PoisonError};
 
 struct Range<'a>(&'a [u8]);
 
@@ -63,15 +65,25 @@ impl Kernel for Range<'_> {
 
 /// DynamicQuantizeLinear of `x` (little-endian f32 bytes) into `y`.
 /// Callers run it under `isa::fpenv::scoped`; the parallel chunks enter it themselves.
-pub(crate) fn run(cfg: &Config, x: &[u8], y: &mut [u8]) -> Result<(f32, u8)> {
+pub(crate) fn run(cfg: &Config<'_>, x: &[u8], y: &mut [u8]) -> Result<(f32, u8)> {
     let isa = cfg.resolve_isa()?;
     let n = y.len();
     let (lo, hi) = match cfg.chunk(n) {
         None => isa::dispatch(isa, Range(x)),
-        Some(per) => x
-            .par_chunks(per * 4)
-            .map(|c| crate::isa::fpenv::scoped(|| isa::dispatch(isa, Range(c))))
-            .reduce(|| (0.0, 0.0), |a, b| crate::isa::fpenv::scoped(|| (a.0.min(b.0), a.1.max(b.1)))),
+        Some(per) => {
+            // Each part's range into its own slot, folded in part order (min / max are
+            // exact, and a fixed order settles even the sign of a zero bound).
+            let slots = Mutex::new([(0.0f32, 0.0f32); MAX_PARTS]);
+            let count = n.div_ceil(per);
+            for_parts(cfg, count, &mut x.chunks(per * 4), &|k, c| {
+                let r = isa::dispatch(isa, Range(c));
+                if let Some(s) = slots.lock().unwrap_or_else(PoisonError::into_inner).get_mut(k) {
+                    *s = r;
+                }
+            });
+            let slots = slots.into_inner().unwrap_or_else(PoisonError::into_inner);
+            slots[..count.min(MAX_PARTS)].iter().fold((0.0f32, 0.0f32), |a, b| (a.0.min(b.0), a.1.max(b.1)))
+        }
     };
     let (scale, zp) = qdq_ref::dynamic::scale_and_zero_point(lo, hi);
     let sb = scale.to_le_bytes();

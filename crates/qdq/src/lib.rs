@@ -73,8 +73,10 @@
 //!   of 4-, 2- and 6-bit outputs, branch-free float8/float6/float4 codecs.
 //! * **Layouts in vector code**: per-tensor, per-axis and blocked scales are walked as runs
 //!   that broadcast one scale or load scale vectors alongside x (`segments`).
-//! * **rayon** over byte-aligned chunks above [`Config::parallel_threshold`] elements; the
-//!   chunking never changes a result. [`Config::sequential`] keeps everything on the
+//! * **Threads** above [`Config::parallel_threshold`] elements: a call is cut into
+//!   byte-aligned parts that run on rayon's global pool (cargo feature `rayon`, on by
+//!   default) or on the engine's own pool ([`ThreadPool`], [`Config::with_pool`]); the cut
+//!   and the pool never change a result. [`Config::sequential`] keeps everything on the
 //!   calling thread, and [`quantize_range`] / [`dequantize_range`] let an engine shard work
 //!   itself.
 //!
@@ -126,7 +128,7 @@ mod walk;
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
 
-pub use config::Config;
+pub use config::{Config, ThreadPool};
 pub use isa::Isa;
 pub use qdq_ref::{
     bf16, dtype, element, f16, float, layout, packing, schema, Attribute, DataType, DequantizeAttributes,
@@ -202,7 +204,7 @@ fn quantize_job(cfg: &Config, isa: Isa, job: &quantize::Job<'_>, range: Range<us
 }
 
 /// QuantizeLinear of `x` with `params` into `y`, whose element type is the output type.
-/// Allocates nothing; uses the rayon pool for large calls ([`Config::default`]).
+/// Allocates nothing; large calls use rayon's pool ([`Config::default`]).
 ///
 /// * `x`: `&[f32]`, `&[f16]`, `&[bf16]` or `&[i32]` (a slice, `&Vec` or array).
 /// * `params`: the scales (one per tensor, per index of an axis, or per block; f32, f16,
@@ -298,7 +300,7 @@ pub fn quantize_range_with<'x, 'y>(
     range: Range<usize>,
     y_part: impl Into<PackedMut<'y>>,
 ) -> Result<()> {
-    quantize_views(&Config { parallel: false, ..*cfg }, x.into(), params, Some(range), y_part.into())
+    quantize_views(&cfg.calling_thread(), x.into(), params, Some(range), y_part.into())
 }
 
 /// Every slice-level quantize: the whole call (`range` `None`) or a range of it.
@@ -387,7 +389,7 @@ pub(crate) fn dequantize_core(
 }
 
 /// DequantizeLinear of `x` with `params` into `y`, whose element type is the output type.
-/// Allocates nothing; uses the rayon pool for large calls ([`Config::default`]).
+/// Allocates nothing; large calls use rayon's pool ([`Config::default`]).
 ///
 /// * `x`: `&[u8]`, `&[i8]`, `&[u16]`, `&[i16]`, `&[i32]`, a float8 slice, or a [`Packed`]
 ///   view of packed sub-byte data ([`Packed::new`]).
@@ -466,7 +468,7 @@ pub fn dequantize_range_with<'x, 'y>(
     range: Range<usize>,
     y_part: impl Into<ValuesMut<'y>>,
 ) -> Result<()> {
-    dequantize_views(&Config { parallel: false, ..*cfg }, x.into(), params, Some(range), y_part.into())
+    dequantize_views(&cfg.calling_thread(), x.into(), params, Some(range), y_part.into())
 }
 
 /// Every slice-level dequantize: the whole call (`range` `None`) or a range of it.

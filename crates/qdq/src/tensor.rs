@@ -11,11 +11,11 @@ use qdq_ref::{
 
 /// The SIMD backend for the tensor-level API (executes [`qdq_ref`]'s validated plans).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Fast(pub Config);
+pub struct Fast<'p>(pub Config<'p>);
 
 /// Each method runs under the default floating-point environment (`isa::fpenv`): `qdq_ref`'s
 /// `*_with` functions may call it from a caller's thread in any state.
-impl qdq_ref::Backend for Fast {
+impl qdq_ref::Backend for Fast<'_> {
     /// An ISA this CPU lacks is an error (never a silent fallback to the reference).
     fn quantize(&self, plan: &QuantizePlan<'_>, y: &mut [u8]) -> Result<()> {
         scoped(|| quantize_core(&self.0, plan, 0..plan.len, y))

@@ -1,11 +1,17 @@
-//! Parallel splitting: a call's elements in chunks over rayon (halving with `rayon::join`,
-//! nothing allocated), or one call on the calling thread. Chunks start on byte boundaries
-//! of every output, so threads never share a byte, and the chunking never changes a result.
-//! Every chunk runs under the default floating-point environment, on whichever thread.
+//! Parallel splitting. A call is cut into parts (byte-aligned element chunks, or the leaves
+//! of a reduction's split tree), and the parts run on the configured executor: the calling
+//! thread, rayon's pool, or an engine's [`ThreadPool`]. Every executor gets the same flat
+//! list of tasks; each task claims the next part under a lock (parts are handed out in
+//! order, so part `k` is the same whichever thread claims it) and runs it under the default
+//! floating-point environment. Nothing is allocated: the parts come from an iterator that
+//! splits the output buffers as it goes. Threads never share a byte, and the cut never
+//! changes a result.
 
+use crate::config::Exec;
 use crate::isa::fpenv::scoped;
 use crate::Config;
 use std::ops::Range;
+use std::sync::{Mutex, PoisonError};
 
 /// One output buffer of a range of elements: its bytes and the bits per element.
 pub(crate) type Out1<'a> = Option<(&'a mut [u8], u32)>;
@@ -31,18 +37,65 @@ fn cut_one(o: Out1<'_>, at: usize) -> (Out1<'_>, Out1<'_>) {
     }
 }
 
-/// Runs `f(begin, end, outs)` over `range` (`outs` hold the bytes of that range) in chunks
+/// Runs `f(k, part)` for each of the `count` parts `parts` yields (`k` its index), on
+/// `cfg`'s executor. Parts a pool leaves unclaimed run afterwards on the calling thread.
+pub(crate) fn for_parts<P: Send>(
+    cfg: &Config<'_>,
+    count: usize,
+    parts: &mut (dyn Iterator<Item = P> + Send),
+    f: &(dyn Fn(usize, P) + Sync),
+) {
+    let exec = if count < 2 { Exec::Caller } else { cfg.exec() };
+    let queue = Mutex::new(parts.enumerate());
+    let task = |_: usize| {
+        // The guard is dropped at the end of this statement: `f` runs unlocked.
+        let next = queue.lock().unwrap_or_else(PoisonError::into_inner).next();
+        if let Some((k, p)) = next {
+            scoped(|| f(k, p));
+        }
+    };
+    match exec {
+        Exec::Caller => {}
+        #[cfg(feature = "rayon")]
+        Exec::Rayon => rayon_for(0, count, &task),
+        Exec::Pool(pool) => pool.parallel_for(count, &task),
+    }
+    for (k, p) in queue.into_inner().unwrap_or_else(PoisonError::into_inner) {
+        f(k, p);
+    }
+}
+
+/// `task(i)` for `i` in `lo..hi` over rayon, halving with `rayon::join` (its jobs live on
+/// the stack: nothing is allocated).
+#[cfg(feature = "rayon")]
+pub(crate) fn rayon_for(lo: usize, hi: usize, task: &(dyn Fn(usize) + Sync)) {
+    match hi - lo {
+        0 => {}
+        1 => task(lo),
+        m => {
+            let mid = lo + m / 2;
+            rayon::join(|| rayon_for(lo, mid, task), || rayon_for(mid, hi, task));
+        }
+    }
+}
+
+/// Runs `f(begin, end, outs)` over `range` (`outs` hold the bytes of that range) in parts
 /// of `cfg.chunk(range.len())` elements, or in one call.
-pub(crate) fn drive(cfg: &Config, range: Range<usize>, outs: Outs<'_>, f: &(dyn Fn(usize, usize, Outs<'_>) + Sync)) {
+pub(crate) fn drive(
+    cfg: &Config<'_>,
+    range: Range<usize>,
+    outs: Outs<'_>,
+    f: &(dyn Fn(usize, usize, Outs<'_>) + Sync),
+) {
     match cfg.chunk(range.len()) {
         None => f(range.start, range.end, outs),
-        Some(per) => split(per, range.start, range.end, outs, f),
+        Some(per) => split(cfg, per, range.start, range.end, outs, f),
     }
 }
 
 /// [`drive`] with one output of `bits` bits per element.
 pub(crate) fn drive_one(
-    cfg: &Config,
+    cfg: &Config<'_>,
     range: Range<usize>,
     y: &mut [u8],
     bits: u32,
@@ -55,28 +108,85 @@ pub(crate) fn drive_one(
     })
 }
 
-/// Runs `f` over chunks of `per` elements of `b..e` (the last one shorter), halving at a
-/// chunk boundary and handing both halves to `rayon::join`. Recursion instead of a
-/// collected list of chunks: the parallel path allocates nothing (rayon's jobs live on the
-/// stack).
-pub(crate) fn split(per: usize, b: usize, e: usize, outs: Outs<'_>, f: &(dyn Fn(usize, usize, Outs<'_>) + Sync)) {
-    let chunks = (e - b).div_ceil(per);
-    if chunks <= 1 {
-        return f(b, e, outs);
-    }
-    let mid = b + chunks / 2 * per;
-    let (lo, hi) = cut(outs, mid - b);
-    join(|| split(per, b, mid, lo, f), || split(per, mid, e, hi, f));
+/// Runs `f` over parts of `per` elements of `b..e` (the last one shorter) on `cfg`'s
+/// executor.
+pub(crate) fn split(
+    cfg: &Config<'_>,
+    per: usize,
+    b: usize,
+    e: usize,
+    outs: Outs<'_>,
+    f: &(dyn Fn(usize, usize, Outs<'_>) + Sync),
+) {
+    let count = (e - b).div_ceil(per);
+    let (mut at, mut rest) = (b, Some(outs));
+    let mut parts = std::iter::from_fn(|| {
+        let m = (e - at).min(per);
+        if m == 0 {
+            return None;
+        }
+        let outs = rest.take()?;
+        // The last part keeps the rest whole (a packed type's final, partial byte).
+        let head = if at + m == e {
+            outs
+        } else {
+            let (head, tail) = cut(outs, m);
+            rest = Some(tail);
+            head
+        };
+        at += m;
+        Some((at - m, at, head))
+    });
+    for_parts(cfg, count, &mut parts, &|_, (b, e, outs)| f(b, e, outs));
 }
 
-/// `rayon::join`, each side under the default floating-point environment: the side another
-/// pool thread steals runs in whatever state that thread has (see `isa::fpenv`).
-pub(crate) fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
-where
-    A: FnOnce() -> RA + Send,
-    B: FnOnce() -> RB + Send,
-    RA: Send,
-    RB: Send,
-{
-    rayon::join(|| scoped(a), || scoped(b))
+/// What a split tree does with a node.
+pub(crate) enum Split<N> {
+    /// Run it whole.
+    Leaf(N),
+    /// Cut it in two (left, right).
+    Halves(N, N),
+}
+
+/// The leaves, left to right, of a binary split tree: `split(node)` returns the node itself
+/// as a [`Split::Leaf`] or its two [`Split::Halves`]. An explicit stack (a halving tree of at most
+/// 2^64 elements is at most 64 deep), so leaves can be handed out one at a time.
+pub(crate) struct Leaves<N, F> {
+    stack: [Option<N>; 66],
+    len: usize,
+    split: F,
+}
+
+impl<N, F: FnMut(N) -> Split<N>> Leaves<N, F> {
+    pub(crate) fn new(root: N, split: F) -> Self {
+        let mut stack = [const { None }; 66];
+        stack[0] = Some(root);
+        Leaves { stack, len: 1, split }
+    }
+}
+
+impl<N, F: FnMut(N) -> Split<N>> Iterator for Leaves<N, F> {
+    type Item = N;
+    fn next(&mut self) -> Option<N> {
+        loop {
+            if self.len == 0 {
+                return None;
+            }
+            self.len -= 1;
+            let node = self.stack[self.len].take()?;
+            // Halving trees never fill the stack (depth + 1 entries at most); were one
+            // deeper, its node would run whole, which every caller's leaf accepts.
+            if self.len + 2 > self.stack.len() {
+                return Some(node);
+            }
+            match (self.split)(node) {
+                Split::Leaf(leaf) => return Some(leaf),
+                Split::Halves(lo, hi) => {
+                    self.stack[self.len] = Some(hi);
+                    self.stack[self.len + 1] = Some(lo);
+                    self.len += 2;
+                }
+            }
+        }
+    }
 }

@@ -11,7 +11,7 @@
 //!   sequential runs, and every ISA, give the same bits.
 //! * Parallelism: elementwise work splits into chunks of whole bytes of every output
 //!   (multiples of 64 elements). Sums split where the order allows it: a per-tensor sum
-//!   along its tile tree (`rayon::join` on the tree's own nodes), layouts whose groups are
+//!   along its tile tree (the tree's leaves in parallel, then its additions in order), layouts whose groups are
 //!   contiguous (per-axis on the first axis, blocked) by groups; per-axis with dimensions
 //!   before the axis sums by channel ranges, after a parallel `dx` pass.
 //! * The slice API allocates nothing; parallel calls put their partial sums on the stack.
@@ -23,12 +23,13 @@ use crate::dequantize::Out;
 use crate::isa::{self, Isa, Kernel};
 use crate::quantize::{Job, Src};
 use crate::simd::Simd;
-use crate::threads::{drive, split};
+use crate::threads::{drive, for_parts, split, Leaves, Split};
 use crate::Config;
 use kernels::{Backward, DequantizeGrad, Elementwise, FakeQuantGrad, GradOp, Product, Walk};
 use qdq_ref::float::{canonical_nan, FloatFormat};
 use qdq_ref::train::SUM_TILE;
 use qdq_ref::{packing, DataType, Layout, Packed, Precision, Result, Values, ValuesMut};
+use std::sync::{Mutex, PoisonError};
 
 pub use qdq_ref::train::{mask_bit, mask_len, FakeQuantGrads, GradOptions, QuantParams};
 
@@ -502,7 +503,7 @@ fn cut_sum(o: Option<&mut [f32]>, at: usize) -> (Option<&mut [f32]>, Option<&mut
 
 /// One reduction call: `dx` (bytes and type) and up to two sums over every group.
 struct Reduce<'c, O> {
-    cfg: &'c Config,
+    cfg: &'c Config<'c>,
     isa: Isa,
     op: &'c O,
     layout: Layout,
@@ -530,10 +531,8 @@ impl<O: GradOp> Reduce<'_, O> {
         }
         match Groups::of(self.layout, n) {
             Groups::One => {
-                // Tree nodes at least a tile, so every cut is one of the reference's.
-                let per = per.next_multiple_of(SUM_TILE);
                 let out = dx.map(|(b, o)| (b, o, bits_of(o)));
-                let total = self.tree(per, 0, n, out);
+                let total = self.tree(per, out);
                 for (j, s) in sums.iter_mut().enumerate() {
                     if let Some(s) = s.as_deref_mut() {
                         s[0] += total[j];
@@ -546,14 +545,14 @@ impl<O: GradOp> Reduce<'_, O> {
                     _ => 0,
                 };
                 let out = dx.map(|(b, o)| (b, o, bits_of(o)));
-                self.units(&g, per, 0, count, out, sums);
+                self.units(&g, per, count, out, sums);
             }
             Groups::Spread => {
                 // dx in element chunks, then the sums by channel ranges (each walks the
                 // whole tensor but touches only its channels' elements).
                 self.dx_pass(per, dx);
                 let parts = n.div_ceil(per).min(scales).max(1);
-                self.channels(scales.div_ceil(parts), 0, scales, sums);
+                self.channels(scales.div_ceil(parts), sums);
             }
         }
     }
@@ -562,22 +561,114 @@ impl<O: GradOp> Reduce<'_, O> {
     fn dx_pass(&self, per: usize, dx: Option<(&mut [u8], Out)>) {
         let Some((bytes, out)) = dx else { return };
         let scales = self.scales;
-        split(per, 0, self.n, [Some((bytes, bits_of(out))), None], &|b, e, [d, _]| {
+        split(self.cfg, per, 0, self.n, [Some((bytes, bits_of(out))), None], &|b, e, [d, _]| {
             let dx = d.map(|(bytes, _)| (bytes, out));
             self.walk(Walk { begin: b, end: e, groups: 0..scales, dx, sums: [None, None] });
         });
     }
 
-    /// The per-tensor sums of `[a, a + m)` along the reference's tile tree.
-    fn tree(&self, per: usize, a: usize, m: usize, dx: Option<(&mut [u8], Out, u32)>) -> [f32; 2] {
-        if m <= per {
+    /// The per-tensor sums along the reference's tile tree: its leaves (nodes of at most
+    /// `per` elements) in parallel, then the tree's additions in its own order.
+    fn tree(&self, per: usize, dx: Option<(&mut [u8], Out, u32)>) -> [f32; 2] {
+        // Tree nodes at least a tile, so every cut is one of the reference's; a coarser
+        // cut gives the same sums, so `per` grows until the leaves fit the stack array.
+        let mut per = per.next_multiple_of(SUM_TILE);
+        let n = self.n;
+        let count = loop {
+            let count = tree_leaves(per, 0, n, None).count();
+            if count <= LEAVES {
+                break count;
+            }
+            per *= 2;
+        };
+        let results = Mutex::new([[-0.0f32; 2]; LEAVES]);
+        for_parts(self.cfg, count, &mut tree_leaves(per, 0, n, dx), &|k, (a, m, dx)| {
             let mut local = [[-0.0f32; 1]; 2];
             let [l0, l1] = &mut local;
             let dx = dx.map(|(b, o, _)| (b, o));
             self.walk(Walk { begin: a, end: a + m, groups: 0..1, dx, sums: [Some(l0), Some(l1)] });
-            return [local[0][0], local[1][0]];
+            if let Some(r) = results.lock().unwrap_or_else(PoisonError::into_inner).get_mut(k) {
+                *r = [local[0][0], local[1][0]];
+            }
+        });
+        let results = results.into_inner().unwrap_or_else(PoisonError::into_inner);
+        tree_sum(per, n, &results, &mut 0)
+    }
+
+    /// Units of contiguous groups: halves until a part is about `per` elements.
+    fn units(&self, g: &Groups, per: usize, count: usize, dx: Option<(&mut [u8], Out, u32)>, sums: Sums<'_>) {
+        let (n, scales) = (self.n, self.scales);
+        let leaves = |dx, sums| {
+            Leaves::new((0, count, dx, sums), move |(j0, j1, dx, sums): UnitNode<'_>| {
+                let (e0, k0) = unit_start(g, j0, n, scales);
+                let (e1, _) = unit_start(g, j1, n, scales);
+                if j1 - j0 <= 1 || e1 - e0 <= per {
+                    return Split::Leaf((j0, j1, dx, sums));
+                }
+                let mid = j0 + (j1 - j0) / 2;
+                let (em, km) = unit_start(g, mid, n, scales);
+                // The cut is at a unit start, which need not be a byte boundary of a
+                // 1-bit or packed type, but dx is f32 / f16 / bf16: always whole bytes.
+                let (lo, hi) = match dx {
+                    Some((b, o, bits)) => {
+                        let (l, r) = b.split_at_mut((em - e0) * bits as usize / 8);
+                        (Some((l, o, bits)), Some((r, o, bits)))
+                    }
+                    None => (None, None),
+                };
+                let (s_lo, s_hi) = cut_sums(sums, km - k0);
+                Split::Halves((j0, mid, lo, s_lo), (mid, j1, hi, s_hi))
+            })
+        };
+        let parts = leaves(None, [None, None]).count();
+        for_parts(self.cfg, parts, &mut leaves(dx, sums), &|_, (j0, j1, dx, sums)| {
+            let (e0, k0) = unit_start(g, j0, n, scales);
+            let (e1, k1) = unit_start(g, j1, n, scales);
+            let dx = dx.map(|(b, o, _)| (b, o));
+            self.walk(Walk { begin: e0, end: e1, groups: k0..k1, dx, sums });
+        });
+    }
+
+    /// Sums of the channels of a spread layout, in parts of about `per` channels.
+    fn channels(&self, per: usize, sums: Sums<'_>) {
+        let leaves = |sums| {
+            Leaves::new((0, self.scales, sums), move |(c0, c1, sums): (usize, usize, Sums<'_>)| {
+                if c1 - c0 <= per {
+                    return Split::Leaf((c0, c1, sums));
+                }
+                let mid = c0 + (c1 - c0) / 2;
+                let (lo, hi) = cut_sums(sums, mid - c0);
+                Split::Halves((c0, mid, lo), (mid, c1, hi))
+            })
+        };
+        let parts = leaves([None, None]).count();
+        for_parts(self.cfg, parts, &mut leaves(sums), &|_, (c0, c1, sums)| {
+            self.walk(Walk { begin: 0, end: self.n, groups: c0..c1, dx: None, sums });
+        });
+    }
+}
+
+/// Most leaves of a per-tensor sum's tree computed in parallel.
+const LEAVES: usize = 4 * crate::config::MAX_PARTS;
+
+/// A node of the units split: units `[j0, j1)`, their `dx` bytes and their sums.
+type UnitNode<'a> = (usize, usize, Option<(&'a mut [u8], Out, u32)>, Sums<'a>);
+
+/// A node of the per-tensor tile tree: `m` elements from `a`, and their `dx` bytes.
+type TreeNode<'a> = (usize, usize, Option<(&'a mut [u8], Out, u32)>);
+
+/// Halves a tree node at a tile boundary (the reference's cut), down to `per` elements.
+fn tree_leaves(
+    per: usize,
+    a: usize,
+    m: usize,
+    dx: Option<(&mut [u8], Out, u32)>,
+) -> impl Iterator<Item = TreeNode<'_>> + Send {
+    Leaves::new((a, m, dx), move |(a, m, dx): TreeNode<'_>| {
+        if m <= per {
+            return Split::Leaf((a, m, dx));
         }
-        let h = m.div_ceil(SUM_TILE).div_ceil(2) * SUM_TILE;
+        let h = tree_half(m);
         let (lo, hi) = match dx {
             Some((b, o, bits)) => {
                 let (l, r) = b.split_at_mut(h * bits as usize / 8);
@@ -585,43 +676,27 @@ impl<O: GradOp> Reduce<'_, O> {
             }
             None => (None, None),
         };
-        let (l, r) = crate::threads::join(|| self.tree(per, a, h, lo), || self.tree(per, a + h, m - h, hi));
-        [l[0] + r[0], l[1] + r[1]]
-    }
+        Split::Halves((a, h, lo), (a + h, m - h, hi))
+    })
+}
 
-    /// Units `[j0, j1)` of contiguous groups: halves until a part is about `per` elements.
-    fn units(&self, g: &Groups, per: usize, j0: usize, j1: usize, dx: Option<(&mut [u8], Out, u32)>, sums: Sums<'_>) {
-        let (n, scales) = (self.n, self.scales);
-        let (e0, k0) = unit_start(g, j0, n, scales);
-        let (e1, k1) = unit_start(g, j1, n, scales);
-        if j1 - j0 <= 1 || e1 - e0 <= per {
-            let dx = dx.map(|(b, o, _)| (b, o));
-            return self.walk(Walk { begin: e0, end: e1, groups: k0..k1, dx, sums });
-        }
-        let mid = j0 + (j1 - j0) / 2;
-        let (em, km) = unit_start(g, mid, n, scales);
-        // The cut is at a unit start, which need not be a byte boundary of a 1-bit or
-        // packed type, but dx is f32 / f16 / bf16: always whole bytes.
-        let (lo, hi) = match dx {
-            Some((b, o, bits)) => {
-                let (l, r) = b.split_at_mut((em - e0) * bits as usize / 8);
-                (Some((l, o, bits)), Some((r, o, bits)))
-            }
-            None => (None, None),
-        };
-        let (s_lo, s_hi) = cut_sums(sums, km - k0);
-        crate::threads::join(|| self.units(g, per, j0, mid, lo, s_lo), || self.units(g, per, mid, j1, hi, s_hi));
-    }
+/// Where the reference's tile tree cuts `m` elements: half the tiles, rounded up.
+fn tree_half(m: usize) -> usize {
+    m.div_ceil(SUM_TILE).div_ceil(2) * SUM_TILE
+}
 
-    /// Sums of channels `[c0, c1)` of a spread layout, in parts of about `per` channels.
-    fn channels(&self, per: usize, c0: usize, c1: usize, sums: Sums<'_>) {
-        if c1 - c0 <= per {
-            return self.walk(Walk { begin: 0, end: self.n, groups: c0..c1, dx: None, sums });
-        }
-        let mid = c0 + (c1 - c0) / 2;
-        let (lo, hi) = cut_sums(sums, mid - c0);
-        crate::threads::join(|| self.channels(per, c0, mid, lo), || self.channels(per, mid, c1, hi));
+/// Adds the leaves' sums (`results`, left to right from `*next`) along the tree of `m`
+/// elements, in the tree's order.
+fn tree_sum(per: usize, m: usize, results: &[[f32; 2]], next: &mut usize) -> [f32; 2] {
+    if m <= per {
+        let r = results.get(*next).copied().unwrap_or([-0.0; 2]);
+        *next += 1;
+        return r;
     }
+    let h = tree_half(m);
+    let l = tree_sum(per, h, results, next);
+    let r = tree_sum(per, m - h, results, next);
+    [l[0] + r[0], l[1] + r[1]]
 }
 
 /// Fake quantization backward: `dx = mask ? lda * dy : +0`, and for integer outputs the

@@ -128,6 +128,11 @@ pub fn register() -> u64 {
     read()
 }
 
+/// Loads a value [`register`] read into the calling thread's control register.
+pub fn load(v: u64) {
+    write(v);
+}
+
 /// Puts `s` into the calling thread's control register and, unless `threads` is false, into
 /// every rayon pool thread's; returns what the calling thread had.
 pub fn apply(s: State, threads: bool) -> u64 {

@@ -60,15 +60,43 @@ pub fn configs() -> Configs {
     for isa in isas() {
         out.push((format!("{isa}/seq"), qdq::Config::sequential().with_isa(isa)));
         if threads {
-            out.push((format!("{isa}/par"), qdq::Config { isa: Some(isa), parallel: true, parallel_threshold: 0 }));
+            let par = qdq::Config { isa: Some(isa), parallel: true, parallel_threshold: 0, pool: None };
+            out.push((format!("{isa}/par"), par));
+            out.push((format!("{isa}/pool"), par.with_pool(&TestPool)));
         }
     }
     Configs { items: out.into_iter(), state: fpstate::current(), threads, saved: None }
 }
 
+/// An engine-style pool for the `*/pool` configurations: three workers (two scoped threads
+/// and the caller) take the tasks in a scrambled order, the threads in the caller's
+/// floating-point state (as an engine's pool threads would be in theirs).
+pub struct TestPool;
+
+impl qdq::ThreadPool for TestPool {
+    fn threads(&self) -> usize {
+        3
+    }
+
+    fn parallel_for(&self, tasks: usize, task: &(dyn Fn(usize) + Sync)) {
+        let state = fpstate::register();
+        // Worker w runs tasks w, w + 3, ... from the top down.
+        let run = |w: usize| (0..tasks).rev().filter(|i| i % 3 == w).for_each(task);
+        std::thread::scope(|s| {
+            for w in 1..3 {
+                s.spawn(move || {
+                    fpstate::load(state);
+                    run(w)
+                });
+            }
+            run(0);
+        });
+    }
+}
+
 /// The iterator of [`configs`]: applies the floating-point state for one item at a time.
 pub struct Configs {
-    items: std::vec::IntoIter<(String, qdq::Config)>,
+    items: std::vec::IntoIter<(String, qdq::Config<'static>)>,
     state: Option<fpstate::State>,
     threads: bool,
     saved: Option<u64>,
@@ -83,7 +111,7 @@ impl Configs {
 }
 
 impl Iterator for Configs {
-    type Item = (String, qdq::Config);
+    type Item = (String, qdq::Config<'static>);
     fn next(&mut self) -> Option<Self::Item> {
         self.undo();
         let (name, cfg) = self.items.next()?;
