@@ -463,6 +463,79 @@ impl DequantizeAttributes {
     }
 }
 
+/// Checks a node's raw attributes against the version's schema: no name twice, none the
+/// version does not define.
+fn check_node_attributes(op: &str, known: &[&str], attributes: &[Attribute<'_>]) -> Result<()> {
+    for (i, a) in attributes.iter().enumerate() {
+        if attributes[..i].iter().any(|b| b.name == a.name) {
+            bail!(InvalidAttribute, "{op}: attribute '{}' is given twice", a.name);
+        }
+    }
+    if let Some(a) = attributes.iter().find(|a| !known.contains(&a.name)) {
+        bail!(UnknownAttribute, "{op}: unknown attribute '{}'", a.name);
+    }
+    Ok(())
+}
+
+impl QuantizeAttributes {
+    /// A QuantizeLinear node's raw attributes at `opset`, checked as [`run_node`] checks
+    /// them: no name twice, every name one the version defines, every value valid.
+    ///
+    /// ```
+    /// use qdq_ref::{Attribute, ErrorKind, Opset, QuantizeAttributes};
+    /// let a = QuantizeAttributes::from_node(Opset::onnx(21), &[Attribute { name: "block_size", value: 32 }])?;
+    /// assert_eq!(a.block_size, Some(32));
+    /// // Blocked quantization needs opset 21.
+    /// let e = QuantizeAttributes::from_node(Opset::onnx(19), &[Attribute { name: "block_size", value: 32 }]);
+    /// assert_eq!(e.unwrap_err().kind(), ErrorKind::UnknownAttribute);
+    /// # Ok::<(), qdq_ref::Error>(())
+    /// ```
+    pub fn from_node(opset: Opset, attributes: &[Attribute<'_>]) -> Result<Self> {
+        let known = ["axis", "saturate", "block_size", "output_dtype", "precision"];
+        check_node_attributes("QuantizeLinear", &known, attributes)?;
+        let schema = schema::quantize(opset)?;
+        for a in attributes {
+            schema.check_attribute(a.name)?;
+        }
+        QuantizeAttributes::from_onnx(attributes).map_err(|e| in_op(&schema.name(), e))
+    }
+}
+
+impl DequantizeAttributes {
+    /// A DequantizeLinear node's raw attributes at `opset` (see
+    /// [`QuantizeAttributes::from_node`]).
+    ///
+    /// ```
+    /// use qdq_ref::{Attribute, DequantizeAttributes, ErrorKind, Opset};
+    /// let a = DequantizeAttributes::from_node(Opset::onnx(13), &[Attribute { name: "axis", value: 0 }])?;
+    /// assert_eq!(a.axis, Some(0));
+    /// let e = DequantizeAttributes::from_node(Opset::onnx(13), &[Attribute { name: "saturate", value: 1 }]);
+    /// assert_eq!(e.unwrap_err().kind(), ErrorKind::UnknownAttribute);
+    /// # Ok::<(), qdq_ref::Error>(())
+    /// ```
+    pub fn from_node(opset: Opset, attributes: &[Attribute<'_>]) -> Result<Self> {
+        let known = ["axis", "block_size", "output_dtype"];
+        check_node_attributes("DequantizeLinear", &known, attributes)?;
+        let schema = schema::dequantize(opset)?;
+        for a in attributes {
+            schema.check_attribute(a.name)?;
+        }
+        DequantizeAttributes::from_onnx(attributes).map_err(|e| in_op(&schema.name(), e))
+    }
+}
+
+/// Checks a DynamicQuantizeLinear node's attributes (it defines none) at `opset`.
+///
+/// ```
+/// use qdq_ref::{tensor::check_dynamic_attributes, Attribute, Opset};
+/// assert!(check_dynamic_attributes(Opset::onnx(11), &[]).is_ok());
+/// assert!(check_dynamic_attributes(Opset::onnx(11), &[Attribute { name: "axis", value: 0 }]).is_err());
+/// ```
+pub fn check_dynamic_attributes(opset: Opset, attributes: &[Attribute<'_>]) -> Result<()> {
+    check_node_attributes("DynamicQuantizeLinear", &[], attributes)?;
+    schema::check_dynamic(opset)
+}
+
 fn check_type(what: &str, t: DataType, allowed: &[DataType], op: &dyn std::fmt::Display) -> Result<()> {
     if !allowed.contains(&t) {
         bail!(
@@ -1043,20 +1116,10 @@ pub fn run_node_with<B: Backend + ?Sized>(
             }
             let (x, s, z) = (required(0, "x")?, required(1, "scale")?, inputs.get(2).copied().flatten());
             let y = if op_type == "QuantizeLinear" {
-                unknown(&["axis", "saturate", "block_size", "output_dtype", "precision"])?;
-                let schema = schema::quantize(opset)?;
-                for a in attributes {
-                    schema.check_attribute(a.name)?;
-                }
-                let a = QuantizeAttributes::from_onnx(attributes).map_err(|e| in_op(&schema.name(), e))?;
+                let a = QuantizeAttributes::from_node(opset, attributes)?;
                 quantize_linear_with(backend, opset, x, s, z, &a)?
             } else {
-                unknown(&["axis", "block_size", "output_dtype"])?;
-                let schema = schema::dequantize(opset)?;
-                for a in attributes {
-                    schema.check_attribute(a.name)?;
-                }
-                let a = DequantizeAttributes::from_onnx(attributes).map_err(|e| in_op(&schema.name(), e))?;
+                let a = DequantizeAttributes::from_node(opset, attributes)?;
                 dequantize_linear_with(backend, opset, x, s, z, &a)?
             };
             Ok(vec![y])

@@ -1,0 +1,181 @@
+//! C arguments to Rust values: enum codes, pointers with lengths, typed views. Every check
+//! names the argument.
+
+use crate::{qdq_status, Fail, Res};
+use qdq::{bf16, f16, DataType, Isa, Packed, PackedMut, Values, ValuesMut};
+use std::ffi::{c_char, c_void, CStr};
+
+/// A `qdq_dtype` code.
+pub(crate) fn dtype(code: i32, name: &str) -> Res<DataType> {
+    DataType::from_onnx(i64::from(code)).ok_or_else(|| {
+        Fail::new(qdq_status::QDQ_UNSUPPORTED_TYPE, format!("{name}: {code} is not an element type qdq knows"))
+    })
+}
+
+/// A `qdq_isa` code: `None` for `QDQ_ISA_AUTO`.
+pub(crate) fn isa(code: i32) -> Res<Option<Isa>> {
+    Ok(Some(match code {
+        0 => return Ok(None),
+        1 => Isa::Scalar,
+        2 => Isa::Avx2,
+        3 => Isa::Avx512,
+        4 => Isa::Neon,
+        _ => {
+            return Err(Fail::new(qdq_status::QDQ_INVALID_ARGUMENT, format!("isa: {code} is not a qdq_isa value")));
+        }
+    }))
+}
+
+pub(crate) fn isa_code(isa: Isa) -> i32 {
+    match isa {
+        Isa::Scalar => 1,
+        Isa::Avx2 => 2,
+        Isa::Avx512 => 3,
+        Isa::Neon => 4,
+    }
+}
+
+fn null(name: &str) -> Fail {
+    Fail::new(qdq_status::QDQ_NULL_POINTER, format!("{name} is NULL"))
+}
+
+/// `*p` for writing one value.
+pub(crate) fn out_ref<'a, T>(p: *mut T, name: &str) -> Res<&'a mut T> {
+    if !p.is_aligned() {
+        return Err(unaligned(name, std::mem::align_of::<T>()));
+    }
+    // SAFETY: the exported function's contract: `p` is NULL or points to a writable `T`
+    // (alignment checked above).
+    unsafe { p.as_mut() }.ok_or_else(|| null(name))
+}
+
+/// `*p` for reading one value.
+pub(crate) fn in_ref<'a, T>(p: *const T, name: &str) -> Res<&'a T> {
+    if !p.is_aligned() {
+        return Err(unaligned(name, std::mem::align_of::<T>()));
+    }
+    // SAFETY: the exported function's contract: `p` is NULL or points to a valid `T`.
+    unsafe { p.as_ref() }.ok_or_else(|| null(name))
+}
+
+fn unaligned(name: &str, align: usize) -> Fail {
+    Fail::new(qdq_status::QDQ_INVALID_ARGUMENT, format!("{name} is not aligned to {align} bytes"))
+}
+
+/// `n` elements of `T` at `p` (NULL allowed when `n` is 0).
+pub(crate) fn slice<'a, T>(p: *const T, n: usize, name: &str) -> Res<&'a [T]> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(null(name));
+    }
+    if !p.is_aligned() {
+        return Err(unaligned(name, std::mem::align_of::<T>()));
+    }
+    if n.checked_mul(std::mem::size_of::<T>()).is_none_or(|b| b > isize::MAX as usize) {
+        return Err(Fail::new(qdq_status::QDQ_SHAPE_OVERFLOW, format!("{name}: {n} elements overflow")));
+    }
+    // SAFETY: the exported function's contract: `p` points to `n` readable elements, not
+    // written during the call; non-NULL, aligned and of a valid size (checked above).
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+/// `n` writable elements of `T` at `p` (NULL allowed when `n` is 0).
+pub(crate) fn slice_mut<'a, T>(p: *mut T, n: usize, name: &str) -> Res<&'a mut [T]> {
+    if n == 0 {
+        return Ok(&mut []);
+    }
+    if p.is_null() {
+        return Err(null(name));
+    }
+    if !p.is_aligned() {
+        return Err(unaligned(name, std::mem::align_of::<T>()));
+    }
+    if n.checked_mul(std::mem::size_of::<T>()).is_none_or(|b| b > isize::MAX as usize) {
+        return Err(Fail::new(qdq_status::QDQ_SHAPE_OVERFLOW, format!("{name}: {n} elements overflow")));
+    }
+    // SAFETY: the exported function's contract: `p` points to `n` writable elements that
+    // nothing else reads or writes during the call; non-NULL, aligned, of a valid size.
+    Ok(unsafe { std::slice::from_raw_parts_mut(p, n) })
+}
+
+/// The bytes of `n` elements of `t` (packed types rounded up).
+pub(crate) fn byte_len(t: DataType, n: usize, name: &str) -> Res<usize> {
+    t.byte_len(n).ok_or_else(|| {
+        Fail::new(qdq_status::QDQ_SHAPE_OVERFLOW, format!("{name}: {n} elements of {t} overflow size_t"))
+    })
+}
+
+/// A float / i32 / e8m0 input of `n` elements.
+pub(crate) fn values<'a>(code: i32, p: *const c_void, n: usize, name: &str) -> Res<Values<'a>> {
+    let t = dtype(code, &format!("{name}_dtype"))?;
+    Ok(match t {
+        DataType::F32 => Values::F32(slice(p.cast::<f32>(), n, name)?),
+        DataType::F16 => Values::F16(slice(p.cast::<f16>(), n, name)?),
+        DataType::Bf16 => Values::Bf16(slice(p.cast::<bf16>(), n, name)?),
+        DataType::I32 => Values::I32(slice(p.cast::<i32>(), n, name)?),
+        DataType::E8M0 => Values::E8M0(slice(p.cast::<u8>(), n, name)?),
+        _ => {
+            return Err(Fail::new(
+                qdq_status::QDQ_UNSUPPORTED_TYPE,
+                format!("{name} has type {t}; expected f32, f16, bf16, i32 or e8m0 values"),
+            ))
+        }
+    })
+}
+
+/// A float output (f32, f16, bf16) of `n` elements in a buffer of `cap` bytes.
+pub(crate) fn values_mut<'a>(code: i32, p: *mut c_void, n: usize, cap: usize, name: &str) -> Res<ValuesMut<'a>> {
+    let t = dtype(code, &format!("{name}_dtype"))?;
+    let need = byte_len(t, n, name)?;
+    fits(need, cap, name)?;
+    Ok(match t {
+        DataType::F32 => ValuesMut::F32(slice_mut(p.cast::<f32>(), n, name)?),
+        DataType::F16 => ValuesMut::F16(slice_mut(p.cast::<f16>(), n, name)?),
+        DataType::Bf16 => ValuesMut::Bf16(slice_mut(p.cast::<bf16>(), n, name)?),
+        _ => {
+            return Err(Fail::new(
+                qdq_status::QDQ_UNSUPPORTED_TYPE,
+                format!("{name} has type {t}; expected f32, f16 or bf16"),
+            ))
+        }
+    })
+}
+
+/// `need` bytes fit a buffer of `cap`.
+pub(crate) fn fits(need: usize, cap: usize, name: &str) -> Res<()> {
+    if cap < need {
+        return Err(Fail::new(
+            qdq_status::QDQ_BUFFER_TOO_SMALL,
+            format!("{name}: the output needs {need} bytes, the buffer has {cap}"),
+        ));
+    }
+    Ok(())
+}
+
+/// `n` codes of type `code` at `p`.
+pub(crate) fn packed<'a>(code: i32, p: *const c_void, n: usize, name: &str) -> Res<Packed<'a>> {
+    let t = dtype(code, &format!("{name}_dtype"))?;
+    let bytes = slice(p.cast::<u8>(), byte_len(t, n, name)?, name)?;
+    Ok(Packed { dtype: t, len: n, data: bytes })
+}
+
+/// A quantized output of `n` elements of type `code` in a buffer of `cap` bytes.
+pub(crate) fn packed_mut<'a>(code: i32, p: *mut c_void, n: usize, cap: usize, name: &str) -> Res<PackedMut<'a>> {
+    let t = dtype(code, &format!("{name}_dtype"))?;
+    let need = byte_len(t, n, name)?;
+    fits(need, cap, name)?;
+    Ok(PackedMut::new(t, slice_mut(p.cast::<u8>(), need, name)?))
+}
+
+/// A NUL-terminated UTF-8 string (NULL: `default`).
+pub(crate) fn string<'a>(p: *const c_char, default: &'a str, name: &str) -> Res<&'a str> {
+    if p.is_null() {
+        return Ok(default);
+    }
+    // SAFETY: the exported function's contract: a non-NULL string is NUL-terminated and
+    // stays valid during the call.
+    let s = unsafe { CStr::from_ptr(p) };
+    s.to_str().map_err(|_| Fail::new(qdq_status::QDQ_INVALID_ARGUMENT, format!("{name} is not UTF-8")))
+}
