@@ -21,6 +21,7 @@ pub mod buildcheck;
 pub mod conformance;
 pub mod gen_data;
 pub mod graph;
+pub mod header;
 pub mod isacheck;
 pub mod profile;
 pub mod proto;

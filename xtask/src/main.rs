@@ -53,7 +53,10 @@ fn usage() -> &'static str {
   cargo xtask build-time [--dev] [--rounds N]
       Clean release builds of qdq and of gemm 0.18, back to back: seconds, ratio, peak
       compiler memory (--dev adds a clean dev-profile build of qdq; --rounds N alternates
-      N pairs and reports the median ratio)."
+      N pairs and reports the median ratio).
+  cargo xtask header [--check]
+      Generates include/qdq.h (the C ABI's header) from crates/qdq-capi with cbindgen;
+      --check fails if the committed header differs from what the sources generate."
 }
 
 fn profile_cmd(args: &[String]) -> ExitCode {
@@ -121,6 +124,24 @@ fn exhaustive_cmd(args: &[String]) -> ExitCode {
         Ok(_) => ExitCode::FAILURE,
         Err(e) => {
             eprintln!("error: cannot run {cargo}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn header_cmd(args: &[String]) -> ExitCode {
+    let check = match args {
+        [] => false,
+        [a] if a == "--check" => true,
+        _ => return bad_usage("header takes only --check"),
+    };
+    match xtask::header::run(&xtask::workspace_root(), check) {
+        Ok(msg) => {
+            println!("{msg}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
             ExitCode::FAILURE
         }
     }
@@ -384,6 +405,7 @@ fn main() -> ExitCode {
         Some("profile") => profile_cmd(&args[1..]),
         Some("downstream") => downstream_cmd(&args[1..]),
         Some("build-time") => build_time_cmd(&args[1..]),
+        Some("header") => header_cmd(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{}", usage());
             ExitCode::SUCCESS
