@@ -2,13 +2,21 @@
 //! names the argument.
 
 use crate::{qdq_status, Fail, Res};
-use qdq::{bf16, f16, DataType, Isa, Packed, PackedMut, Values, ValuesMut};
+use qdq_core::{bf16, f16, DataType, Isa, Packed, PackedMut, Values, ValuesMut};
 use std::ffi::{c_char, c_void, CStr};
 
 /// A `qdq_dtype` code.
 pub(crate) fn dtype(code: i32, name: &str) -> Res<DataType> {
     DataType::from_onnx(i64::from(code)).ok_or_else(|| {
         Fail::new(qdq_status::QDQ_UNSUPPORTED_TYPE, format!("{name}: {code} is not an element type qdq knows"))
+    })
+}
+
+/// The `qdq_dtype` code of the buffer `name` (argument `{name}_dtype`; the name is built
+/// only for the message: the slice level allocates nothing on success).
+fn dtype_of(code: i32, name: &str) -> Res<DataType> {
+    DataType::from_onnx(i64::from(code)).ok_or_else(|| {
+        Fail::new(qdq_status::QDQ_UNSUPPORTED_TYPE, format!("{name}_dtype: {code} is not an element type qdq knows"))
     })
 }
 
@@ -109,7 +117,7 @@ pub(crate) fn byte_len(t: DataType, n: usize, name: &str) -> Res<usize> {
 
 /// A float / i32 / e8m0 input of `n` elements.
 pub(crate) fn values<'a>(code: i32, p: *const c_void, n: usize, name: &str) -> Res<Values<'a>> {
-    let t = dtype(code, &format!("{name}_dtype"))?;
+    let t = dtype_of(code, name)?;
     Ok(match t {
         DataType::F32 => Values::F32(slice(p.cast::<f32>(), n, name)?),
         DataType::F16 => Values::F16(slice(p.cast::<f16>(), n, name)?),
@@ -127,7 +135,7 @@ pub(crate) fn values<'a>(code: i32, p: *const c_void, n: usize, name: &str) -> R
 
 /// A float output (f32, f16, bf16) of `n` elements in a buffer of `cap` bytes.
 pub(crate) fn values_mut<'a>(code: i32, p: *mut c_void, n: usize, cap: usize, name: &str) -> Res<ValuesMut<'a>> {
-    let t = dtype(code, &format!("{name}_dtype"))?;
+    let t = dtype_of(code, name)?;
     let need = byte_len(t, n, name)?;
     fits(need, cap, name)?;
     Ok(match t {
@@ -156,14 +164,14 @@ pub(crate) fn fits(need: usize, cap: usize, name: &str) -> Res<()> {
 
 /// `n` codes of type `code` at `p`.
 pub(crate) fn packed<'a>(code: i32, p: *const c_void, n: usize, name: &str) -> Res<Packed<'a>> {
-    let t = dtype(code, &format!("{name}_dtype"))?;
+    let t = dtype_of(code, name)?;
     let bytes = slice(p.cast::<u8>(), byte_len(t, n, name)?, name)?;
     Ok(Packed { dtype: t, len: n, data: bytes })
 }
 
 /// A quantized output of `n` elements of type `code` in a buffer of `cap` bytes.
 pub(crate) fn packed_mut<'a>(code: i32, p: *mut c_void, n: usize, cap: usize, name: &str) -> Res<PackedMut<'a>> {
-    let t = dtype(code, &format!("{name}_dtype"))?;
+    let t = dtype_of(code, name)?;
     let need = byte_len(t, n, name)?;
     fits(need, cap, name)?;
     Ok(PackedMut::new(t, slice_mut(p.cast::<u8>(), need, name)?))

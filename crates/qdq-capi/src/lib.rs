@@ -202,9 +202,9 @@ impl Fail {
     }
 }
 
-impl From<qdq::Error> for Fail {
-    fn from(e: qdq::Error) -> Fail {
-        use qdq::ErrorKind as K;
+impl From<qdq_core::Error> for Fail {
+    fn from(e: qdq_core::Error) -> Fail {
+        use qdq_core::ErrorKind as K;
         use qdq_status::*;
         let status = match e.kind() {
             K::UnsupportedOpset => QDQ_UNSUPPORTED_OPSET,
@@ -284,47 +284,26 @@ pub extern "C" fn qdq_last_error() -> *const c_char {
 /// The name of a status value (`"QDQ_OK"`, `"QDQ_NULL_POINTER"`, ...), or `"unknown"`.
 #[no_mangle]
 pub extern "C" fn qdq_status_name(status: i32) -> *const c_char {
-    use qdq_status::*;
-    let all = [
-        QDQ_OK,
-        QDQ_UNSUPPORTED_OPSET,
-        QDQ_UNKNOWN_ATTRIBUTE,
-        QDQ_INVALID_ATTRIBUTE,
-        QDQ_INVALID_ARGUMENT,
-        QDQ_MISSING_ATTRIBUTE,
-        QDQ_UNSUPPORTED_TYPE,
-        QDQ_TYPE_MISMATCH,
-        QDQ_AXIS_OUT_OF_RANGE,
-        QDQ_SHAPE_MISMATCH,
-        QDQ_BUFFER_LENGTH,
-        QDQ_SHAPE_OVERFLOW,
-        QDQ_NON_ZERO_ZERO_POINT,
-        QDQ_ARITY,
-        QDQ_ISA_UNAVAILABLE,
-        QDQ_NULL_POINTER,
-        QDQ_BUFFER_TOO_SMALL,
-        QDQ_INTERNAL,
-    ];
-    let name: &'static CStr = match all.iter().find(|s| **s as i32 == status) {
-        Some(QDQ_OK) => c"QDQ_OK",
-        Some(QDQ_UNSUPPORTED_OPSET) => c"QDQ_UNSUPPORTED_OPSET",
-        Some(QDQ_UNKNOWN_ATTRIBUTE) => c"QDQ_UNKNOWN_ATTRIBUTE",
-        Some(QDQ_INVALID_ATTRIBUTE) => c"QDQ_INVALID_ATTRIBUTE",
-        Some(QDQ_INVALID_ARGUMENT) => c"QDQ_INVALID_ARGUMENT",
-        Some(QDQ_MISSING_ATTRIBUTE) => c"QDQ_MISSING_ATTRIBUTE",
-        Some(QDQ_UNSUPPORTED_TYPE) => c"QDQ_UNSUPPORTED_TYPE",
-        Some(QDQ_TYPE_MISMATCH) => c"QDQ_TYPE_MISMATCH",
-        Some(QDQ_AXIS_OUT_OF_RANGE) => c"QDQ_AXIS_OUT_OF_RANGE",
-        Some(QDQ_SHAPE_MISMATCH) => c"QDQ_SHAPE_MISMATCH",
-        Some(QDQ_BUFFER_LENGTH) => c"QDQ_BUFFER_LENGTH",
-        Some(QDQ_SHAPE_OVERFLOW) => c"QDQ_SHAPE_OVERFLOW",
-        Some(QDQ_NON_ZERO_ZERO_POINT) => c"QDQ_NON_ZERO_ZERO_POINT",
-        Some(QDQ_ARITY) => c"QDQ_ARITY",
-        Some(QDQ_ISA_UNAVAILABLE) => c"QDQ_ISA_UNAVAILABLE",
-        Some(QDQ_NULL_POINTER) => c"QDQ_NULL_POINTER",
-        Some(QDQ_BUFFER_TOO_SMALL) => c"QDQ_BUFFER_TOO_SMALL",
-        Some(QDQ_INTERNAL) => c"QDQ_INTERNAL",
-        None => c"unknown",
+    let name: &'static CStr = match status {
+        0 => c"QDQ_OK",
+        1 => c"QDQ_UNSUPPORTED_OPSET",
+        2 => c"QDQ_UNKNOWN_ATTRIBUTE",
+        3 => c"QDQ_INVALID_ATTRIBUTE",
+        4 => c"QDQ_INVALID_ARGUMENT",
+        5 => c"QDQ_MISSING_ATTRIBUTE",
+        6 => c"QDQ_UNSUPPORTED_TYPE",
+        7 => c"QDQ_TYPE_MISMATCH",
+        8 => c"QDQ_AXIS_OUT_OF_RANGE",
+        9 => c"QDQ_SHAPE_MISMATCH",
+        10 => c"QDQ_BUFFER_LENGTH",
+        11 => c"QDQ_SHAPE_OVERFLOW",
+        12 => c"QDQ_NON_ZERO_ZERO_POINT",
+        13 => c"QDQ_ARITY",
+        14 => c"QDQ_ISA_UNAVAILABLE",
+        15 => c"QDQ_NULL_POINTER",
+        16 => c"QDQ_BUFFER_TOO_SMALL",
+        17 => c"QDQ_INTERNAL",
+        _ => c"unknown",
     };
     name.as_ptr()
 }
@@ -348,7 +327,7 @@ pub extern "C" fn qdq_version() -> *const c_char {
 pub unsafe extern "C" fn qdq_isa_detect(isa: *mut i32) -> qdq_status {
     guard(|| {
         let out = convert::out_ref(isa, "isa")?;
-        *out = convert::isa_code(qdq::Isa::detect()?);
+        *out = convert::isa_code(qdq_core::Isa::detect()?);
         Ok(())
     })
 }
@@ -370,10 +349,10 @@ pub extern "C" fn qdq_isa_available(isa: i32) -> i32 {
 pub extern "C" fn qdq_isa_name(isa: i32) -> *const c_char {
     let name: &'static CStr = match convert::isa(isa) {
         Ok(None) => c"auto",
-        Ok(Some(qdq::Isa::Scalar)) => c"scalar",
-        Ok(Some(qdq::Isa::Avx2)) => c"avx2",
-        Ok(Some(qdq::Isa::Avx512)) => c"avx512",
-        Ok(Some(qdq::Isa::Neon)) => c"neon",
+        Ok(Some(qdq_core::Isa::Scalar)) => c"scalar",
+        Ok(Some(qdq_core::Isa::Avx2)) => c"avx2",
+        Ok(Some(qdq_core::Isa::Avx512)) => c"avx512",
+        Ok(Some(qdq_core::Isa::Neon)) => c"neon",
         _ => c"unknown",
     };
     name.as_ptr()
@@ -396,7 +375,7 @@ pub unsafe extern "C" fn qdq_byte_size(dtype: i32, n: usize, bytes: *mut usize) 
 }
 
 // ---------------------------------------------------------------------------------------
-// The engine's pool as a `qdq::ThreadPool`.
+// The engine's pool as a `qdq_core::ThreadPool`.
 
 /// A C pool, for the duration of one call.
 pub(crate) struct CPool {
@@ -434,7 +413,7 @@ unsafe extern "C" fn run_task(task_ctx: *mut c_void, i: usize) {
     }
 }
 
-impl qdq::ThreadPool for CPool {
+impl qdq_core::ThreadPool for CPool {
     fn threads(&self) -> usize {
         self.threads
     }
@@ -470,16 +449,16 @@ pub(crate) unsafe fn pool_of(cfg: *const qdq_config) -> Option<CPool> {
     Some(CPool { parallel_for: f, ctx: p.ctx, threads: p.threads, panicked: AtomicBool::new(false) })
 }
 
-/// The `qdq::Config` of a `qdq_config` (and its pool, built by [`pool_of`]).
+/// The `qdq_core::Config` of a `qdq_config` (and its pool, built by [`pool_of`]).
 ///
 /// # Safety
 /// As [`pool_of`].
-pub(crate) unsafe fn config_of<'p>(cfg: *const qdq_config, pool: Option<&'p CPool>) -> Res<qdq::Config<'p>> {
+pub(crate) unsafe fn config_of<'p>(cfg: *const qdq_config, pool: Option<&'p CPool>) -> Res<qdq_core::Config<'p>> {
     // SAFETY: the caller's contract.
     let Some(c) = (unsafe { cfg.as_ref() }) else {
-        return Ok(qdq::Config::sequential());
+        return Ok(qdq_core::Config::sequential());
     };
-    let mut out = qdq::Config::sequential();
+    let mut out = qdq_core::Config::sequential();
     out.isa = convert::isa(c.isa)?;
     if c.parallel_threshold != 0 {
         out.parallel_threshold = c.parallel_threshold;
@@ -490,11 +469,11 @@ pub(crate) unsafe fn config_of<'p>(cfg: *const qdq_config, pool: Option<&'p CPoo
     Ok(out)
 }
 
-/// Runs `f` with the `qdq::Config` of `cfg`, then reports a panicked pool task.
+/// Runs `f` with the `qdq_core::Config` of `cfg`, then reports a panicked pool task.
 ///
 /// # Safety
 /// As [`pool_of`].
-pub(crate) unsafe fn with_config(cfg: *const qdq_config, f: impl FnOnce(&qdq::Config<'_>) -> Res<()>) -> Res<()> {
+pub(crate) unsafe fn with_config(cfg: *const qdq_config, f: impl FnOnce(&qdq_core::Config<'_>) -> Res<()>) -> Res<()> {
     // SAFETY: the caller's contract.
     let pool = unsafe { pool_of(cfg) };
     // SAFETY: the caller's contract.

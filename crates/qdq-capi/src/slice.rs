@@ -2,7 +2,7 @@
 
 use crate::convert::{self, byte_len, fits, packed, packed_mut, slice, slice_mut, values, values_mut};
 use crate::{guard, qdq_config, qdq_status, with_config, Fail, Res};
-use qdq::{DataType, Layout, Params};
+use qdq_core::{DataType, Layout, Params};
 use std::ffi::c_void;
 
 /// The kinds of [`qdq_layout`].
@@ -156,8 +156,8 @@ pub unsafe extern "C" fn qdq_layout_blocked(
 
 /// The scales, zero points and layout of `p` (without the options).
 pub(crate) struct Parts<'a> {
-    pub(crate) scales: qdq::Values<'a>,
-    pub(crate) zero_points: Option<qdq::Packed<'a>>,
+    pub(crate) scales: qdq_core::Values<'a>,
+    pub(crate) zero_points: Option<qdq_core::Packed<'a>>,
     pub(crate) layout: Layout,
     pub(crate) saturate: bool,
     pub(crate) precision: Option<DataType>,
@@ -214,7 +214,7 @@ pub unsafe extern "C" fn qdq_quantize(
         let p = self::params(params)?;
         let yv = packed_mut(y_dtype, y, n, y_bytes, "y")?;
         // SAFETY: the caller's contract on `cfg`.
-        unsafe { with_config(cfg, |c| Ok(qdq::quantize_with(c, xv, &p, yv)?)) }
+        unsafe { with_config(cfg, |c| Ok(qdq_core::quantize_with(c, xv, &p, yv)?)) }
     })
 }
 
@@ -255,7 +255,9 @@ pub unsafe extern "C" fn qdq_quantize_range(
         let bytes = slice_mut(y_part.cast::<u8>(), need, "y_part")?;
         // SAFETY: the caller's contract on `cfg`.
         unsafe {
-            with_config(cfg, |c| Ok(qdq::quantize_range_with(c, xv, &p, begin..end, qdq::PackedMut::new(t, bytes))?))
+            with_config(cfg, |c| {
+                Ok(qdq_core::quantize_range_with(c, xv, &p, begin..end, qdq_core::PackedMut::new(t, bytes))?)
+            })
         }
     })
 }
@@ -281,7 +283,7 @@ pub unsafe extern "C" fn qdq_dequantize(
         let p = self::params(params)?;
         let yv = values_mut(y_dtype, y, n, y_bytes, "y")?;
         // SAFETY: the caller's contract on `cfg`.
-        unsafe { with_config(cfg, |c| Ok(qdq::dequantize_with(c, xv, &p, yv)?)) }
+        unsafe { with_config(cfg, |c| Ok(qdq_core::dequantize_with(c, xv, &p, yv)?)) }
     })
 }
 
@@ -314,7 +316,7 @@ pub unsafe extern "C" fn qdq_dequantize_range(
         }
         let yv = values_mut(y_dtype, y_part, end - begin, y_part_bytes, "y_part")?;
         // SAFETY: the caller's contract on `cfg`.
-        unsafe { with_config(cfg, |c| Ok(qdq::dequantize_range_with(c, xv, &p, begin..end, yv)?)) }
+        unsafe { with_config(cfg, |c| Ok(qdq_core::dequantize_range_with(c, xv, &p, begin..end, yv)?)) }
     })
 }
 
@@ -343,7 +345,7 @@ pub unsafe extern "C" fn qdq_dynamic_quantize(
         // SAFETY: the caller's contract on `cfg`.
         unsafe {
             with_config(cfg, |c| {
-                (*s, *z) = qdq::dynamic_quantize_with(c, xs, ys)?;
+                (*s, *z) = qdq_core::dynamic_quantize_with(c, xs, ys)?;
                 Ok(())
             })
         }

@@ -4,7 +4,7 @@
 use crate::convert::{self, byte_len, fits, slice, slice_mut, string};
 use crate::slice::shape_of;
 use crate::{guard, qdq_config, qdq_status, with_config, Fail, Res};
-use qdq::{Attribute, DequantizeAttributes, Domain, Opset, QuantizeAttributes, TensorRef};
+use qdq_core::{Attribute, DequantizeAttributes, Domain, Opset, QuantizeAttributes, TensorRef};
 use qdq_ref::Backend;
 use std::ffi::{c_char, c_void};
 
@@ -65,7 +65,7 @@ pub struct qdq_node {
 
 /// A tensor descriptor's shape, owned, and its data.
 struct Desc<'a> {
-    dtype: qdq::DataType,
+    dtype: qdq_core::DataType,
     shape: Vec<usize>,
     data: &'a [u8],
 }
@@ -130,13 +130,13 @@ fn node<'a>(n: *const qdq_node) -> Res<Node<'a>> {
     Ok(Node { opset: Opset { domain, version: n.opset }, attributes })
 }
 
-fn info_of(dtype: qdq::DataType, x: *const qdq_tensor, bytes: usize) -> qdq_tensor_info {
+fn info_of(dtype: qdq_core::DataType, x: *const qdq_tensor, bytes: usize) -> qdq_tensor_info {
     // SAFETY: `x` was read successfully just before (`desc`), so it is valid.
     let x = unsafe { &*x };
     qdq_tensor_info { dtype: dtype.onnx() as i32, rank: x.rank, shape: x.shape, bytes }
 }
 
-fn scalar_info(dtype: qdq::DataType) -> qdq_tensor_info {
+fn scalar_info(dtype: qdq_core::DataType) -> qdq_tensor_info {
     qdq_tensor_info { dtype: dtype.onnx() as i32, rank: 0, shape: std::ptr::null(), bytes: dtype.bits() as usize / 8 }
 }
 
@@ -190,7 +190,7 @@ pub unsafe extern "C" fn qdq_quantize_linear(
         fits(plan.y_bytes, y_bytes, "y")?;
         let out = slice_mut(y.cast::<u8>(), plan.y_bytes, "y")?;
         // SAFETY: the caller's contract on `cfg`.
-        unsafe { with_config(cfg, |c| Ok(qdq::Fast(*c).quantize(&plan, out)?)) }
+        unsafe { with_config(cfg, |c| Ok(qdq_core::Fast(*c).quantize(&plan, out)?)) }
     })
 }
 
@@ -246,7 +246,7 @@ pub unsafe extern "C" fn qdq_dequantize_linear(
         }
         let out = slice_mut(y.cast::<u8>(), plan.y_bytes, "y")?;
         // SAFETY: the caller's contract on `cfg`.
-        unsafe { with_config(cfg, |c| Ok(qdq::Fast(*c).dequantize(&plan, out)?)) }
+        unsafe { with_config(cfg, |c| Ok(qdq_core::Fast(*c).dequantize(&plan, out)?)) }
     })
 }
 
@@ -268,15 +268,15 @@ pub unsafe extern "C" fn qdq_dynamic_quantize_linear_info(
         qdq_ref::tensor::check_dynamic_attributes(nd.opset, &nd.attributes)?;
         let xd = desc(x, "x")?;
         let n = dynamic_input(&xd)?;
-        out[0] = info_of(qdq::DataType::U8, x, n);
-        out[1] = scalar_info(qdq::DataType::F32);
-        out[2] = scalar_info(qdq::DataType::U8);
+        out[0] = info_of(qdq_core::DataType::U8, x, n);
+        out[1] = scalar_info(qdq_core::DataType::F32);
+        out[2] = scalar_info(qdq_core::DataType::U8);
         Ok(())
     })
 }
 
 fn dynamic_input(x: &Desc<'_>) -> Res<usize> {
-    if x.dtype != qdq::DataType::F32 {
+    if x.dtype != qdq_core::DataType::F32 {
         return Err(Fail::new(
             qdq_status::QDQ_UNSUPPORTED_TYPE,
             format!("DynamicQuantizeLinear-11: x has type {}; only f32 is accepted", x.dtype),
@@ -312,7 +312,7 @@ pub unsafe extern "C" fn qdq_dynamic_quantize_linear(
         // SAFETY: the caller's contract on `cfg`.
         unsafe {
             with_config(cfg, |c| {
-                (*s, *z) = qdq::Fast(*c).dynamic_quantize(xd.data, out)?;
+                (*s, *z) = qdq_core::Fast(*c).dynamic_quantize(xd.data, out)?;
                 Ok(())
             })
         }

@@ -1,11 +1,11 @@
-//! Training mode (`qdq::train`): forwards with masks, straight-through backward passes,
+//! Training mode (`qdq_core::train`): forwards with masks, straight-through backward passes,
 //! fake quantization and its LSQ gradients. Slice level: nothing allocates.
 
 use crate::convert::{self, fits, packed, slice, slice_mut, values, values_mut};
 use crate::slice::{layout_of, parts};
 use crate::{guard, qdq_config, qdq_params, qdq_status, with_config, Res};
-use qdq::train::{self, FakeQuantGrads, GradOptions, QuantParams};
-use qdq::QuantizeOptions;
+use qdq_core::train::{self, FakeQuantGrads, GradOptions, QuantParams};
+use qdq_core::QuantizeOptions;
 use std::ffi::c_void;
 
 fn quant_params<'a>(p: *const qdq_params, q_dtype: i32) -> Res<QuantParams<'a>> {
