@@ -787,7 +787,8 @@ enum qdq_status qdq_dequantize_backward(const struct qdq_config *cfg,
 /**
  * Fake quantization's backward: `dx` (NULL: not computed), and for integer `q_dtype` the
  * LSQ gradients `ds` (one f32 per scale) and `dzp` (one f32 per zero point), each
- * optional (NULL). `grad_scale` multiplies `ds` and `dzp`.
+ * optional (NULL; `n_ds` / `n_dzp` floats of room, at least one per scale).
+ * `grad_scale` multiplies `ds` and `dzp`.
  *
  * # Safety
  * `dy` and `x` point to `n` elements; each non-NULL output to its stated room.
@@ -816,7 +817,8 @@ enum qdq_status qdq_fake_quantize_backward(const struct qdq_config *cfg,
  * from `params`, whose scales are not read).
  *
  * # Safety
- * `dy` and `x` point to `n` elements; `ds` to `n_ds` writable floats; `params` valid.
+ * `dy` and `x` point to `n` elements; `ds` to `n_ds` writable floats (at least one per
+ * scale); `params` valid.
  */
 enum qdq_status qdq_dequantize_scale_grad(const struct qdq_config *cfg,
                                           int32_t dy_dtype,

@@ -110,8 +110,8 @@ pub fn run(paths: &[PathBuf], backend: Backend, verbose: bool, out: &mut dyn Wri
             Err(e) => notes.push((format!("FAIL {}: {e}", p.display()), true)),
         }
     }
-    // The qdq backend runs on `Isa::detect()`: a bad QDQ_ISA stops the run here, before any
-    // test can pass on another ISA under its name.
+    // The qdq and capi backends run on `Isa::detect()`: a bad QDQ_ISA stops the run here,
+    // before any test can pass on another ISA under its name.
     let isa = match backend {
         Backend::Qdq => match qdq::Isa::detect() {
             Ok(isa) => {
@@ -120,6 +120,14 @@ pub fn run(paths: &[PathBuf], backend: Backend, verbose: bool, out: &mut dyn Wri
             Err(e) => {
                 writeln!(out, "conformance: {e}")?;
                 return Err(io::Error::other(e.to_string()));
+            }
+        },
+        // The same check through the C ABI (`qdq_isa_detect`).
+        Backend::Capi => match crate::capi_backend::isa_banner() {
+            Ok(banner) => banner,
+            Err(e) => {
+                writeln!(out, "conformance: {e}")?;
+                return Err(io::Error::other(e));
             }
         },
         Backend::Ref => String::new(),

@@ -8,16 +8,21 @@
 //! * [`bench`]: the quick throughput summary (`cargo xtask bench`).
 //! * [`vs_ort`]: qdq against onnxruntime on the same shapes (`cargo xtask vs-ort`).
 //! * [`profile`]: instructions per element under callgrind (`cargo xtask profile`).
+//! * [`capi_backend`]: the nodes through the C ABI of `crates/qdq-capi` (`--backend capi`).
 //! * [`isacheck`]: every ISA of this CPU forced through the suites (`cargo xtask isa-check`).
 //! * [`buildcheck`]: what depending on qdq costs (`cargo xtask downstream`, `cargo xtask
 //!   build-time`).
 //!
 //! `main.rs` only parses the command line.
 
-#![forbid(unsafe_code)]
+// Denied rather than forbidden: `capi_backend` calls the C ABI's `extern "C"` functions
+// and is the one module that allows it.
+#![deny(unsafe_code)]
 
 pub mod bench;
 pub mod buildcheck;
+pub mod capi;
+pub mod capi_backend;
 pub mod conformance;
 pub mod gen_data;
 pub mod graph;
@@ -39,27 +44,33 @@ pub enum Backend {
     /// `qdq`, the crate inference engines link (SIMD kernels, `QDQ_ISA` picks the ISA).
     #[default]
     Qdq,
+    /// `crates/qdq-capi`, the C ABI (`include/qdq.h`) over `qdq`, called through its
+    /// `extern "C"` functions.
+    Capi,
 }
 
 impl Backend {
-    /// Parses `ref` or `qdq`.
+    /// Parses `ref`, `qdq` or `capi`.
     pub fn parse(s: &str) -> Option<Backend> {
         match s {
             "ref" => Some(Backend::Ref),
             "qdq" => Some(Backend::Qdq),
+            "capi" => Some(Backend::Capi),
             _ => None,
         }
     }
 
-    /// `ref` or `qdq`.
+    /// `ref`, `qdq` or `capi`.
     pub fn name(self) -> &'static str {
         match self {
             Backend::Ref => "ref",
             Backend::Qdq => "qdq",
+            Backend::Capi => "capi",
         }
     }
 
-    /// Runs one quantization node with this backend's `run_node`; errors become strings.
+    /// Runs one quantization node with this backend's `run_node`; errors become strings
+    /// (`Kind: message`, or `QDQ_STATUS: message` for the C ABI).
     pub fn run_node(
         self,
         op_type: &str,
@@ -71,6 +82,7 @@ impl Backend {
         let r = match self {
             Backend::Ref => qdq_ref::run_node(op_type, opset, inputs, attributes, num_outputs),
             Backend::Qdq => qdq::run_node(op_type, opset, inputs, attributes, num_outputs),
+            Backend::Capi => return capi_backend::run_node(op_type, opset, inputs, attributes, num_outputs),
         };
         r.map_err(|e| format!("{:?}: {e}", e.kind()))
     }

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use xtask::bench;
 use xtask::buildcheck;
+use xtask::capi;
 use xtask::conformance;
 use xtask::gen_data::{self, Outputs};
 use xtask::isacheck;
@@ -15,11 +16,11 @@ use xtask::Backend;
 
 fn usage() -> &'static str {
     "usage:
-  cargo xtask conformance [--backend ref|qdq] [--verbose] [PATH ...]
+  cargo xtask conformance [--backend ref|qdq|capi] [--verbose] [PATH ...]
       Run ONNX node tests. PATH is a test directory (holding model.onnx) or a folder of
-      them; default: xtask/data/node. Backend default: qdq. QDQ_ISA=scalar|avx2|avx512|neon
-      selects the qdq kernels; a name that is no ISA, or one this CPU lacks, is an error
-      (for every command).
+      them; default: xtask/data/node. Backend default: qdq; capi runs every node through
+      the C ABI (crates/qdq-capi). QDQ_ISA=scalar|avx2|avx512|neon selects the kernels; a
+      name that is no ISA, or one this CPU lacks, is an error (for every command).
   cargo xtask gen-data [--node-dir DIR] [--tables-dir DIR]
       Regenerate xtask/data/node and crates/qdq-ref/tests/data with the Python generators
       (venv in target/venv).
@@ -56,7 +57,13 @@ fn usage() -> &'static str {
       N pairs and reports the median ratio).
   cargo xtask header [--check]
       Generates include/qdq.h (the C ABI's header) from crates/qdq-capi with cbindgen;
-      --check fails if the committed header differs from what the sources generate."
+      --check fails if the committed header differs from what the sources generate.
+  cargo xtask capi-test [--no-sanitize]
+      Builds libqdq.a (cargo build -p qdq-capi), checks include/qdq.h, then compiles with
+      strict warnings and runs the C11 tests (crates/qdq-capi/tests/c/test_capi.c), the C++17
+      header check and the C example (crates/qdq-capi/examples), under AddressSanitizer and
+      UndefinedBehaviorSanitizer unless --no-sanitize. CC / CXX override cc / c++; binaries
+      go to target/capi-test."
 }
 
 fn profile_cmd(args: &[String]) -> ExitCode {
@@ -147,6 +154,27 @@ fn header_cmd(args: &[String]) -> ExitCode {
     }
 }
 
+fn capi_test_cmd(args: &[String]) -> ExitCode {
+    let mut opts = capi::Options::default();
+    for a in args {
+        match a.as_str() {
+            "--no-sanitize" => opts.sanitize = false,
+            "-h" | "--help" => {
+                println!("{}", usage());
+                return ExitCode::SUCCESS;
+            }
+            s => return bad_usage(&format!("unknown argument {s}")),
+        }
+    }
+    match capi::run(&opts) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn bad_usage(msg: &str) -> ExitCode {
     eprintln!("error: {msg}\n{}", usage());
     ExitCode::from(2)
@@ -161,11 +189,11 @@ fn conformance_cmd(args: &[String]) -> ExitCode {
         match a.as_str() {
             "--backend" => match it.next().map(|s| Backend::parse(s)) {
                 Some(Some(b)) => backend = b,
-                _ => return bad_usage("--backend takes ref or qdq"),
+                _ => return bad_usage("--backend takes ref, qdq or capi"),
             },
             s if s.starts_with("--backend=") => match Backend::parse(&s["--backend=".len()..]) {
                 Some(b) => backend = b,
-                None => return bad_usage("--backend takes ref or qdq"),
+                None => return bad_usage("--backend takes ref, qdq or capi"),
             },
             "-v" | "--verbose" => verbose = true,
             "-h" | "--help" => {
@@ -406,6 +434,7 @@ fn main() -> ExitCode {
         Some("downstream") => downstream_cmd(&args[1..]),
         Some("build-time") => build_time_cmd(&args[1..]),
         Some("header") => header_cmd(&args[1..]),
+        Some("capi-test") => capi_test_cmd(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{}", usage());
             ExitCode::SUCCESS

@@ -27,6 +27,13 @@ fn committed_suite_passes_with_qdq() {
     assert_eq!(summary, Summary { passed: 33, failed: 0 }, "{out}");
 }
 
+#[test]
+fn committed_suite_passes_through_the_c_abi() {
+    let (summary, out) = run(&[], Backend::Capi);
+    assert_eq!(summary, Summary { passed: 33, failed: 0 }, "{out}");
+    assert!(out.starts_with("conformance: 33 node tests, backend capi, ISA "), "{out}");
+}
+
 fn copy_dir(from: &Path, to: &Path) {
     fs::create_dir_all(to).unwrap();
     for e in fs::read_dir(from).unwrap() {

@@ -12,9 +12,11 @@
 //! * Pointers are checked: a NULL pointer with a non-zero length is
 //!   [`qdq_status::QDQ_NULL_POINTER`], NULL with length 0 is an empty buffer. Typed inputs
 //!   and outputs (f32, f16, bf16, i32) must be aligned to their element size.
-//! * Output buffers are a pointer and a capacity in bytes: less than the output needs is
-//!   [`qdq_status::QDQ_BUFFER_TOO_SMALL`] (nothing written); more is fine, the bytes after
-//!   the output are left alone.
+//! * Output buffers are a pointer and a capacity (in bytes; in floats for the gradients
+//!   `ds` / `dzp`): less than the output needs is [`qdq_status::QDQ_BUFFER_TOO_SMALL`]
+//!   (nothing written); more is fine, the bytes after the output are left alone. Input
+//!   counts (`n`, `n_scales`, `n_zero_points`, an input mask's bytes) are exact: a count
+//!   that does not fit the layout is an error naming it.
 //! * No panic crosses the boundary: one is caught and reported as
 //!   [`qdq_status::QDQ_INTERNAL`].
 //! * The slice-level functions (`qdq_quantize`, `qdq_dequantize`, their `_range` forms,

@@ -26,6 +26,17 @@ fn mask_mut<'a>(p: *mut u8, n: usize, cap: usize, name: &str) -> Res<&'a mut [u8
     slice_mut(p, need, name)
 }
 
+/// The first `need` of the `cap` floats at `p` (the scale and zero-point gradients: one per
+/// scale of the layout; a larger buffer is fine, as for every output).
+fn grads_mut<'a>(p: *mut f32, need: usize, cap: usize, name: &str) -> Res<&'a mut [f32]> {
+    fits(need.saturating_mul(4), cap.saturating_mul(4), name)?;
+    slice_mut(p, need, name)
+}
+
+fn scale_count(layout: qdq_core::Layout, n: usize) -> Res<usize> {
+    Ok(layout.scale_count(n)?)
+}
+
 /// Bytes of the mask of `n` elements: `ceil(n / 8)` (bit `i % 8` of byte `i / 8` is 1
 /// where element `i` was representable).
 #[no_mangle]
@@ -177,7 +188,8 @@ pub unsafe extern "C" fn qdq_dequantize_backward(
 
 /// Fake quantization's backward: `dx` (NULL: not computed), and for integer `q_dtype` the
 /// LSQ gradients `ds` (one f32 per scale) and `dzp` (one f32 per zero point), each
-/// optional (NULL). `grad_scale` multiplies `ds` and `dzp`.
+/// optional (NULL; `n_ds` / `n_dzp` floats of room, at least one per scale).
+/// `grad_scale` multiplies `ds` and `dzp`.
 ///
 /// # Safety
 /// `dy` and `x` point to `n` elements; each non-NULL output to its stated room.
@@ -207,8 +219,8 @@ pub unsafe extern "C" fn qdq_fake_quantize_backward(
         let p = quant_params(params, q_dtype)?;
         let grads = FakeQuantGrads {
             dx: if dx.is_null() { None } else { Some(values_mut(dx_dtype, dx, n, dx_bytes, "dx")?) },
-            ds: if ds.is_null() { None } else { Some(slice_mut(ds, n_ds, "ds")?) },
-            dzp: if dzp.is_null() { None } else { Some(slice_mut(dzp, n_dzp, "dzp")?) },
+            ds: if ds.is_null() { None } else { Some(grads_mut(ds, scale_count(p.layout, n)?, n_ds, "ds")?) },
+            dzp: if dzp.is_null() { None } else { Some(grads_mut(dzp, scale_count(p.layout, n)?, n_dzp, "dzp")?) },
         };
         let opts = GradOptions { lda, grad_scale };
         // SAFETY: the caller's contract on `cfg`.
@@ -221,7 +233,8 @@ pub unsafe extern "C" fn qdq_fake_quantize_backward(
 /// from `params`, whose scales are not read).
 ///
 /// # Safety
-/// `dy` and `x` point to `n` elements; `ds` to `n_ds` writable floats; `params` valid.
+/// `dy` and `x` point to `n` elements; `ds` to `n_ds` writable floats (at least one per
+/// scale); `params` valid.
 #[no_mangle]
 pub unsafe extern "C" fn qdq_dequantize_scale_grad(
     cfg: *const qdq_config,
@@ -244,7 +257,7 @@ pub unsafe extern "C" fn qdq_dequantize_scale_grad(
             Some(packed(pr.zero_point_dtype, pr.zero_points, pr.n_zero_points, "params.zero_points")?)
         };
         let layout = layout_of(&pr.layout)?;
-        let out = slice_mut(ds, n_ds, "ds")?;
+        let out = grads_mut(ds, scale_count(layout, n)?, n_ds, "ds")?;
         // SAFETY: the caller's contract on `cfg`.
         unsafe { with_config(cfg, |c| Ok(train::dequantize_scale_grad_with(c, dyv, xv, zp, layout, out)?)) }
     })
