@@ -8,8 +8,10 @@
  * Conventions: every function returns a qdq_status (qdq_last_error() gives the calling
  * thread's last message); element types are ONNX TensorProto codes (qdq_dtype); a NULL
  * pointer with a length of 0 is an empty buffer; output buffers are a pointer and a
- * capacity in bytes; a NULL qdq_config runs on the calling thread with the best ISA; the
- * library starts no threads (pass a qdq_thread_pool to use the engine's).
+ * capacity; an output may not share memory with another argument; a NULL qdq_config runs
+ * on the calling thread with the best ISA; the library starts no threads (pass a
+ * qdq_thread_pool to use the engine's). Slice-level calls allocate nothing on success;
+ * tensor-level calls allocate a little (the shapes).
  */
 
 #ifndef QDQ_H
@@ -265,8 +267,9 @@ typedef void (*qdq_task_fn)(void *task_ctx, size_t task);
 /**
  * The engine's `parallel_for`: calls `task(task_ctx, i)` once for every `i` in
  * `0..n_tasks`, on any threads in any order, and returns when all have returned.
- * `pool_ctx` is [`qdq_thread_pool::ctx`]. qdq calls it from the thread that called qdq,
- * never from inside a task.
+ * `pool_ctx` is [`qdq_thread_pool::ctx`]. qdq calls it from the thread that called qdq
+ * (once or a few times in sequence per call), never from inside a task. It must return
+ * normally: no C++ exception or `longjmp` may leave it (or a task).
  */
 typedef void (*qdq_parallel_for_fn)(void *pool_ctx, size_t n_tasks, qdq_task_fn task, void *task_ctx);
 

@@ -15,8 +15,10 @@ const PREAMBLE: &str = "\
  * Conventions: every function returns a qdq_status (qdq_last_error() gives the calling
  * thread's last message); element types are ONNX TensorProto codes (qdq_dtype); a NULL
  * pointer with a length of 0 is an empty buffer; output buffers are a pointer and a
- * capacity in bytes; a NULL qdq_config runs on the calling thread with the best ISA; the
- * library starts no threads (pass a qdq_thread_pool to use the engine's).
+ * capacity; an output may not share memory with another argument; a NULL qdq_config runs
+ * on the calling thread with the best ISA; the library starts no threads (pass a
+ * qdq_thread_pool to use the engine's). Slice-level calls allocate nothing on success;
+ * tensor-level calls allocate a little (the shapes).
  */";
 
 /// The header text the sources of `crates/qdq-capi` generate.

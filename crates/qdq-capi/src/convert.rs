@@ -3,7 +3,77 @@
 
 use crate::{qdq_status, Fail, Res};
 use qdq_core::{bf16, f16, DataType, Isa, Packed, PackedMut, Values, ValuesMut};
+use std::cell::RefCell;
 use std::ffi::{c_char, c_void, CStr};
+
+// ---------------------------------------------------------------------------------------
+// Aliasing. A C caller may pass one buffer twice (in place, or by mistake); Rust views of
+// an output and of anything overlapping it cannot coexist, so each call records the byte
+// ranges it views and refuses an output that overlaps another range, before viewing it.
+// The record is a fixed thread-local array: nothing is allocated.
+
+/// A viewed byte range: address, length, whether it is written, the argument's name.
+#[derive(Clone, Copy)]
+struct Span {
+    at: usize,
+    len: usize,
+    out: bool,
+    name: [u8; 32],
+    name_len: usize,
+}
+
+const NO_SPAN: Span = Span { at: 0, len: 0, out: false, name: [0; 32], name_len: 0 };
+
+/// The ranges of the current call (more than fit are not recorded: no call views that many).
+struct Spans {
+    spans: [Span; 16],
+    len: usize,
+}
+
+thread_local! {
+    static SPANS: RefCell<Spans> = const { RefCell::new(Spans { spans: [NO_SPAN; 16], len: 0 }) };
+}
+
+/// Forgets the ranges of the previous call (at every exported function's start).
+pub(crate) fn begin_call() {
+    let _ = SPANS.try_with(|s| s.borrow_mut().len = 0);
+}
+
+/// Records `len` bytes at `at` for argument `name`; fails if they overlap a recorded range
+/// where one of the two is written.
+fn claim(at: usize, len: usize, out: bool, name: &str) -> Res<()> {
+    if len == 0 {
+        return Ok(());
+    }
+    SPANS
+        .try_with(|s| {
+            let mut s = s.borrow_mut();
+            let n = s.len;
+            for o in &s.spans[..n] {
+                if (out || o.out) && at < o.at + o.len && o.at < at + len {
+                    let other = std::str::from_utf8(&o.name[..o.name_len]).unwrap_or("another argument");
+                    return Err(Fail::new(
+                        qdq_status::QDQ_INVALID_ARGUMENT,
+                        format!("{name} overlaps {other}: an output must not share memory with another argument"),
+                    ));
+                }
+            }
+            if n < s.spans.len() {
+                let mut span = Span { at, len, out, ..NO_SPAN };
+                // The name, cut at a character boundary to fit.
+                let mut k = name.len().min(span.name.len());
+                while !name.is_char_boundary(k) {
+                    k -= 1;
+                }
+                span.name[..k].copy_from_slice(&name.as_bytes()[..k]);
+                span.name_len = k;
+                s.spans[n] = span;
+                s.len = n + 1;
+            }
+            Ok(())
+        })
+        .unwrap_or(Ok(()))
+}
 
 /// A `qdq_dtype` code.
 pub(crate) fn dtype(code: i32, name: &str) -> Res<DataType> {
@@ -52,8 +122,12 @@ pub(crate) fn out_ref<'a, T>(p: *mut T, name: &str) -> Res<&'a mut T> {
     if !p.is_aligned() {
         return Err(unaligned(name, std::mem::align_of::<T>()));
     }
+    if p.is_null() {
+        return Err(null(name));
+    }
+    claim(p as usize, std::mem::size_of::<T>(), true, name)?;
     // SAFETY: the exported function's contract: `p` is NULL or points to a writable `T`
-    // (alignment checked above).
+    // (alignment checked above), which no other argument overlaps (`claim`).
     unsafe { p.as_mut() }.ok_or_else(|| null(name))
 }
 
@@ -62,8 +136,21 @@ pub(crate) fn in_ref<'a, T>(p: *const T, name: &str) -> Res<&'a T> {
     if !p.is_aligned() {
         return Err(unaligned(name, std::mem::align_of::<T>()));
     }
+    if p.is_null() {
+        return Err(null(name));
+    }
+    claim(p as usize, std::mem::size_of::<T>(), false, name)?;
     // SAFETY: the exported function's contract: `p` is NULL or points to a valid `T`.
     unsafe { p.as_ref() }.ok_or_else(|| null(name))
+}
+
+/// `*p` for reading one value, or `None` for NULL.
+pub(crate) fn in_ref_or_null<'a, T>(p: *const T, name: &str) -> Res<Option<&'a T>> {
+    if p.is_null() {
+        Ok(None)
+    } else {
+        in_ref(p, name).map(Some)
+    }
 }
 
 fn unaligned(name: &str, align: usize) -> Fail {
@@ -84,8 +171,10 @@ pub(crate) fn slice<'a, T>(p: *const T, n: usize, name: &str) -> Res<&'a [T]> {
     if n.checked_mul(std::mem::size_of::<T>()).is_none_or(|b| b > isize::MAX as usize) {
         return Err(Fail::new(qdq_status::QDQ_SHAPE_OVERFLOW, format!("{name}: {n} elements overflow")));
     }
+    claim(p as usize, n * std::mem::size_of::<T>(), false, name)?;
     // SAFETY: the exported function's contract: `p` points to `n` readable elements, not
-    // written during the call; non-NULL, aligned and of a valid size (checked above).
+    // written during the call (no output overlaps them: `claim`); non-NULL, aligned and
+    // of a valid size (checked above).
     Ok(unsafe { std::slice::from_raw_parts(p, n) })
 }
 
@@ -103,8 +192,9 @@ pub(crate) fn slice_mut<'a, T>(p: *mut T, n: usize, name: &str) -> Res<&'a mut [
     if n.checked_mul(std::mem::size_of::<T>()).is_none_or(|b| b > isize::MAX as usize) {
         return Err(Fail::new(qdq_status::QDQ_SHAPE_OVERFLOW, format!("{name}: {n} elements overflow")));
     }
+    claim(p as usize, n * std::mem::size_of::<T>(), true, name)?;
     // SAFETY: the exported function's contract: `p` points to `n` writable elements that
-    // nothing else reads or writes during the call; non-NULL, aligned, of a valid size.
+    // no other argument overlaps (`claim`); non-NULL, aligned, of a valid size.
     Ok(unsafe { std::slice::from_raw_parts_mut(p, n) })
 }
 

@@ -17,6 +17,9 @@
 //!   (nothing written); more is fine, the bytes after the output are left alone. Input
 //!   counts (`n`, `n_scales`, `n_zero_points`, an input mask's bytes) are exact: a count
 //!   that does not fit the layout is an error naming it.
+//! * An output must not share memory with any other argument (in-place calls included):
+//!   such a call is refused with [`qdq_status::QDQ_INVALID_ARGUMENT`] before anything is
+//!   read or written. Inputs may share memory with each other.
 //! * No panic crosses the boundary: one is caught and reported as
 //!   [`qdq_status::QDQ_INTERNAL`].
 //! * The slice-level functions (`qdq_quantize`, `qdq_dequantize`, their `_range` forms,
@@ -157,8 +160,9 @@ pub type qdq_task_fn = Option<unsafe extern "C" fn(task_ctx: *mut c_void, task: 
 
 /// The engine's `parallel_for`: calls `task(task_ctx, i)` once for every `i` in
 /// `0..n_tasks`, on any threads in any order, and returns when all have returned.
-/// `pool_ctx` is [`qdq_thread_pool::ctx`]. qdq calls it from the thread that called qdq,
-/// never from inside a task.
+/// `pool_ctx` is [`qdq_thread_pool::ctx`]. qdq calls it from the thread that called qdq
+/// (once or a few times in sequence per call), never from inside a task. It must return
+/// normally: no C++ exception or `longjmp` may leave it (or a task).
 pub type qdq_parallel_for_fn =
     Option<unsafe extern "C" fn(pool_ctx: *mut c_void, n_tasks: usize, task: qdq_task_fn, task_ctx: *mut c_void)>;
 
@@ -249,7 +253,10 @@ fn set_last_error(message: &str) {
 /// Runs an exported function's body: its status, the message kept for
 /// [`qdq_last_error`], and any panic caught.
 pub(crate) fn guard(body: impl FnOnce() -> Res<()>) -> qdq_status {
-    match catch_unwind(AssertUnwindSafe(body)) {
+    convert::begin_call();
+    let r = catch_unwind(AssertUnwindSafe(body));
+    convert::begin_call();
+    match r {
         Ok(Ok(())) => qdq_status::QDQ_OK,
         Ok(Err(f)) => {
             set_last_error(&f.message);
@@ -476,6 +483,10 @@ pub(crate) unsafe fn config_of<'p>(cfg: *const qdq_config, pool: Option<&'p CPoo
 /// # Safety
 /// As [`pool_of`].
 pub(crate) unsafe fn with_config(cfg: *const qdq_config, f: impl FnOnce(&qdq_core::Config<'_>) -> Res<()>) -> Res<()> {
+    // NULL, or aligned and overlapping no output (as is its pool).
+    if let Some(c) = convert::in_ref_or_null(cfg, "cfg")? {
+        convert::in_ref_or_null(c.pool, "cfg.pool")?;
+    }
     // SAFETY: the caller's contract.
     let pool = unsafe { pool_of(cfg) };
     // SAFETY: the caller's contract.

@@ -251,7 +251,7 @@ pub unsafe extern "C" fn qdq_quantize_range(
         // The part's bytes (a misaligned range is reported by qdq with its own message).
         // begin <= end, whose bit count `byte_len` checked: no overflow.
         let bits = t.bits() as usize;
-        let need = byte_len(t, end, "y_part")? - begin * bits / 8;
+        let need = if begin == end { 0 } else { byte_len(t, end, "y_part")? - begin * bits / 8 };
         let on_bytes = (begin * bits).is_multiple_of(8) && ((end * bits).is_multiple_of(8) || end == n);
         let bytes = if on_bytes || begin == end {
             fits(need, y_part_bytes, "y_part")?;

@@ -74,9 +74,7 @@ fn desc<'a>(t: *const qdq_tensor, name: &str) -> Res<Desc<'a>> {
     let t = convert::in_ref(t, name)?;
     let dtype = convert::dtype(t.dtype, &format!("{name}.dtype"))?;
     let shape = shape_of(t.shape, t.rank, &format!("{name}.shape"))?;
-    let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).ok_or_else(|| {
-        Fail::new(qdq_status::QDQ_SHAPE_OVERFLOW, format!("{name}: the element count of {shape:?} overflows size_t"))
-    })?;
+    let n = qdq_ref::layout::element_count(name, &shape)?;
     let bytes = byte_len(dtype, n, name)?;
     // Typed data must be aligned for the kernels' views.
     let align = (dtype.bits() as usize / 8).clamp(1, 4);

@@ -109,6 +109,10 @@ impl Layout {
                     bail!(InvalidArgument, "block must be positive for a blocked layout, got 0");
                 }
                 check_elements(n, outer, axis_len, inner)?;
+                if outer == 0 || axis_len == 0 || inner == 0 {
+                    // An empty tensor (the other factors may be anything).
+                    return Ok(0);
+                }
                 // Cannot overflow: it is at most outer * axis_len * inner = n.
                 Ok(outer * axis_len.div_ceil(block) * inner)
             }

@@ -6,8 +6,9 @@ use std::fmt;
 /// A thread pool qdq can hand work to: the engine's own, in the style of MLAS's
 /// `MLAS_THREADPOOL` or XNNPACK's `pthreadpool_t`.
 ///
-/// qdq cuts a call into independent tasks and calls [`ThreadPool::parallel_for`] once, from
-/// the calling thread, never from inside a task (pools that cannot nest work as they are).
+/// qdq cuts a call into independent tasks and calls [`ThreadPool::parallel_for`] from the
+/// calling thread (once, or a few times in sequence for a call with several passes), never
+/// from inside a task and never concurrently (pools that cannot nest work as they are).
 /// Which thread runs which task, in what order and how many at once never changes a
 /// result: every task claims the next part of the call under a lock, writes only its own
 /// bytes, and runs under the default floating-point environment whatever the state of the
@@ -38,7 +39,8 @@ use std::fmt;
 /// ```
 pub trait ThreadPool: Sync {
     /// How many threads run tasks (the calling thread included if it works too). qdq cuts
-    /// a call into about four tasks a thread; 1 or 0 keeps calls on the calling thread.
+    /// a call into up to four tasks a thread, each of at least 16 Ki elements; 1 or 0 keeps
+    /// calls on the calling thread.
     fn threads(&self) -> usize;
 
     /// Calls `task(i)` once for every `i` in `0..tasks`, on any threads and in any order,
@@ -208,7 +210,7 @@ impl<'p> Config<'p> {
     /// on the calling thread.
     pub(crate) fn chunk(&self, n: usize) -> Option<usize> {
         // Check the cheap conditions first: a sequential call must not even start rayon's pool.
-        if !self.parallel || n < self.parallel_threshold {
+        if !self.parallel || n < self.parallel_threshold || n == 0 {
             return None;
         }
         let threads = self.threads();

@@ -61,7 +61,7 @@ pub(crate) fn for_parts<P: Send>(
         Exec::Pool(pool) => pool.parallel_for(count, &task),
     }
     for (k, p) in queue.into_inner().unwrap_or_else(PoisonError::into_inner) {
-        f(k, p);
+        scoped(|| f(k, p));
     }
 }
 

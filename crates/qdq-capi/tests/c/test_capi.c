@@ -705,6 +705,39 @@ static void test_train(void) {
 /* ---------------------------------------------------------------------------------- */
 /* Every status C input can produce. */
 
+/* Buffers that share memory: an output overlapping any other argument is refused before
+ * anything is read or written (in-place calls included); inputs may share freely. */
+static void test_overlap(void) {
+  float buf[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  const float s = 1.0f;
+  qdq_params p = mkparams(QDQ_FLOAT, &s, 1, 0, NULL, 0);
+  /* y (4 bytes of int8) inside x. */
+  CHECK_ST(qdq_quantize(NULL, QDQ_FLOAT, buf, 8, &p, QDQ_INT8, (uint8_t *)buf + 4, 8),
+           QDQ_INVALID_ARGUMENT);
+  CHECK(strstr(qdq_last_error(), "overlaps") != NULL);
+  /* In-place fake quantization (y == x). */
+  CHECK_ST(qdq_fake_quantize(NULL, QDQ_FLOAT, buf, 8, &p, QDQ_INT8, QDQ_FLOAT, buf, sizeof buf,
+                             NULL, 0),
+           QDQ_INVALID_ARGUMENT);
+  /* Two outputs on one byte. */
+  uint8_t y[8];
+  float scale = 0.0f;
+  CHECK_ST(qdq_dynamic_quantize(NULL, buf, 8, y, 8, &scale, &y[3]), QDQ_INVALID_ARGUMENT);
+  /* The output overlapping the params struct. */
+  CHECK_ST(qdq_quantize(NULL, QDQ_FLOAT, buf, 1, &p, QDQ_INT8, &p, 1), QDQ_INVALID_ARGUMENT);
+  /* Nothing was written by the refused calls. */
+  const float want[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  CHECK_F32S(buf, want, 8);
+  /* dy and x may be one buffer (both inputs). */
+  float dx[8];
+  CHECK_OK(qdq_fake_quantize_backward(NULL, QDQ_FLOAT, buf, QDQ_FLOAT, buf, 8, &p, QDQ_INT8, 1.0f,
+                                      1.0f, QDQ_FLOAT, dx, sizeof dx, NULL, 0, NULL, 0));
+  CHECK_F32S(dx, want, 8);
+  /* An empty shard at the end of an odd-length packed tensor (int4, n = 5): 0 bytes. */
+  CHECK_OK(qdq_quantize_range(NULL, QDQ_FLOAT, buf, 5, &p, 5, 5, QDQ_INT4, NULL, 0));
+  CHECK_OK(qdq_quantize_range(NULL, QDQ_FLOAT, buf, 5, &p, 3, 3, QDQ_INT4, NULL, 0));
+}
+
 static void test_errors(void) {
   const float x[4] = {1, 2, 3, 4}, s = 1.0f, s3[3] = {1, 1, 1};
   uint8_t y[16] = {0};
@@ -1071,7 +1104,8 @@ static void test_forced_isas(void) {
       qdq_params p = mkparams(QDQ_FLOAT, &s, 1, 0, NULL, 0);
       CHECK_ST(qdq_quantize(&cfg, QDQ_FLOAT, &x, 1, &p, QDQ_UINT8, &y, 1), QDQ_ISA_UNAVAILABLE);
       float scale = 0.0f;
-      CHECK_ST(qdq_dynamic_quantize(&cfg, &x, 1, &y, 1, &scale, &y), QDQ_ISA_UNAVAILABLE);
+      uint8_t zp = 0;
+      CHECK_ST(qdq_dynamic_quantize(&cfg, &x, 1, &y, 1, &scale, &zp), QDQ_ISA_UNAVAILABLE);
       printf("isa %-7s skipped (this CPU lacks it; forcing it gives QDQ_ISA_UNAVAILABLE)\n",
              qdq_isa_name(isas[i]));
     }
@@ -1267,6 +1301,7 @@ int main(void) {
   test_slice_ranges();
   test_slice_dynamic();
   test_train();
+  test_overlap();
   test_errors();
   test_forced_isas();
   test_thread_pools();

@@ -460,7 +460,8 @@ impl Groups {
                 count: outer * axis_len.div_ceil(block),
                 per_row: axis_len.div_ceil(block),
                 row_elems: axis_len * inner,
-                unit_elems: block * inner,
+                // A block longer than the axis is one unit per row (no overflow).
+                unit_elems: block.min(axis_len) * inner,
                 unit_keys: inner,
             },
         }
