@@ -157,10 +157,11 @@ fn unaligned(name: &str, align: usize) -> Fail {
     Fail::new(qdq_status::QDQ_INVALID_ARGUMENT, format!("{name} is not aligned to {align} bytes"))
 }
 
-/// `n` elements of `T` at `p` (NULL allowed when `n` is 0).
-pub(crate) fn slice<'a, T>(p: *const T, n: usize, name: &str) -> Res<&'a [T]> {
+/// Checks `n` elements of `T` at `p` (non-NULL, aligned, of a size a slice may have) and
+/// records their bytes (`out`: written); `false` for an empty view (any pointer).
+fn view<T>(p: *const T, n: usize, out: bool, name: &str) -> Res<bool> {
     if n == 0 {
-        return Ok(&[]);
+        return Ok(false);
     }
     if p.is_null() {
         return Err(null(name));
@@ -168,33 +169,31 @@ pub(crate) fn slice<'a, T>(p: *const T, n: usize, name: &str) -> Res<&'a [T]> {
     if !p.is_aligned() {
         return Err(unaligned(name, std::mem::align_of::<T>()));
     }
-    if n.checked_mul(std::mem::size_of::<T>()).is_none_or(|b| b > isize::MAX as usize) {
-        return Err(Fail::new(qdq_status::QDQ_SHAPE_OVERFLOW, format!("{name}: {n} elements overflow")));
+    let bytes = n.checked_mul(std::mem::size_of::<T>()).filter(|&b| b <= isize::MAX as usize);
+    let bytes =
+        bytes.ok_or_else(|| Fail::new(qdq_status::QDQ_SHAPE_OVERFLOW, format!("{name}: {n} elements overflow")))?;
+    claim(p as usize, bytes, out, name)?;
+    Ok(true)
+}
+
+/// `n` elements of `T` at `p` (NULL allowed when `n` is 0).
+pub(crate) fn slice<'a, T>(p: *const T, n: usize, name: &str) -> Res<&'a [T]> {
+    if !view(p, n, false, name)? {
+        return Ok(&[]);
     }
-    claim(p as usize, n * std::mem::size_of::<T>(), false, name)?;
     // SAFETY: the exported function's contract: `p` points to `n` readable elements, not
     // written during the call (no output overlaps them: `claim`); non-NULL, aligned and
-    // of a valid size (checked above).
+    // of a valid size (`view`).
     Ok(unsafe { std::slice::from_raw_parts(p, n) })
 }
 
 /// `n` writable elements of `T` at `p` (NULL allowed when `n` is 0).
 pub(crate) fn slice_mut<'a, T>(p: *mut T, n: usize, name: &str) -> Res<&'a mut [T]> {
-    if n == 0 {
+    if !view(p, n, true, name)? {
         return Ok(&mut []);
     }
-    if p.is_null() {
-        return Err(null(name));
-    }
-    if !p.is_aligned() {
-        return Err(unaligned(name, std::mem::align_of::<T>()));
-    }
-    if n.checked_mul(std::mem::size_of::<T>()).is_none_or(|b| b > isize::MAX as usize) {
-        return Err(Fail::new(qdq_status::QDQ_SHAPE_OVERFLOW, format!("{name}: {n} elements overflow")));
-    }
-    claim(p as usize, n * std::mem::size_of::<T>(), true, name)?;
     // SAFETY: the exported function's contract: `p` points to `n` writable elements that
-    // no other argument overlaps (`claim`); non-NULL, aligned, of a valid size.
+    // no other argument overlaps (`claim`); non-NULL, aligned, of a valid size (`view`).
     Ok(unsafe { std::slice::from_raw_parts_mut(p, n) })
 }
 

@@ -190,6 +190,16 @@ fn params<'a>(p: *const qdq_params) -> Res<Params<'a>> {
     Ok(out)
 }
 
+fn within(begin: usize, end: usize, n: usize) -> Res<()> {
+    if begin > end || end > n {
+        return Err(Fail::new(
+            qdq_status::QDQ_INVALID_ARGUMENT,
+            format!("range {begin}..{end} does not lie within 0..{n}"),
+        ));
+    }
+    Ok(())
+}
+
 /// QuantizeLinear of `n` elements of `x` (type `x_dtype`: f32, f16, bf16 or i32) into `y`
 /// (type `y_dtype`, any quantized type, `y_bytes` of room; `qdq_byte_size` gives what it
 /// needs). Allocates nothing.
@@ -242,12 +252,7 @@ pub unsafe extern "C" fn qdq_quantize_range(
         let xv = values(x_dtype, x, n, "x")?;
         let p = self::params(params)?;
         let t = convert::dtype(y_dtype, "y_dtype")?;
-        if begin > end || end > n {
-            return Err(Fail::new(
-                qdq_status::QDQ_INVALID_ARGUMENT,
-                format!("range {begin}..{end} does not lie within 0..{n}"),
-            ));
-        }
+        within(begin, end, n)?;
         // The part's bytes (a misaligned range is reported by qdq with its own message).
         // begin <= end, whose bit count `byte_len` checked: no overflow.
         let bits = t.bits() as usize;
@@ -315,12 +320,7 @@ pub unsafe extern "C" fn qdq_dequantize_range(
     guard(|| {
         let xv = packed(x_dtype, x, n, "x")?;
         let p = self::params(params)?;
-        if begin > end || end > n {
-            return Err(Fail::new(
-                qdq_status::QDQ_INVALID_ARGUMENT,
-                format!("range {begin}..{end} does not lie within 0..{n}"),
-            ));
-        }
+        within(begin, end, n)?;
         let yv = values_mut(y_dtype, y_part, end - begin, y_part_bytes, "y_part")?;
         // SAFETY: the caller's contract on `cfg`.
         unsafe { with_config(cfg, |c| Ok(qdq_core::dequantize_range_with(c, xv, &p, begin..end, yv)?)) }
