@@ -1,6 +1,6 @@
 //! The slice level: typed contiguous buffers, a layout, no allocation.
 
-use crate::convert::{self, byte_len, fits, packed, packed_mut, slice, slice_mut, values, values_mut};
+use crate::convert::{self, fits, packed, packed_mut, slice, slice_mut, values, values_mut};
 use crate::{guard, qdq_config, qdq_status, with_config, Fail, Res};
 use qdq_core::{DataType, Layout, Params};
 use std::ffi::c_void;
@@ -163,14 +163,18 @@ pub(crate) struct Parts<'a> {
     pub(crate) precision: Option<DataType>,
 }
 
+/// The zero points of `p`, if it has any (NULL with a count of 0: none).
+pub(crate) fn zero_points_of<'a>(p: &qdq_params) -> Res<Option<qdq_core::Packed<'a>>> {
+    if p.zero_points.is_null() && p.n_zero_points == 0 {
+        return Ok(None);
+    }
+    packed(p.zero_point_dtype, p.zero_points, p.n_zero_points, "params.zero_points").map(Some)
+}
+
 pub(crate) fn parts<'a>(p: *const qdq_params) -> Res<Parts<'a>> {
     let p = convert::in_ref(p, "params")?;
     let scales = values(p.scale_dtype, p.scales, p.n_scales, "params.scales")?;
-    let zero_points = if p.zero_points.is_null() && p.n_zero_points == 0 {
-        None
-    } else {
-        Some(packed(p.zero_point_dtype, p.zero_points, p.n_zero_points, "params.zero_points")?)
-    };
+    let zero_points = zero_points_of(p)?;
     let precision = match p.precision {
         0 => None,
         c => Some(convert::dtype(c, "params.precision")?),
@@ -253,17 +257,13 @@ pub unsafe extern "C" fn qdq_quantize_range(
         let p = self::params(params)?;
         let t = convert::dtype(y_dtype, "y_dtype")?;
         within(begin, end, n)?;
-        // The part's bytes (a misaligned range is reported by qdq with its own message).
-        // begin <= end, whose bit count `byte_len` checked: no overflow.
-        let bits = t.bits() as usize;
-        let need = if begin == end { 0 } else { byte_len(t, end, "y_part")? - begin * bits / 8 };
-        let on_bytes = (begin * bits).is_multiple_of(8) && ((end * bits).is_multiple_of(8) || end == n);
-        let bytes = if on_bytes || begin == end {
-            fits(need, y_part_bytes, "y_part")?;
-            slice_mut(y_part.cast::<u8>(), need, "y_part")?
-        } else {
+        let bytes = match t.range_byte_len(begin..end, n) {
+            Some(need) => {
+                fits(need, y_part_bytes, "y_part")?;
+                slice_mut(y_part.cast::<u8>(), need, "y_part")?
+            }
             // A range off the byte grid: qdq's own check reports it (with the step).
-            &mut []
+            None => &mut [],
         };
         // SAFETY: the caller's contract on `cfg`.
         unsafe {

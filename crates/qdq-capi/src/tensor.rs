@@ -4,7 +4,9 @@
 use crate::convert::{self, byte_len, fits, slice, slice_mut, string};
 use crate::slice::shape_of;
 use crate::{guard, qdq_config, qdq_status, with_config, Fail, Res};
-use qdq_core::{Attribute, DequantizeAttributes, Domain, Opset, QuantizeAttributes, TensorRef};
+use qdq_core::{
+    Attribute, DequantizeAttributes, DequantizePlan, Domain, Opset, QuantizeAttributes, QuantizePlan, TensorRef,
+};
 use qdq_ref::Backend;
 use std::ffi::{c_char, c_void};
 
@@ -138,6 +140,36 @@ fn scalar_info(dtype: qdq_core::DataType) -> qdq_tensor_info {
     qdq_tensor_info { dtype: dtype.onnx() as i32, rank: 0, shape: std::ptr::null(), bytes: dtype.bits() as usize / 8 }
 }
 
+/// Validates a QuantizeLinear node (every rule of its opset) and runs `f` on its plan.
+fn quantize_plan(
+    node: *const qdq_node,
+    x: *const qdq_tensor,
+    scale: *const qdq_tensor,
+    zero_point: *const qdq_tensor,
+    f: &mut dyn FnMut(&QuantizePlan<'_>) -> Res<()>,
+) -> Res<()> {
+    let nd = self::node(node)?;
+    let (xd, sd, zd) = (desc(x, "x")?, desc(scale, "y_scale")?, opt_desc(zero_point, "y_zero_point")?);
+    let attrs = QuantizeAttributes::from_node(nd.opset, &nd.attributes)?;
+    let z = zd.as_ref().map(Desc::view).transpose()?;
+    f(&qdq_ref::tensor::plan_quantize(nd.opset, xd.view()?, sd.view()?, z, &attrs)?)
+}
+
+/// Validates a DequantizeLinear node and runs `f` on its plan.
+fn dequantize_plan(
+    node: *const qdq_node,
+    x: *const qdq_tensor,
+    scale: *const qdq_tensor,
+    zero_point: *const qdq_tensor,
+    f: &mut dyn FnMut(&DequantizePlan<'_>) -> Res<()>,
+) -> Res<()> {
+    let nd = self::node(node)?;
+    let (xd, sd, zd) = (desc(x, "x")?, desc(scale, "x_scale")?, opt_desc(zero_point, "x_zero_point")?);
+    let attrs = DequantizeAttributes::from_node(nd.opset, &nd.attributes)?;
+    let z = zd.as_ref().map(Desc::view).transpose()?;
+    f(&qdq_ref::tensor::plan_dequantize(nd.opset, xd.view()?, sd.view()?, z, &attrs)?)
+}
+
 /// The output of a QuantizeLinear node (every rule of its opset checked, as
 /// [`qdq_quantize_linear`] checks them): its type, x's shape, its bytes.
 ///
@@ -154,13 +186,10 @@ pub unsafe extern "C" fn qdq_quantize_linear_info(
 ) -> qdq_status {
     guard(|| {
         let out = convert::out_ref(y, "y")?;
-        let nd = self::node(node)?;
-        let (xd, sd, zd) = (desc(x, "x")?, desc(y_scale, "y_scale")?, opt_desc(y_zero_point, "y_zero_point")?);
-        let attrs = QuantizeAttributes::from_node(nd.opset, &nd.attributes)?;
-        let z = zd.as_ref().map(Desc::view).transpose()?;
-        let plan = qdq_ref::tensor::plan_quantize(nd.opset, xd.view()?, sd.view()?, z, &attrs)?;
-        *out = info_of(plan.opts.output, x, plan.y_bytes);
-        Ok(())
+        quantize_plan(node, x, y_scale, y_zero_point, &mut |plan| {
+            *out = info_of(plan.opts.output, x, plan.y_bytes);
+            Ok(())
+        })
     })
 }
 
@@ -180,15 +209,12 @@ pub unsafe extern "C" fn qdq_quantize_linear(
     y_bytes: usize,
 ) -> qdq_status {
     guard(|| {
-        let nd = self::node(node)?;
-        let (xd, sd, zd) = (desc(x, "x")?, desc(y_scale, "y_scale")?, opt_desc(y_zero_point, "y_zero_point")?);
-        let attrs = QuantizeAttributes::from_node(nd.opset, &nd.attributes)?;
-        let z = zd.as_ref().map(Desc::view).transpose()?;
-        let plan = qdq_ref::tensor::plan_quantize(nd.opset, xd.view()?, sd.view()?, z, &attrs)?;
-        fits(plan.y_bytes, y_bytes, "y")?;
-        let out = slice_mut(y.cast::<u8>(), plan.y_bytes, "y")?;
-        // SAFETY: the caller's contract on `cfg`.
-        unsafe { with_config(cfg, |c| Ok(qdq_core::Fast(*c).quantize(&plan, out)?)) }
+        quantize_plan(node, x, y_scale, y_zero_point, &mut |plan| {
+            fits(plan.y_bytes, y_bytes, "y")?;
+            let out = slice_mut(y.cast::<u8>(), plan.y_bytes, "y")?;
+            // SAFETY: the caller's contract on `cfg`.
+            unsafe { with_config(cfg, |c| Ok(qdq_core::Fast(*c).quantize(plan, out)?)) }
+        })
     })
 }
 
@@ -206,13 +232,10 @@ pub unsafe extern "C" fn qdq_dequantize_linear_info(
 ) -> qdq_status {
     guard(|| {
         let out = convert::out_ref(y, "y")?;
-        let nd = self::node(node)?;
-        let (xd, sd, zd) = (desc(x, "x")?, desc(x_scale, "x_scale")?, opt_desc(x_zero_point, "x_zero_point")?);
-        let attrs = DequantizeAttributes::from_node(nd.opset, &nd.attributes)?;
-        let z = zd.as_ref().map(Desc::view).transpose()?;
-        let plan = qdq_ref::tensor::plan_dequantize(nd.opset, xd.view()?, sd.view()?, z, &attrs)?;
-        *out = info_of(plan.output, x, plan.y_bytes);
-        Ok(())
+        dequantize_plan(node, x, x_scale, x_zero_point, &mut |plan| {
+            *out = info_of(plan.output, x, plan.y_bytes);
+            Ok(())
+        })
     })
 }
 
@@ -231,20 +254,17 @@ pub unsafe extern "C" fn qdq_dequantize_linear(
     y_bytes: usize,
 ) -> qdq_status {
     guard(|| {
-        let nd = self::node(node)?;
-        let (xd, sd, zd) = (desc(x, "x")?, desc(x_scale, "x_scale")?, opt_desc(x_zero_point, "x_zero_point")?);
-        let attrs = DequantizeAttributes::from_node(nd.opset, &nd.attributes)?;
-        let z = zd.as_ref().map(Desc::view).transpose()?;
-        let plan = qdq_ref::tensor::plan_dequantize(nd.opset, xd.view()?, sd.view()?, z, &attrs)?;
-        fits(plan.y_bytes, y_bytes, "y")?;
-        // Float outputs: f32 / f16 / bf16 bytes, aligned for the kernels' stores.
-        let align = (plan.output.bits() as usize / 8).max(1);
-        if plan.y_bytes > 0 && !(y as usize).is_multiple_of(align) {
-            return Err(Fail::new(qdq_status::QDQ_INVALID_ARGUMENT, format!("y is not aligned to {align} bytes")));
-        }
-        let out = slice_mut(y.cast::<u8>(), plan.y_bytes, "y")?;
-        // SAFETY: the caller's contract on `cfg`.
-        unsafe { with_config(cfg, |c| Ok(qdq_core::Fast(*c).dequantize(&plan, out)?)) }
+        dequantize_plan(node, x, x_scale, x_zero_point, &mut |plan| {
+            fits(plan.y_bytes, y_bytes, "y")?;
+            // Float outputs: f32 / f16 / bf16 bytes, aligned for the kernels' stores.
+            let align = (plan.output.bits() as usize / 8).max(1);
+            if plan.y_bytes > 0 && !(y as usize).is_multiple_of(align) {
+                return Err(Fail::new(qdq_status::QDQ_INVALID_ARGUMENT, format!("y is not aligned to {align} bytes")));
+            }
+            let out = slice_mut(y.cast::<u8>(), plan.y_bytes, "y")?;
+            // SAFETY: the caller's contract on `cfg`.
+            unsafe { with_config(cfg, |c| Ok(qdq_core::Fast(*c).dequantize(plan, out)?)) }
+        })
     })
 }
 

@@ -2,7 +2,7 @@
 //! fake quantization and its LSQ gradients. Slice level: nothing allocates.
 
 use crate::convert::{self, fits, packed, slice, slice_mut, values, values_mut};
-use crate::slice::{layout_of, parts};
+use crate::slice::{layout_of, parts, zero_points_of};
 use crate::{guard, qdq_config, qdq_params, qdq_status, with_config, Res};
 use qdq_core::train::{self, FakeQuantGrads, GradOptions, QuantParams};
 use qdq_core::QuantizeOptions;
@@ -251,11 +251,7 @@ pub unsafe extern "C" fn qdq_dequantize_scale_grad(
         let dyv = values(dy_dtype, dy, n, "dy")?;
         let xv = packed(x_dtype, x, n, "x")?;
         let pr = convert::in_ref(params, "params")?;
-        let zp = if pr.zero_points.is_null() && pr.n_zero_points == 0 {
-            None
-        } else {
-            Some(packed(pr.zero_point_dtype, pr.zero_points, pr.n_zero_points, "params.zero_points")?)
-        };
+        let zp = zero_points_of(pr)?;
         let layout = layout_of(&pr.layout)?;
         let out = grads_mut(ds, scale_count(layout, n)?, n_ds, "ds")?;
         // SAFETY: the caller's contract on `cfg`.

@@ -247,6 +247,35 @@ impl DataType {
         Some(bits.div_ceil(8))
     }
 
+    /// Bytes of elements `range` of an `n`-element output of this type, for writing a shard
+    /// of it: `None` if the range leaves `0..n` or does not start and end on byte
+    /// boundaries (the end may be `n`, whose last byte may be partial). An empty range is 0
+    /// bytes anywhere in `0..=n`.
+    ///
+    /// ```
+    /// use qdq_ref::DataType;
+    /// assert_eq!(DataType::I4.range_byte_len(2..5, 5), Some(2)); // bytes 1 and 2
+    /// assert_eq!(DataType::I4.range_byte_len(1..4, 5), None); // 1 is mid-byte
+    /// assert_eq!(DataType::I4.range_byte_len(5..5, 5), Some(0));
+    /// assert_eq!(DataType::F32.range_byte_len(3..6, 5), None); // past n
+    /// ```
+    pub fn range_byte_len(self, range: core::ops::Range<usize>, n: usize) -> Option<usize> {
+        if range.start > range.end || range.end > n {
+            return None;
+        }
+        if range.is_empty() {
+            return Some(0);
+        }
+        let bits = self.bits() as usize;
+        let end_bits = range.end.checked_mul(bits)?;
+        // start <= end, so start * bits cannot overflow either.
+        let start_bits = range.start * bits;
+        if !start_bits.is_multiple_of(8) || !(end_bits.is_multiple_of(8) || range.end == n) {
+            return None;
+        }
+        Some(end_bits.div_ceil(8) - start_bits / 8)
+    }
+
     /// Integer quantized types: u8 i8 u16 i16 u4 i4 u2 i2 (not i32).
     ///
     /// ```

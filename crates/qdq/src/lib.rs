@@ -142,10 +142,6 @@ use std::ops::Range;
 
 /// Byte offset of element `e` in a tensor of type `t` (`e` a multiple of 4, or any `e` for
 /// whole-byte types).
-fn byte_at(t: DataType, e: usize) -> usize {
-    e * t.bits() as usize / 8
-}
-
 /// A validated job over the elements `begin..end`, into `y` (the bytes of that range).
 struct RangeKernel<'b, J> {
     job: &'b J,
@@ -333,18 +329,13 @@ fn quantize_views(
 
 /// Checks a range of a call of `n` elements of type `out` and the length of its buffer.
 fn check_range(out: DataType, n: usize, range: &Range<usize>, y_len: usize) -> Result<()> {
-    let bits = out.bits() as usize;
-    // The checked plan bounds n's byte size, so these products cannot overflow.
-    let on_byte = |e: usize| (e * bits).is_multiple_of(8);
     if range.start > range.end || range.end > n {
         return Err(Error::new(ErrorKind::InvalidArgument, format!("range {range:?} does not lie within 0..{n}")));
     }
-    let want = if range.is_empty() {
-        // An empty shard anywhere in the tensor (an engine's last one may start at n).
-        0
-    } else if !on_byte(range.start) || !(on_byte(range.end) || range.end == n) {
+    // An empty shard may lie anywhere in the tensor (an engine's last one may start at n).
+    let Some(want) = out.range_byte_len(range.clone(), n) else {
         // Elements per whole number of bytes: 4 for 2- and 6-bit types, 2 for 4-bit ones.
-        let step = match bits {
+        let step = match out.bits() {
             2 | 6 => 4,
             4 => 2,
             _ => 1,
@@ -356,8 +347,6 @@ fn check_range(out: DataType, n: usize, range: &Range<usize>, y_len: usize) -> R
                  the end may also be {n}"
             ),
         ));
-    } else {
-        out.byte_len(range.end).unwrap_or(usize::MAX) - byte_at(out, range.start)
     };
     if y_len != want {
         return Err(Error::new(
