@@ -99,6 +99,7 @@ pub mod layout;
 pub mod packing;
 mod params;
 pub mod quantize;
+pub mod scaled;
 pub mod schema;
 pub mod tensor;
 pub mod train;
