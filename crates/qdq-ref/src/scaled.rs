@@ -79,9 +79,10 @@
 //!
 //! ```text
 //! Floor (the OCP rule):  e = floor(log2(amax)) - emax
-//! Ceil (NVIDIA, cuDNN):  e = the smallest integer with amax <= max * 2^e    (exact: no element saturates)
+//! Ceil (NVIDIA's RCEIL): d = amax * RN(1 / max) in f32;  e = ceil(log2(d))  (d's exponent, plus 1
+//!                        if its mantissa is nonzero; d at most 2^-127 gives -127)
 //! NearestEven:           e = floor(log2(round_elem(amax))) - emax, where round_elem rounds amax
-//!                        to the element format's mantissa width, nearest-even
+//!                        to the element format's mantissa width (int8: 6 bits), nearest-even
 //! e = clamp(e, -127, 127);   scale code = e + 127;   y = QuantizeLinear(x, 2^e, saturate = 1)
 //! ```
 //!
@@ -92,7 +93,13 @@
 //! * **MXINT8** elements are int8 codes read with an implicit `2^-6`; the stored scale is
 //!   the one DequantizeLinear needs for the int8 codes, `X * 2^-6`, i.e. `emax = 6` in
 //!   the table (the int8 value 64 is 1.0). Elements saturate to `[-128, 127]` as
-//!   QuantizeLinear's int8 does.
+//!   QuantizeLinear's int8 does (the OCP range is `[-2, 127/64]`; the microxcaling
+//!   emulator never emits -128).
+//! * Ceil never lets the block maximum saturate beyond rounding: `d`'s f32 rounding can
+//!   only land it on `max` itself. NearestEven bumps the exponent exactly when amax would
+//!   round up to the next power of two in the element format (torchao's `EVEN`).
+//! * Elements are rounded half to even (as NVIDIA's `cvt.rn.satfinite` and torchao; the
+//!   microxcaling emulator's default rounds ties away from zero).
 //!
 //! # NVFP4 ([`quantize_nvfp4`])
 //!
@@ -106,8 +113,11 @@
 //! y  = e2m1(x / d)                             = QuantizeLinear(x, d), nearest-even, saturating
 //! ```
 //!
-//! A block scale whose code is 0 (an all-zero block, or one that underflows e4m3) is
-//! stored as 1.0 (`0x38`), as ModelOpt does. A NaN block gets the NaN code `0x7f`. The
+//! As ModelOpt: a block scale value of 0 (an all-zero block) is stored as 1.0 (`0x38`);
+//! others are clamped to `[2^-9, 448]` before rounding (a block holding ±inf gets 448); a
+//! NaN block gets the NaN code `0x7f`. The global scale of a tensor whose amax is 0 (or NaN,
+//! or ±inf) is 1.0. Elements follow QuantizeLinear's float4 rules: -0 stays `0x8` and NaN
+//! gives the code QuantizeLinear gives (ModelOpt writes 0 and +6 there). The
 //! outputs dequantize through two DequantizeLinear nodes: `sb` with scale `g` gives the
 //! f32 block scales `d`, and y with those scales (blocked, `block_size = 16`) gives the
 //! values.
@@ -408,20 +418,19 @@ pub fn mx_scale(amax_nan: f32, y: DataType, rounding: ScaleRounding) -> u8 {
     let e = match rounding {
         ScaleRounding::Floor => floor_log2(a) - emax,
         ScaleRounding::Ceil => {
-            // The smallest e with a <= max * 2^e; both sides exact in f64.
-            let mut e = floor_log2(a) - emax;
-            while (a as f64) > (max as f64) * 2f64.powi(e) {
-                e += 1;
+            // NVIDIA's RCEIL: d = amax * RN(1 / max) in f32, rounded up to a power of two.
+            let d = (a * (1.0f32 / max)).to_bits();
+            let (e, m) = ((d >> 23) as i32, d & 0x7f_ffff);
+            if e == 0 {
+                // d below 2^-126: code 0 (2^-127) up to 2^-127, else code 1.
+                return u8::from(m > 0x40_0000);
             }
-            while e > -200 && (a as f64) <= (max as f64) * 2f64.powi(e - 1) {
-                e -= 1;
-            }
-            e
+            e + i32::from(m != 0) - 127
         }
         ScaleRounding::NearestEven => {
             let man = match FloatFormat::of(y) {
                 Some(f) => f.man_bits,
-                None => 7, // int8: 7 significant bits after the leading one
+                None => 6, // int8: the codes 64..=127 carry 6 bits below the leading one
             };
             let k = floor_log2(a);
             // a rounded to `man` fraction bits at its own exponent (nearest-even, exact in f64).
@@ -461,14 +470,18 @@ pub fn nvfp4_global_scale_of(amax_nan: f32) -> f32 {
 /// assert_eq!(nvfp4_block_scale(0.0, 1.0), 0x38); // all-zero block: 1.0
 /// assert_eq!(nvfp4_block_scale(2688.0, 1.0), 0x7e); // 448
 /// assert_eq!(nvfp4_block_scale(f32::NAN, 1.0), 0x7f);
+/// assert_eq!(nvfp4_block_scale(f32::INFINITY, 1.0), 0x7e); // 448
+/// assert_eq!(nvfp4_block_scale(1e-6, 1.0), 0x01); // 2^-9, e4m3fn's smallest value
 /// ```
 pub fn nvfp4_block_scale(amax_nan: f32, global_scale: f32) -> u8 {
     let v = amax_nan / (6.0f32 * global_scale);
-    let code = E4M3FN.encode(v as f64, true) as u8;
-    if code == 0 || code == 0x80 {
+    if v.is_nan() {
+        0x7f
+    } else if v == 0.0 {
         0x38
     } else {
-        code
+        // Between e4m3fn's smallest subnormal 2^-9 and its largest value 448.
+        E4M3FN.encode(v.clamp(1.0 / 512.0, 448.0) as f64, true) as u8
     }
 }
 
@@ -922,7 +935,6 @@ pub fn quantize_nvfp4<'x, 'y>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{dequantize, Params};
 
     /// `quantize_qdq_matmul_4bits` of onnxruntime 1.32.0 (x86-64) on `[K = 4, N = 2]` with
     /// blocks of 4 along K: one block per column. Each case: the two columns, the two
@@ -943,9 +955,9 @@ mod tests {
             quantize_blockwise(&x, layout, BlockMode::Onnxruntime, PackedMut::new(t, &mut y), &mut s, zp).unwrap();
             let got_bits = [s[0].to_bits(), s[1].to_bits()];
             assert_eq!(got_bits, *sbits, "{c0:?} / {c1:?}: scales {s:?}");
-            for col in 0..2 {
+            for (col, want) in nib.iter().enumerate() {
                 let got: Vec<u8> = (0..4).map(|k| packing::get(t, &y, 2 * k + col) as u8).collect();
-                assert_eq!(got, nib[col], "{c0:?} / {c1:?}: column {col}");
+                assert_eq!(got, want, "{c0:?} / {c1:?}: column {col}");
             }
             if !signed {
                 assert_eq!([z[0] & 15, z[0] >> 4], *zps, "{c0:?} / {c1:?}: zero points");
