@@ -42,14 +42,27 @@ pub trait Element: sealed::Sealed + Copy + Send + Sync + fmt::Debug + 'static {
     const DTYPE: DataType;
 }
 
-/// The little-endian bytes of a typed slice (the ONNX serialisation on the little-endian
-/// targets `qdq` runs on; `qdq-ref` reads and writes them with explicit byte order).
-pub(crate) fn bytes_of<T: Element>(s: &[T]) -> &[u8] {
+/// The bytes of a typed slice in the target's byte order (the ONNX serialisation on the
+/// little-endian targets `qdq` runs on; `qdq-ref` reads and writes them with explicit
+/// byte order).
+///
+/// ```
+/// use qdq_ref::{element::bytes_of, Float8E8M0};
+/// assert_eq!(bytes_of(&[Float8E8M0(127), Float8E8M0(3)]), [127, 3]);
+/// ```
+pub fn bytes_of<T: Element>(s: &[T]) -> &[u8] {
     s.as_bytes()
 }
 
-/// The bytes of a typed slice, writable.
-pub(crate) fn bytes_of_mut<T: Element>(s: &mut [T]) -> &mut [u8] {
+/// The bytes of a typed slice, writable (see [`bytes_of`]).
+///
+/// ```
+/// use qdq_ref::{element::bytes_of_mut, Float8E4M3Fn};
+/// let mut s = [Float8E4M3Fn(0); 2];
+/// bytes_of_mut(&mut s)[1] = 0x38;
+/// assert_eq!(s[1].to_f32(), 1.0);
+/// ```
+pub fn bytes_of_mut<T: Element>(s: &mut [T]) -> &mut [u8] {
     s.as_mut_bytes()
 }
 

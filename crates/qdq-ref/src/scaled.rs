@@ -654,9 +654,13 @@ pub fn check_blockwise(
     if sn != k {
         bail!(BufferLength, "scales has {sn} elements but the layout {layout:?} has {k} blocks");
     }
+    if mode == BlockMode::Onnxruntime && x.dtype() != DataType::F32 {
+        bail!(UnsupportedType, "x has type {}; the onnxruntime mode quantizes f32", x.dtype());
+    }
+    let signed = out.int_range().is_some_and(|q| q.0 < 0);
     match zero_points {
-        None if mode == BlockMode::Asymmetric || (mode == BlockMode::Onnxruntime && out == DataType::U4) => {
-            bail!(InvalidArgument, "zero_points: asymmetric blockwise quantization needs them")
+        None if mode == BlockMode::Asymmetric || !signed => {
+            bail!(InvalidArgument, "zero_points: {out} blockwise quantization in mode {mode:?} has nonzero zero points; pass a buffer for them")
         }
         None => {}
         Some((zt, zn, zb)) => {

@@ -115,6 +115,8 @@ mod dynamic;
 mod fallback;
 mod isa;
 mod quantize;
+pub mod scaled;
+mod scaled_kernels;
 mod segments;
 mod simd;
 mod tensor;

@@ -27,7 +27,9 @@
 //! The differential tests against `qdq_ref` (ties at `(k + 1/2) s` for random scales
 //! included) are the proof.
 
-use crate::codec::{bf16_bits_to_f32, encode_minifloat_checked, round_bf16, round_f16, MiniFormat, MINI_RUNTIME};
+use crate::codec::{
+    bf16_bits_to_f32, decode_minifloat, encode_minifloat_checked, round_bf16, round_f16, MiniFormat, MINI_RUNTIME,
+};
 use crate::isa::{IsaKernel, Kernel};
 use crate::segments::Segments;
 use crate::simd::{Simd, LIM};
@@ -80,6 +82,9 @@ pub(crate) enum ScaleKind {
     F16,
     Bf16,
     E8M0,
+    /// float8 e4m3fn codes times an f32 global scale (the f32 bits): NVFP4's block scales,
+    /// `f32(decode(code) * g)` as the first of its two DequantizeLinear nodes computes.
+    E4M3Times(u32),
 }
 
 impl ScaleKind {
@@ -97,7 +102,7 @@ impl ScaleKind {
         match self {
             ScaleKind::F32 => 4,
             ScaleKind::F16 | ScaleKind::Bf16 => 2,
-            ScaleKind::E8M0 => 1,
+            ScaleKind::E8M0 | ScaleKind::E4M3Times(_) => 1,
         }
     }
 
@@ -108,6 +113,9 @@ impl ScaleKind {
             ScaleKind::F16 => half::f16::from_le_bytes([b[2 * k], b[2 * k + 1]]).to_f32(),
             ScaleKind::Bf16 => half::bf16::from_le_bytes([b[2 * k], b[2 * k + 1]]).to_f32(),
             ScaleKind::E8M0 => decode_e8m0(b[k]),
+            ScaleKind::E4M3Times(g) => {
+                qdq_ref::float::E4M3FN.decode(b[k] as u32) as f32 * f32::from_bits(g)
+            }
         }
     }
 
@@ -125,6 +133,10 @@ impl ScaleKind {
                 let bits = simd.select_i(simd.eq_i(c, simd.splat_i(0)), simd.splat_i(0x0040_0000), normal);
                 let v = simd.f32_of(bits);
                 simd.select(simd.eq_i(c, simd.splat_i(0xff)), simd.splat(f32::NAN), v)
+            }
+            ScaleKind::E4M3Times(g) => {
+                let d = decode_minifloat(simd, simd.load_u8(&b[k..]), &MiniFormat::of_id(2));
+                simd.mul(d, simd.splat(f32::from_bits(g)))
             }
         }
     }

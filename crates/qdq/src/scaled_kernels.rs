@@ -1,0 +1,709 @@
+//! The kernels of the quantizers that compute their own scales ([`qdq_ref::scaled`] states
+//! every formula), written once over [`Simd`]:
+//!
+//! ```text
+//! for each part of whole block rows (in parallel; a block row is one block of every column):
+//!   for each tile of block rows (about 4096 elements, so the second read hits L1):
+//!     stats:  per block, lo / hi (NaN-skipping min / max, 0 included) or max |x| bits (NaN first)
+//!     params: qdq_ref::scaled's scalar rule -> the caller's scale and zero-point buffers
+//!     codes:  QuantizeLinear's kernel over the tile with those stored parameters
+//!             (the onnxruntime mode: its own element rule on the same segment walk)
+//! ```
+//!
+//! Statistics are exact (minima and maxima of values or bit patterns), the parameters come
+//! from the very functions of `qdq_ref`, and the codes from the QuantizeLinear kernels the
+//! differential tests pin down, so every ISA and thread count gives the reference's bits.
+
+use crate::isa::{self, Kernel};
+use crate::quantize::{self, load_codes, store_codes, Job, ScaleKind, Src};
+use crate::segments::Segments;
+use crate::simd::{Simd, LIM};
+use crate::threads::for_parts;
+use crate::walk::{self, RunOp};
+use crate::Config;
+use qdq_ref::scaled::{self as r, BlockMode, Rows, ScaleRounding};
+use qdq_ref::{packing, DataType, Layout, Packed, Precision};
+
+/// Elements per tile: statistics, then codes, while the tile is in L1.
+const TILE: usize = 4096;
+
+/// What a block's parameters come from.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Rule {
+    /// [`qdq_ref::scaled::block_params`] with this mode and scale type.
+    Block { mode: BlockMode, scale_type: DataType },
+    /// [`qdq_ref::scaled::mx_scale`].
+    Mx { rounding: ScaleRounding },
+    /// [`qdq_ref::scaled::nvfp4_block_scale`] with this global scale.
+    Nvfp4 { global: f32 },
+}
+
+impl Rule {
+    /// Whether the rule reads `(lo, hi)` (else `amax_nan`).
+    fn wants_range(self) -> bool {
+        matches!(self, Rule::Block { .. })
+    }
+
+    /// Bytes per stored scale.
+    pub(crate) fn scale_size(self) -> usize {
+        match self {
+            Rule::Block { scale_type, .. } => scale_type.bits() as usize / 8,
+            _ => 1,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Statistics
+// ---------------------------------------------------------------------------------------
+
+/// f32 lanes of a little-endian vector store.
+#[inline(always)]
+fn lanes_f32(b: &[u8; 64], t: usize) -> f32 {
+    f32::from_le_bytes([b[4 * t], b[4 * t + 1], b[4 * t + 2], b[4 * t + 3]])
+}
+
+/// Signed maximum of i32 lanes.
+#[inline(always)]
+fn max_i<S: Simd>(simd: S, a: S::I, b: S::I) -> S::I {
+    simd.select_i(simd.lt_i(a, b), b, a)
+}
+
+/// `|x|`'s bit pattern (NaN patterns order above +inf's, above every finite one).
+#[inline(always)]
+fn abs_bits<S: Simd>(simd: S, v: S::F) -> S::I {
+    simd.and_i(simd.bits(v), simd.splat_i(i32::MAX))
+}
+
+/// The statistics of `len` consecutive elements of type `src` in `x`: `(lo, hi)` (wants
+/// range) or `(amax_nan, amax_nan)`.
+#[inline(always)]
+fn stats_contig<S: Simd>(simd: S, src: Src, x: &[u8], range: bool) -> (f32, f32) {
+    let (xs, lanes) = (src.size(), S::LANES);
+    let vb = lanes * xs;
+    let zero = simd.splat(0.0);
+    let (mut lo, mut hi) = ([zero; 4], [zero; 4]);
+    let mut am = [simd.splat_i(0); 4];
+    let mut chunks = x.chunks_exact(4 * vb);
+    for c in &mut chunks {
+        for k in 0..4 {
+            let v = src.load(simd, &c[k * vb..(k + 1) * vb]);
+            if range {
+                // `min(v, acc)` keeps `acc` for a NaN `v` (the Simd contract).
+                lo[k] = simd.min(v, lo[k]);
+                hi[k] = simd.max(v, hi[k]);
+            } else {
+                am[k] = max_i(simd, abs_bits(simd, v), am[k]);
+            }
+        }
+    }
+    let mut singles = chunks.remainder().chunks_exact(vb);
+    for c in &mut singles {
+        let v = src.load(simd, c);
+        if range {
+            lo[0] = simd.min(v, lo[0]);
+            hi[0] = simd.max(v, hi[0]);
+        } else {
+            am[0] = max_i(simd, abs_bits(simd, v), am[0]);
+        }
+    }
+    let tail = singles.remainder();
+    if !tail.is_empty() {
+        // The tail padded with zeros, neutral for both statistics.
+        let mut t = [0u8; 128];
+        t[..tail.len()].copy_from_slice(tail);
+        let v = src.load(simd, &t[..vb]);
+        if range {
+            lo[0] = simd.min(v, lo[0]);
+            hi[0] = simd.max(v, hi[0]);
+        } else {
+            am[0] = max_i(simd, abs_bits(simd, v), am[0]);
+        }
+    }
+    let mut b = [0u8; 64];
+    if range {
+        let l = simd.min(simd.min(lo[0], lo[1]), simd.min(lo[2], lo[3]));
+        let h = simd.max(simd.max(hi[0], hi[1]), simd.max(hi[2], hi[3]));
+        let (mut l0, mut h0) = (0.0f32, 0.0f32);
+        simd.store_f32(l, &mut b);
+        for t in 0..lanes {
+            l0 = l0.min(lanes_f32(&b, t));
+        }
+        simd.store_f32(h, &mut b);
+        for t in 0..lanes {
+            h0 = h0.max(lanes_f32(&b, t));
+        }
+        (l0, h0)
+    } else {
+        let m = max_i(simd, max_i(simd, am[0], am[1]), max_i(simd, am[2], am[3]));
+        simd.store_i32(m, &mut b);
+        let a = (0..lanes).map(|t| lanes_f32(&b, t).to_bits()).max().unwrap_or(0);
+        let a = f32::from_bits(a);
+        (a, a)
+    }
+}
+
+/// Per-column statistics of a strip: `rows` rows of `w <= 4 * LANES` columns, row `j`
+/// starting at byte `j * stride` of `x`. Writes `(lo, hi)` or `(amax_nan, amax_nan)` of
+/// column `c` to `out[c]`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn stats_strip<S: Simd>(
+    simd: S,
+    src: Src,
+    x: &[u8],
+    rows: usize,
+    stride: usize,
+    w: usize,
+    range: bool,
+    out: &mut [(f32, f32); 64],
+) {
+    let (xs, lanes) = (src.size(), S::LANES);
+    let vb = lanes * xs;
+    let nv = w.div_ceil(lanes);
+    let zero = simd.splat(0.0);
+    let (mut lo, mut hi) = ([zero; 4], [zero; 4]);
+    let mut am = [simd.splat_i(0); 4];
+    let full = w == nv * lanes;
+    for j in 0..rows {
+        let row = &x[j * stride..];
+        for v in 0..nv {
+            let val = if full || (v + 1) * lanes <= w {
+                src.load(simd, &row[v * vb..(v + 1) * vb])
+            } else {
+                let mut t = [0u8; 128];
+                let n = (w - v * lanes) * xs;
+                t[..n].copy_from_slice(&row[v * vb..v * vb + n]);
+                src.load(simd, &t[..vb])
+            };
+            if range {
+                lo[v] = simd.min(val, lo[v]);
+                hi[v] = simd.max(val, hi[v]);
+            } else {
+                am[v] = max_i(simd, abs_bits(simd, val), am[v]);
+            }
+        }
+    }
+    let mut b = [0u8; 64];
+    let mut c = [0u8; 64];
+    for v in 0..nv {
+        let n = lanes.min(w - v * lanes);
+        if range {
+            simd.store_f32(lo[v], &mut b);
+            simd.store_f32(hi[v], &mut c);
+            for t in 0..n {
+                out[v * lanes + t] = (lanes_f32(&b, t), lanes_f32(&c, t));
+            }
+        } else {
+            simd.store_i32(am[v], &mut b);
+            for t in 0..n {
+                let a = lanes_f32(&b, t);
+                out[v * lanes + t] = (a, a);
+            }
+        }
+    }
+}
+
+/// `amax_nan` of a whole buffer (the NVFP4 global scale).
+pub(crate) struct AbsMax<'a> {
+    pub src: Src,
+    pub x: &'a [u8],
+}
+
+impl Kernel for AbsMax<'_> {
+    type Output = f32;
+    #[inline(always)]
+    fn run<S: Simd>(self, simd: S) -> f32 {
+        stats_contig(simd, self.src, self.x, false).0
+    }
+}
+
+/// `amax_nan` of x (elements of type `src`), in parallel parts folded by the maximum of
+/// their bit patterns (exact and order-independent).
+pub(crate) fn abs_max(cfg: &Config<'_>, isa: isa::Isa, src: Src, x: &[u8]) -> f32 {
+    let xs = src.size();
+    let n = x.len() / xs;
+    match cfg.chunk(n) {
+        None => isa::dispatch(isa, AbsMax { src, x }),
+        Some(per) => {
+            let best = std::sync::atomic::AtomicU32::new(0);
+            let count = n.div_ceil(per);
+            for_parts(cfg, count, &mut x.chunks(per * xs), &|_, c| {
+                let a = isa::dispatch(isa, AbsMax { src, x: c });
+                best.fetch_max(a.to_bits(), std::sync::atomic::Ordering::Relaxed);
+            });
+            f32::from_bits(best.into_inner())
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Per-row quantization
+// ---------------------------------------------------------------------------------------
+
+/// Rows `[0, rows)` of a part: x from the part's first row (row stride `stride` elements),
+/// y, scales and zero points of exactly those rows.
+pub(crate) struct RowPart<'a> {
+    pub src: Src,
+    pub x_type: DataType,
+    pub x: &'a [u8],
+    pub rows: usize,
+    pub cols: usize,
+    pub stride: usize,
+    pub out: DataType,
+    pub y: &'a mut [u8],
+    pub scales: &'a mut [f32],
+    pub zero_points: Option<&'a mut [u8]>,
+}
+
+impl Kernel for RowPart<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, simd: S) {
+        let RowPart { src, x_type, x, rows, cols, stride, out, y, scales, mut zero_points } = self;
+        let xs = src.size();
+        for r in 0..rows {
+            let xr = &x[r * stride * xs..(r * stride + cols) * xs];
+            let (lo, hi) = stats_contig(simd, src, xr, true);
+            let (s, z) = r::row_params(lo, hi, out);
+            scales[r] = s;
+            let zb = [z as u8];
+            if let Some(zp) = zero_points.as_deref_mut() {
+                zp[r] = zb[0];
+            }
+            let sb = s.to_le_bytes();
+            let zpp = (out == DataType::U8).then_some(Packed { dtype: DataType::U8, len: 1, data: &zb });
+            let job = Job::new(x_type, xr, DataType::F32, &sb, zpp, Layout::PerTensor, out, true, Precision::F32);
+            if let Some(job) = job {
+                quantize::run(simd, &job, 0, cols, &mut y[r * cols..(r + 1) * cols]);
+            }
+        }
+    }
+}
+
+/// Per-row quantization, validated: parts of whole rows on `cfg`'s executor.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn rows(
+    cfg: &Config<'_>,
+    isa: isa::Isa,
+    x_type: DataType,
+    x: &[u8],
+    rows: Rows,
+    out: DataType,
+    y: &mut [u8],
+    scales: &mut [f32],
+    zero_points: Option<&mut [u8]>,
+) {
+    let Some(src) = Src::of(x_type) else { return };
+    let Rows { rows: n_rows, cols, stride } = rows;
+    if n_rows == 0 || cols == 0 {
+        // Nothing to read; every row's parameters are those of an empty row.
+        let (s, z) = r::row_params(0.0, 0.0, out);
+        scales.fill(s);
+        if let Some(zp) = zero_points {
+            zp.fill(z as u8);
+        }
+        return;
+    }
+    let per_rows = match cfg.chunk(n_rows * cols) {
+        None => n_rows,
+        Some(per) => per.div_ceil(cols).max(1),
+    };
+    let count = n_rows.div_ceil(per_rows);
+    let xs = src.size();
+    let (mut at, mut y, mut scales, mut zps) = (0usize, Some(y), Some(scales), zero_points);
+    let mut parts = std::iter::from_fn(|| {
+        let m = (n_rows - at).min(per_rows);
+        if m == 0 {
+            return None;
+        }
+        let (yh, yt) = y.take()?.split_at_mut(m * cols);
+        let (sh, st) = scales.take()?.split_at_mut(m);
+        let zh = zps.take().map(|z| {
+            let (h, t) = z.split_at_mut(m);
+            zps = Some(t);
+            h
+        });
+        y = Some(yt);
+        scales = Some(st);
+        let xb = &x[at * stride * xs..];
+        at += m;
+        Some(RowPart { src, x_type, x: xb, rows: m, cols, stride, out, y: yh, scales: sh, zero_points: zh })
+    });
+    for_parts(cfg, count, &mut parts, &|_, part| isa::dispatch(isa, part));
+}
+
+// ---------------------------------------------------------------------------------------
+// Blocks
+// ---------------------------------------------------------------------------------------
+
+/// A blocked layout as block rows: block row `g = o * nb + b` is block `b` of every column
+/// of outer index `o`, `len(b) * inner` consecutive elements.
+#[derive(Clone, Copy, Debug)]
+struct Geometry {
+    outer: usize,
+    d: usize,
+    inner: usize,
+    b: usize,
+    nb: usize,
+}
+
+impl Geometry {
+    fn of(layout: Layout) -> Option<Geometry> {
+        match layout {
+            Layout::Blocked { outer, axis_len, inner, block } if block > 0 => {
+                Some(Geometry { outer, d: axis_len, inner, b: block, nb: axis_len.div_ceil(block) })
+            }
+            _ => None,
+        }
+    }
+
+    fn block_rows(&self) -> usize {
+        self.outer * self.nb
+    }
+
+    /// First element of block row `g` (`g` up to `block_rows()`).
+    fn start(&self, g: usize) -> usize {
+        let (o, b) = (g / self.nb, g % self.nb);
+        (o * self.d + b * self.b) * self.inner
+    }
+
+    /// Rows of the axis in block row `g`.
+    fn len(&self, g: usize) -> usize {
+        let b = g % self.nb;
+        self.b.min(self.d - b * self.b)
+    }
+
+    /// Whether every run of block rows is itself a blocked tensor `[1, rows, inner]`
+    /// (uniform block rows, or one outer index whose only short block is the last);
+    /// otherwise parts are whole outer indices.
+    fn uniform(&self) -> bool {
+        self.d.is_multiple_of(self.b) || self.outer == 1
+    }
+
+    /// The layout of block rows `[g0, g1)` as a tensor of its own.
+    fn part_layout(&self, g0: usize, g1: usize) -> Layout {
+        if self.uniform() {
+            let end = if g1 == self.block_rows() { self.outer * self.d * self.inner } else { self.start(g1) };
+            let rows = (end - self.start(g0)) / self.inner;
+            Layout::Blocked { outer: 1, axis_len: rows, inner: self.inner, block: self.b }
+        } else {
+            Layout::Blocked { outer: (g1 - g0) / self.nb, axis_len: self.d, inner: self.inner, block: self.b }
+        }
+    }
+}
+
+/// One part: block rows `[g0, g1)`, with x, y, the scales and the zero points of exactly
+/// those block rows.
+pub(crate) struct BlockPart<'a> {
+    rule: Rule,
+    geo: Geometry,
+    g0: usize,
+    g1: usize,
+    x_type: DataType,
+    src: Src,
+    x: &'a [u8],
+    out: DataType,
+    y: &'a mut [u8],
+    scales: &'a mut [u8],
+    zero_points: Option<&'a mut [u8]>,
+}
+
+impl Kernel for BlockPart<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, simd: S) {
+        let BlockPart { rule, geo, g0, g1, x_type, src, x, out, y, scales, mut zero_points } = self;
+        let xs = src.size();
+        let base = geo.start(g0);
+        let n = x.len() / xs;
+        let layout = geo.part_layout(g0, g1);
+        let k_count = (g1 - g0) * geo.inner;
+        let ssz = rule.scale_size();
+        let bits = out.bits() as usize;
+        let signed = out.int_range().is_some_and(|q| q.0 < 0);
+        let tile_rows = (TILE / (geo.b * geo.inner).max(1)).max(1);
+        let (mut g, mut done) = (g0, 0usize);
+        let mut st = [(0.0f32, 0.0f32); 64];
+        while g < g1 {
+            let t1 = (g + tile_rows).min(g1);
+            // Statistics and parameters of the tile's blocks.
+            for gi in g..t1 {
+                let e0 = geo.start(gi) - base;
+                let len = geo.len(gi);
+                let kb = (gi - g0) * geo.inner;
+                let mut c0 = 0;
+                while c0 < geo.inner {
+                    let w = (geo.inner - c0).min(4 * S::LANES).min(64);
+                    let xb = &x[(e0 + c0) * xs..];
+                    if geo.inner == 1 {
+                        st[0] = stats_contig(simd, src, &xb[..len * xs], rule.wants_range());
+                    } else {
+                        stats_strip(simd, src, xb, len, geo.inner * xs, w, rule.wants_range(), &mut st);
+                    }
+                    for (c, &(lo, hi)) in st.iter().enumerate().take(w) {
+                        let k = kb + c0 + c;
+                        let first = || {
+                            (0..len)
+                                .map(|j| read_x(src, x, e0 + j * geo.inner + c0 + c))
+                                .find(|v| !v.is_nan())
+                        };
+                        let (sb, z) = params(rule, lo, hi, out, first);
+                        scales[k * ssz..(k + 1) * ssz].copy_from_slice(&sb[..ssz]);
+                        if let Some(zp) = zero_points.as_deref_mut() {
+                            packing::set_int(out, zp, k, z as i64);
+                        }
+                    }
+                    c0 += w;
+                }
+            }
+            g = t1;
+            // The codes of every element whose blocks are done, up to a packing boundary.
+            let stop = if g == g1 { n } else { (geo.start(g) - base) & !3 };
+            if stop > done {
+                let y_end = if stop == n { y.len() } else { stop * bits / 8 };
+                let yb = &mut y[done * bits / 8..y_end];
+                let zp = zero_points.as_deref().map(|d| Packed { dtype: out, len: k_count, data: d });
+                codes(simd, rule, x_type, x, &*scales, zp, layout, out, signed, done, stop, yb);
+                done = stop;
+            }
+        }
+    }
+}
+
+/// Element `i` of x as f32.
+fn read_x(src: Src, x: &[u8], i: usize) -> f32 {
+    match src {
+        Src::F32 => f32::from_le_bytes([x[4 * i], x[4 * i + 1], x[4 * i + 2], x[4 * i + 3]]),
+        Src::F16 => half::f16::from_le_bytes([x[2 * i], x[2 * i + 1]]).to_f32(),
+        Src::Bf16 => half::bf16::from_le_bytes([x[2 * i], x[2 * i + 1]]).to_f32(),
+        Src::I32 => i32::from_le_bytes([x[4 * i], x[4 * i + 1], x[4 * i + 2], x[4 * i + 3]]) as f32,
+    }
+}
+
+/// A block's stored scale bytes and zero point.
+fn params(rule: Rule, lo: f32, hi: f32, out: DataType, first: impl FnOnce() -> Option<f32>) -> ([u8; 4], i32) {
+    match rule {
+        Rule::Block { mode, scale_type } => {
+            let (s, z) = r::block_params(mode, lo, hi, out, scale_type, first);
+            let b = match scale_type {
+                DataType::F16 => {
+                    let h = half::f16::from_f32(s).to_le_bytes();
+                    [h[0], h[1], 0, 0]
+                }
+                DataType::Bf16 => {
+                    let h = half::bf16::from_f32(s).to_le_bytes();
+                    [h[0], h[1], 0, 0]
+                }
+                _ => s.to_le_bytes(),
+            };
+            (b, z)
+        }
+        Rule::Mx { rounding } => ([r::mx_scale(hi, out, rounding), 0, 0, 0], 0),
+        Rule::Nvfp4 { global } => ([r::nvfp4_block_scale(hi, global), 0, 0, 0], 0),
+    }
+}
+
+/// The codes of elements `[begin, end)` of a part with its stored parameters.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn codes<S: Simd>(
+    simd: S,
+    rule: Rule,
+    x_type: DataType,
+    x: &[u8],
+    scales: &[u8],
+    zp: Option<Packed<'_>>,
+    layout: Layout,
+    out: DataType,
+    signed: bool,
+    begin: usize,
+    end: usize,
+    y: &mut [u8],
+) {
+    let (scale_type, kind) = match rule {
+        Rule::Block { mode: BlockMode::Onnxruntime, .. } => {
+            let mut op = OrtOp { x, scales, zp, signed, begin, y };
+            return walk::walk(simd, &mut op, Segments::new(layout, begin, end));
+        }
+        Rule::Block { scale_type, .. } => (scale_type, None),
+        Rule::Mx { .. } => (DataType::E8M0, None),
+        Rule::Nvfp4 { global } => (DataType::E8M0, Some(ScaleKind::E4M3Times(global.to_bits()))),
+    };
+    let zp = if matches!(rule, Rule::Block { .. }) { zp } else { None };
+    if let Some(mut job) = Job::new(x_type, x, scale_type, scales, zp, layout, out, true, Precision::F32) {
+        if let Some(k) = kind {
+            job.scale_kind = k;
+        }
+        quantize::run(simd, &job, begin, end, y);
+    }
+}
+
+/// onnxruntime's element rule ([`qdq_ref::scaled::ort_value`]) for [`walk::walk`]: f32
+/// multiplication by the rounded reciprocal, rounding half away from zero, x86's
+/// conversion of NaN, ±inf and huge quotients to `i32::MIN` (hence qmin).
+struct OrtOp<'a, 'y> {
+    x: &'a [u8],
+    scales: &'a [u8],
+    zp: Option<Packed<'a>>,
+    signed: bool,
+    begin: usize,
+    y: &'y mut [u8],
+}
+
+impl<S: Simd> RunOp<S> for OrtOp<'_, '_> {
+    /// Reciprocals and zero points.
+    type P = (S::F, S::I);
+
+    #[inline(always)]
+    fn head(&self, i: usize) -> usize {
+        (i - self.begin) & 1
+    }
+
+    #[inline(always)]
+    fn splat(&self, simd: S, k: usize) -> (S::F, S::I) {
+        let s = ScaleKind::F32.get(self.scales, k);
+        let r = if s == 0.0 { 0.0 } else { 1.0 / s };
+        let z = self.zp.map_or(0, |p| packing::get_int(p.dtype, p.data, k) as i32);
+        (simd.splat(r), simd.splat_i(z))
+    }
+
+    #[inline(always)]
+    fn seq(&self, simd: S, k: usize, valid: usize) -> (S::F, S::I) {
+        let mut t = [0u8; 64];
+        for l in 0..valid {
+            t[4 * l..4 * l + 4].copy_from_slice(&ScaleKind::F32.get(self.scales, k + l).to_le_bytes());
+        }
+        let s = simd.load_f32(&t);
+        let zero = simd.splat(0.0);
+        let r = simd.select(simd.eq(s, zero), zero, simd.div(simd.splat(1.0), s));
+        let z = match &self.zp {
+            Some(p) => load_codes(simd, p, k, valid, false),
+            None => simd.splat_i(0),
+        };
+        (r, z)
+    }
+
+    #[inline(always)]
+    fn part(&mut self, simd: S, p: &(S::F, S::I), _k: usize, i: usize, take: usize) {
+        let mut t = [0u8; 64];
+        t[..4 * take].copy_from_slice(&self.x[4 * i..4 * (i + take)]);
+        let c = ort_codes(simd, simd.load_f32(&t), p, self.signed);
+        let mut o = [0u8; 64];
+        simd.store_i32(c, &mut o);
+        let dtype = if self.signed { DataType::I4 } else { DataType::U4 };
+        for l in 0..take {
+            let v = i32::from_le_bytes([o[4 * l], o[4 * l + 1], o[4 * l + 2], o[4 * l + 3]]);
+            packing::set(dtype, self.y, i - self.begin + l, v as u32 & 15);
+        }
+    }
+
+    #[inline(always)]
+    fn vector(&mut self, simd: S, p: &(S::F, S::I), _k: usize, i: usize) {
+        let v = simd.load_f32(&self.x[4 * i..4 * (i + S::LANES)]);
+        let c = ort_codes(simd, v, p, self.signed);
+        store_codes(simd, 4, c, self.y, i - self.begin);
+    }
+
+    #[inline(always)]
+    fn steps(&mut self, simd: S, p: &(S::F, S::I), k: usize, i: usize, n: usize) {
+        for v in 0..4 * n {
+            <Self as RunOp<S>>::vector(self, simd, p, k, i + v * S::LANES);
+        }
+    }
+}
+
+/// [`qdq_ref::scaled::ort_value`] per lane.
+#[inline(always)]
+fn ort_codes<S: Simd>(simd: S, x: S::F, p: &(S::F, S::I), signed: bool) -> S::I {
+    let (qmin, qmax) = if signed { (-8, 7) } else { (0, 15) };
+    let q = simd.mul(x, p.0);
+    // x86 converts NaN, ±inf and |roundf(q)| >= 2^31 to i32::MIN: those lanes give qmin.
+    let big = simd.splat(2_147_483_648.0);
+    let a = simd.f32_of(abs_bits(simd, q));
+    let bad = simd.or_m(simd.is_nan(q), simd.eq(simd.min(a, big), big));
+    let qc = simd.clamp_abs(q, simd.splat(LIM));
+    let rne = simd.cvt_rne(qc);
+    // Round half away from zero: RNE moves a tie toward even; d = q - rne(q) is exact.
+    let d = simd.sub(qc, simd.cvt_f32(rne));
+    let one = simd.splat_i(1);
+    let up = simd.select_i(simd.eq(d, simd.splat(0.5)), one, simd.splat_i(0));
+    let down = simd.select_i(simd.eq(d, simd.splat(-0.5)), one, simd.splat_i(0));
+    let i = simd.sub_i(simd.add_i(rne, up), down);
+    let v = simd.add_i(i, p.1);
+    let v = max_i(simd, simd.min_i(v, simd.splat_i(qmax)), simd.splat_i(qmin));
+    simd.select_i(bad, simd.splat_i(qmin), v)
+}
+
+/// Blockwise, MX or NVFP4 quantization, validated: parts of whole block rows on `cfg`'s
+/// executor.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn blocks(
+    cfg: &Config<'_>,
+    isa: isa::Isa,
+    rule: Rule,
+    x_type: DataType,
+    x: &[u8],
+    layout: Layout,
+    out: DataType,
+    y: &mut [u8],
+    scales: &mut [u8],
+    zero_points: Option<&mut [u8]>,
+) {
+    let (Some(src), Some(geo)) = (Src::of(x_type), Geometry::of(layout)) else { return };
+    let xs = src.size();
+    let n = x.len() / xs;
+    let total = geo.block_rows();
+    if n == 0 || total == 0 {
+        return;
+    }
+    // Part boundaries: every 4 block rows (uniform) or 4 outer indices, so that y and packed
+    // zero points split on byte boundaries.
+    let step = if geo.uniform() { 4 } else { 4 * geo.nb };
+    let per_rows = match cfg.chunk(n) {
+        None => total,
+        Some(per) => (per / (geo.b * geo.inner).max(1)).max(1).next_multiple_of(step),
+    };
+    let count = total.div_ceil(per_rows);
+    let (bits, ssz) = (out.bits() as usize, rule.scale_size());
+    let (mut g, mut y, mut scales, mut zps) = (0usize, Some(y), Some(scales), zero_points);
+    let mut parts = std::iter::from_fn(|| {
+        if g >= total {
+            return None;
+        }
+        let g1 = (g + per_rows).min(total);
+        let (e0, e1) = (geo.start(g), if g1 == total { n } else { geo.start(g1) });
+        let k = (g1 - g) * geo.inner;
+        let last = g1 == total;
+        let (yh, yt) = {
+            let yy = y.take()?;
+            let at = if last { yy.len() } else { (e1 - e0) * bits / 8 };
+            yy.split_at_mut(at)
+        };
+        y = Some(yt);
+        let (sh, st) = scales.take()?.split_at_mut(k * ssz);
+        scales = Some(st);
+        let zh = zps.take().map(|z| {
+            let at = if last { z.len() } else { k * bits / 8 };
+            let (h, t) = z.split_at_mut(at);
+            zps = Some(t);
+            h
+        });
+        let part = BlockPart {
+            rule,
+            geo,
+            g0: g,
+            g1,
+            x_type,
+            src,
+            x: &x[e0 * xs..e1 * xs],
+            out,
+            y: yh,
+            scales: sh,
+            zero_points: zh,
+        };
+        g = g1;
+        Some(part)
+    });
+    for_parts(cfg, count, &mut parts, &|_, part| isa::dispatch(isa, part));
+}
