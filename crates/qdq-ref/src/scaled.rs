@@ -620,14 +620,15 @@ pub fn check_rows(
     }
 }
 
-/// Checks a blockwise call; returns `(elements, scales)`.
+/// Checks a blockwise call (`scales`: type and length; `zero_points`: type and byte
+/// length); returns `(elements, scales)`.
 pub fn check_blockwise(
     x: &Values<'_>,
     layout: Layout,
     mode: BlockMode,
     y: &PackedMut<'_>,
     scales: (DataType, usize),
-    zero_points: Option<(DataType, usize, usize)>,
+    zero_points: Option<(DataType, usize)>,
 ) -> Result<(usize, usize)> {
     check_x(x)?;
     let n = x.len();
@@ -663,16 +664,13 @@ pub fn check_blockwise(
             bail!(InvalidArgument, "zero_points: {out} blockwise quantization in mode {mode:?} has nonzero zero points; pass a buffer for them")
         }
         None => {}
-        Some((zt, zn, zb)) => {
+        Some((zt, zb)) => {
             if zt != out {
                 bail!(TypeMismatch, "zero_points have type {zt} but y has type {out}");
             }
-            if zn != k {
-                bail!(BufferLength, "zero_points has {zn} elements but the layout has {k} blocks");
-            }
             match zt.byte_len(k) {
                 Some(b) if b == zb => {}
-                Some(b) => bail!(BufferLength, "zero_points: {k} elements of {zt} need {b} bytes, got {zb}"),
+                Some(b) => bail!(BufferLength, "zero_points: the layout's {k} blocks need {b} bytes of {zt}, got {zb}"),
                 None => bail!(ShapeOverflow, "zero_points: the byte size overflows usize"),
             }
         }
@@ -809,7 +807,7 @@ pub fn quantize_blockwise<'x, 'y, 's>(
     zero_points: Option<PackedMut<'_>>,
 ) -> Result<()> {
     let (x, y, mut scales) = (x.into(), y.into(), scales.into());
-    let zinfo = zero_points.as_ref().map(|z| (z.dtype, z.dtype.byte_len(0).map_or(0, |_| count_of(z)), z.data.len()));
+    let zinfo = zero_points.as_ref().map(|z| (z.dtype, z.data.len()));
     let (n, k) = check_blockwise(&x, layout, mode, &y, (scales.dtype(), scales.len()), zinfo)?;
     let mut zero_points = zero_points;
     let signed = y.dtype.int_range().is_some_and(|r| r.0 < 0);
@@ -836,12 +834,6 @@ pub fn quantize_blockwise<'x, 'y, 's>(
         packing::zero_padding(zp.dtype, zp.data, k);
     }
     Ok(())
-}
-
-/// The element count a zero-point buffer describes: its bytes times the elements per byte
-/// (the check compares the byte length for the block count).
-fn count_of(z: &PackedMut<'_>) -> usize {
-    z.data.len().saturating_mul(8) / z.dtype.bits().max(1) as usize
 }
 
 /// Stores scale `k` rounded to the scale type (already a value of it).

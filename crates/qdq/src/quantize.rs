@@ -113,9 +113,7 @@ impl ScaleKind {
             ScaleKind::F16 => half::f16::from_le_bytes([b[2 * k], b[2 * k + 1]]).to_f32(),
             ScaleKind::Bf16 => half::bf16::from_le_bytes([b[2 * k], b[2 * k + 1]]).to_f32(),
             ScaleKind::E8M0 => decode_e8m0(b[k]),
-            ScaleKind::E4M3Times(g) => {
-                qdq_ref::float::E4M3FN.decode(b[k] as u32) as f32 * f32::from_bits(g)
-            }
+            ScaleKind::E4M3Times(g) => qdq_ref::float::E4M3FN.decode(b[k] as u32) as f32 * f32::from_bits(g),
         }
     }
 

@@ -171,11 +171,7 @@ pub fn quantize_blockwise_with<'x, 'y, 's>(
     let (x, y, mut scales) = (x.into(), y.into(), scales.into());
     let mut zero_points = zero_points;
     scoped(|| {
-        let zinfo = zero_points.as_ref().map(|z| {
-            let k = layout.scale_count(x.len()).unwrap_or(0);
-            let fits = z.dtype.byte_len(k) == Some(z.data.len());
-            (z.dtype, if fits { k } else { usize::MAX }, z.data.len())
-        });
+        let zinfo = zero_points.as_ref().map(|z| (z.dtype, z.data.len()));
         let st = (scales.dtype(), scales.len());
         r::check_blockwise(&x, layout, mode, &y, st, zinfo)?;
         let isa = cfg.resolve_isa()?;

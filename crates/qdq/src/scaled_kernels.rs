@@ -443,11 +443,8 @@ impl Kernel for BlockPart<'_> {
                     }
                     for (c, &(lo, hi)) in st.iter().enumerate().take(w) {
                         let k = kb + c0 + c;
-                        let first = || {
-                            (0..len)
-                                .map(|j| read_x(src, x, e0 + j * geo.inner + c0 + c))
-                                .find(|v| !v.is_nan())
-                        };
+                        let first =
+                            || (0..len).map(|j| read_x(src, x, e0 + j * geo.inner + c0 + c)).find(|v| !v.is_nan());
                         let (sb, z) = params(rule, lo, hi, out, first);
                         scales[k * ssz..(k + 1) * ssz].copy_from_slice(&sb[..ssz]);
                         if let Some(zp) = zero_points.as_deref_mut() {
@@ -466,6 +463,14 @@ impl Kernel for BlockPart<'_> {
                 let zp = zero_points.as_deref().map(|d| Packed { dtype: out, len: k_count, data: d });
                 codes(simd, rule, x_type, x, &*scales, zp, layout, out, signed, done, stop, yb);
                 done = stop;
+            }
+        }
+        if g1 == geo.block_rows() {
+            // The last part: the bits past the last element (of y and of packed zero
+            // points) are zero, as in every quantized tensor this crate writes.
+            packing::zero_padding(out, y, n);
+            if let Some(zp) = zero_points {
+                packing::zero_padding(out, zp, k_count);
             }
         }
     }
@@ -624,11 +629,13 @@ fn ort_codes<S: Simd>(simd: S, x: S::F, p: &(S::F, S::I), signed: bool) -> S::I 
     let bad = simd.or_m(simd.is_nan(q), simd.eq(simd.min(a, big), big));
     let qc = simd.clamp_abs(q, simd.splat(LIM));
     let rne = simd.cvt_rne(qc);
-    // Round half away from zero: RNE moves a tie toward even; d = q - rne(q) is exact.
+    // Round half away from zero: d = q - rne(q) is exact, and a tie (d = ±1/2) that RNE
+    // took toward zero moves one further: up where d = 1/2 and rne >= 0, down where
+    // d = -1/2 and rne <= 0.
     let d = simd.sub(qc, simd.cvt_f32(rne));
-    let one = simd.splat_i(1);
-    let up = simd.select_i(simd.eq(d, simd.splat(0.5)), one, simd.splat_i(0));
-    let down = simd.select_i(simd.eq(d, simd.splat(-0.5)), one, simd.splat_i(0));
+    let (zero, one) = (simd.splat_i(0), simd.splat_i(1));
+    let up = simd.select_i(simd.eq(d, simd.splat(0.5)), simd.select_i(simd.lt_i(rne, zero), zero, one), zero);
+    let down = simd.select_i(simd.eq(d, simd.splat(-0.5)), simd.select_i(simd.lt_i(zero, rne), zero, one), zero);
     let i = simd.sub_i(simd.add_i(rne, up), down);
     let v = simd.add_i(i, p.1);
     let v = max_i(simd, simd.min_i(v, simd.splat_i(qmax)), simd.splat_i(qmin));

@@ -11,7 +11,7 @@ use common::{dparams, fpstate, qparams};
 
 /// The checks run under each state (a subset of the differential suite that covers every
 /// op, type and layout, with special values, subnormal scales and ties).
-pub const CHECKS: [(&str, fn()); 7] = [
+pub const CHECKS: [(&str, fn()); 11] = [
     ("quantize_every_output_type_from_f32", common::differential::quantize_every_output_type_from_f32),
     (
         "quantize_from_f16_bf16_i32_and_other_scale_types",
@@ -25,6 +25,10 @@ pub const CHECKS: [(&str, fn()); 7] = [
         "training_matches_reference_every_type_and_layout",
         common::training::training_matches_reference_every_type_and_layout,
     ),
+    ("scaled_rows_match_reference", common::scaled::rows_match_reference),
+    ("scaled_blockwise_matches_reference", common::scaled::blockwise_matches_reference),
+    ("scaled_mx_matches_reference", common::scaled::mx_matches_reference),
+    ("scaled_nvfp4_matches_reference", common::scaled::nvfp4_matches_reference),
 ];
 
 #[test]

@@ -8,7 +8,7 @@ mod common;
 fn main() {
     common::NO_THREADS.store(true, std::sync::atomic::Ordering::Relaxed);
     println!("ISAs: {:?}", qdq::Isa::available());
-    let checks: [(&str, fn()); 15] = [
+    let checks: [(&str, fn()); 22] = [
         ("quantize_every_output_type_from_f32", common::differential::quantize_every_output_type_from_f32),
         (
             "quantize_from_f16_bf16_i32_and_other_scale_types",
@@ -35,6 +35,13 @@ fn main() {
             common::training::training_matches_reference_every_type_and_layout,
         ),
         ("training_lengths_0_to_512", common::training::training_lengths_0_to_512),
+        ("scaled_rows_match_reference", common::scaled::rows_match_reference),
+        ("scaled_blockwise_matches_reference", common::scaled::blockwise_matches_reference),
+        ("scaled_onnxruntime_mode_matches_reference", common::scaled::onnxruntime_mode_matches_reference),
+        ("scaled_mx_matches_reference", common::scaled::mx_matches_reference),
+        ("scaled_nvfp4_matches_reference", common::scaled::nvfp4_matches_reference),
+        ("scaled_large", common::scaled::large_scaled_parallel),
+        ("scaled_round_trip", common::scaled::outputs_round_trip_through_dequantize),
         ("training_large_parallel", common::training::training_large_parallel),
     ];
     let (mut passed, mut failed) = (0, 0);
@@ -53,7 +60,7 @@ fn main() {
     }
     // The same bits under every non-default floating-point state of this target (FPCR on
     // aarch64: flush-to-zero, default NaN, alternative half precision, rounding modes).
-    let under_states: [(&str, fn()); 4] = [
+    let under_states: [(&str, fn()); 6] = [
         ("quantize_every_output_type_from_f32", common::differential::quantize_every_output_type_from_f32),
         ("dequantize_every_input_type", common::differential::dequantize_every_input_type),
         ("dynamic_quantize_matches_reference", common::differential::dynamic_quantize_matches_reference),
@@ -61,6 +68,8 @@ fn main() {
             "training_matches_reference_every_type_and_layout",
             common::training::training_matches_reference_every_type_and_layout,
         ),
+        ("scaled_blockwise_matches_reference", common::scaled::blockwise_matches_reference),
+        ("scaled_mx_matches_reference", common::scaled::mx_matches_reference),
     ];
     for state in common::fpstate::states() {
         for (name, check) in under_states {

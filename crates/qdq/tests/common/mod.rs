@@ -4,6 +4,7 @@
 pub mod differential;
 pub mod exhaustive;
 pub mod fpstate;
+pub mod scaled;
 pub mod training;
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,0 +1,476 @@
+#![allow(clippy::needless_range_loop)] // element indices address several buffers at once
+//! Differential checks of the quantizers that compute their own scales (`qdq::scaled`)
+//! against `qdq_ref::scaled`, bit for bit (y, scales and zero points), on every ISA,
+//! sequential and parallel; and the DequantizeLinear round trip of their outputs.
+
+use super::{configs, Rng, F32_SPECIALS};
+use qdq::scaled::{BlockMode, Rows, ScaleRounding};
+use qdq::{bf16, f16, DataType, Float8E4M3Fn, Float8E8M0, Layout, PackedMut, Params, ValuesMut};
+
+/// x in f32, f16 or bf16, from f32 values (rounded for the narrow types).
+#[derive(Clone, Debug)]
+pub enum X {
+    F32(Vec<f32>),
+    F16(Vec<f16>),
+    Bf16(Vec<bf16>),
+}
+
+impl X {
+    pub fn new(t: DataType, v: &[f32]) -> X {
+        match t {
+            DataType::F16 => X::F16(v.iter().map(|&x| f16::from_f32(x)).collect()),
+            DataType::Bf16 => X::Bf16(v.iter().map(|&x| bf16::from_f32(x)).collect()),
+            _ => X::F32(v.to_vec()),
+        }
+    }
+
+    pub fn values(&self) -> qdq::Values<'_> {
+        match self {
+            X::F32(v) => v.into(),
+            X::F16(v) => v.into(),
+            X::Bf16(v) => v.into(),
+        }
+    }
+
+    pub fn get(&self, i: usize) -> f32 {
+        match self {
+            X::F32(v) => v[i],
+            X::F16(v) => v[i].to_f32(),
+            X::Bf16(v) => v[i].to_f32(),
+        }
+    }
+}
+
+/// `n` values in one of several patterns that exercise the scale rules: plain random,
+/// mostly zeros (all-zero and single-nonzero blocks), tiny (subnormal amax), specials
+/// mixed in (NaN, ±inf, maxima), huge, and exact format maxima and ties.
+pub fn data(rng: &mut Rng, n: usize, pattern: usize) -> Vec<f32> {
+    (0..n)
+        .map(|_| match pattern % 6 {
+            0 => rng.signed_unit() * 4.0,
+            1 => {
+                if rng.below(16) == 0 {
+                    rng.signed_unit() * 100.0
+                } else {
+                    0.0
+                }
+            }
+            2 => rng.signed_unit() * 1e-39,
+            3 => {
+                if rng.below(24) == 0 {
+                    rng.pick(&F32_SPECIALS)
+                } else {
+                    rng.signed_unit() * 10.0
+                }
+            }
+            4 => rng.signed_unit() * 3e38,
+            _ => rng.pick(&[448.0, -448.0, 6.0, -6.0, 0.25, 127.0, 57344.0, 28.0, 7.5, 0.75, -3.5, 0.0]),
+        })
+        .collect()
+}
+
+/// The outputs of one call: y, the scales and the zero points, as bytes.
+type Out = (Vec<u8>, Vec<u8>, Vec<u8>);
+
+fn check(what: &str, want: &Out, got: &Out) {
+    for (part, w, g) in [("scales", &want.1, &got.1), ("zero points", &want.2, &got.2), ("y", &want.0, &got.0)] {
+        assert_eq!(w.len(), g.len(), "{what}: {part} lengths");
+        if let Some(i) = w.iter().zip(g.iter()).position(|(a, b)| a != b) {
+            let bad = w.iter().zip(g.iter()).filter(|(a, b)| a != b).count();
+            let (lo, hi) = (i.saturating_sub(2), (i + 3).min(w.len()));
+            panic!("{what}: {part} differ at byte {i} ({bad} bytes differ): ref {:?} qdq {:?}", &w[lo..hi], &g[lo..hi]);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Per-row
+// ---------------------------------------------------------------------------------------
+
+fn rows_once(cfg: Option<&qdq::Config>, x: &X, rows: Rows, out: DataType) -> Out {
+    let n = rows.rows * rows.cols;
+    let mut y = vec![0xa5u8; n];
+    let mut s = vec![f32::from_bits(0xdead_beef); rows.rows];
+    let mut z = vec![0x5au8; rows.rows];
+    let zp = (out == DataType::U8).then_some(&mut z[..]);
+    let yv = PackedMut::new(out, &mut y);
+    match cfg {
+        None => qdq_ref::scaled::quantize_rows(x.values(), rows, yv, &mut s, zp).unwrap(),
+        Some(c) => qdq::scaled::quantize_rows_with(c, x.values(), rows, yv, &mut s, zp).unwrap(),
+    }
+    let z = if out == DataType::U8 { z } else { Vec::new() };
+    (y, s.iter().flat_map(|v| v.to_le_bytes()).collect(), z)
+}
+
+pub fn rows_match_reference() {
+    let mut rng = Rng::new(301);
+    let outs = [DataType::U8, DataType::I8, DataType::E4M3Fn];
+    let mut cases = Vec::new();
+    for cols in 0..=130usize {
+        cases.push((3, cols, cols + (cols % 3)));
+    }
+    for (r, c) in [(1, 512), (7, 333), (256, 64), (0, 5), (4, 0), (40, 1000)] {
+        cases.push((r, c, c));
+    }
+    cases.push((300, 700, 701)); // large: parallel parts of rows
+    for (i, &(nr, cols, stride)) in cases.iter().enumerate() {
+        let rows = Rows::new(nr, cols).with_stride(stride);
+        let len = if nr == 0 { 0 } else { (nr - 1) * stride + cols };
+        let v = data(&mut rng, len, i);
+        let xt = [DataType::F32, DataType::F16, DataType::Bf16][i % 3];
+        let x = X::new(xt, &v);
+        for out in outs {
+            let want = rows_once(None, &x, rows, out);
+            for (name, cfg) in configs() {
+                let got = rows_once(Some(&cfg), &x, rows, out);
+                check(&format!("{name}: rows {nr} x {cols} stride {stride} {xt} -> {out}"), &want, &got);
+            }
+        }
+    }
+}
+
+/// Every row of a u8 per-row call is DynamicQuantizeLinear of that row alone.
+pub fn rows_u8_is_dynamic_quantize_per_row() {
+    let mut rng = Rng::new(302);
+    for pattern in 0..6 {
+        let (nr, cols) = (9, 77);
+        let v = data(&mut rng, nr * cols, pattern);
+        let (mut y, mut s, mut z) = (vec![0u8; nr * cols], vec![0f32; nr], vec![0u8; nr]);
+        qdq::scaled::quantize_rows(&v, Rows::new(nr, cols), &mut y, &mut s, Some(&mut z)).unwrap();
+        for r in 0..nr {
+            let mut yr = vec![0u8; cols];
+            let (sr, zr) = qdq_ref::dynamic_quantize(&v[r * cols..(r + 1) * cols], &mut yr).unwrap();
+            assert_eq!((s[r].to_bits(), z[r]), (sr.to_bits(), zr), "pattern {pattern} row {r}");
+            assert_eq!(&y[r * cols..(r + 1) * cols], &yr[..], "pattern {pattern} row {r}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Blocks
+// ---------------------------------------------------------------------------------------
+
+/// The shapes, axes and block sizes of the block checks: 1-D sweeps, every axis of 2-D and
+/// 3-D shapes, blocks of 1, 2, 16, 32, 64, 128 and 256 with remainders.
+pub fn block_cases(long: bool) -> Vec<(Vec<usize>, isize, usize)> {
+    let mut v = Vec::new();
+    let sweep = if long { 0..=300usize } else { 0..=70usize };
+    for n in sweep {
+        v.push((vec![n], 0, [1, 2, 16, 32, 64][n % 5]));
+    }
+    for b in [1, 2, 16, 32, 64, 128, 256] {
+        v.push((vec![3, 2 * b + 5], 1, b));
+        v.push((vec![2 * b + 3, 5], 0, b));
+        v.push((vec![2, b + 1, 3], 1, b));
+        v.push((vec![4, 3, b + 7], -1, b));
+    }
+    v.push((vec![70, 33], 0, 32));
+    v.push((vec![33, 70], 1, 16));
+    v
+}
+
+/// The large cases: several parallel parts, uniform and non-uniform block rows.
+pub fn large_block_cases() -> Vec<(Vec<usize>, isize, usize)> {
+    vec![
+        (vec![200_003], 0, 32),
+        (vec![512, 300], 1, 32),   // 300 % 32 != 0: parts of whole rows
+        (vec![300, 512], 0, 32),   // blocks along axis 0 (onnxruntime's MatMul layout)
+        (vec![64, 33, 96], 1, 16), // middle axis, short last block
+        (vec![1024, 256], 1, 128),
+    ]
+}
+
+fn scale_buf(t: DataType, k: usize) -> (Vec<f32>, Vec<f16>, Vec<bf16>) {
+    match t {
+        DataType::F16 => (Vec::new(), vec![f16::from_bits(0x7bff); k], Vec::new()),
+        DataType::Bf16 => (Vec::new(), Vec::new(), vec![bf16::from_bits(0x7f7f); k]),
+        _ => (vec![f32::from_bits(0xdead_beef); k], Vec::new(), Vec::new()),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn blockwise_once(
+    cfg: Option<&qdq::Config>,
+    x: &X,
+    layout: Layout,
+    mode: BlockMode,
+    out: DataType,
+    st: DataType,
+    with_zp: bool,
+) -> Out {
+    let n = match x {
+        X::F32(v) => v.len(),
+        X::F16(v) => v.len(),
+        X::Bf16(v) => v.len(),
+    };
+    let k = layout.scale_count(n).unwrap();
+    let mut y = vec![0xa5u8; out.byte_len(n).unwrap()];
+    let mut z = vec![0x5au8; out.byte_len(k).unwrap()];
+    let (mut a, mut b, mut c) = scale_buf(st, k);
+    let sv: ValuesMut = match st {
+        DataType::F16 => (&mut b).into(),
+        DataType::Bf16 => (&mut c).into(),
+        _ => (&mut a).into(),
+    };
+    let zp = with_zp.then(|| PackedMut::new(out, &mut z));
+    let yv = PackedMut::new(out, &mut y);
+    match cfg {
+        None => qdq_ref::scaled::quantize_blockwise(x.values(), layout, mode, yv, sv, zp).unwrap(),
+        Some(c) => qdq::scaled::quantize_blockwise_with(c, x.values(), layout, mode, yv, sv, zp).unwrap(),
+    }
+    let s: Vec<u8> = match st {
+        DataType::F16 => b.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        DataType::Bf16 => c.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        _ => a.iter().flat_map(|v| v.to_le_bytes()).collect(),
+    };
+    (y, s, if with_zp { z } else { Vec::new() })
+}
+
+fn blockwise_cases(cases: &[(Vec<usize>, isize, usize)], seed: u64) {
+    let mut rng = Rng::new(seed);
+    let outs = [DataType::I4, DataType::U4, DataType::I8, DataType::U8, DataType::I2, DataType::U2];
+    for (i, (shape, axis, b)) in cases.iter().enumerate() {
+        let layout = Layout::blocked(shape, *axis, *b).unwrap();
+        let n: usize = shape.iter().product();
+        let v = data(&mut rng, n, i);
+        let xt = [DataType::F32, DataType::F16, DataType::Bf16][i % 3];
+        let x = X::new(xt, &v);
+        let out = outs[i % outs.len()];
+        let st = [DataType::F32, DataType::F16, DataType::Bf16][(i / 3) % 3];
+        let signed = out.int_range().unwrap().0 < 0;
+        let mut modes = vec![(BlockMode::Symmetric, st, !signed), (BlockMode::Asymmetric, st, true)];
+        if signed {
+            modes.push((BlockMode::Symmetric, st, true));
+        }
+        if matches!(out, DataType::I4 | DataType::U4) && xt == DataType::F32 {
+            modes.push((BlockMode::Onnxruntime, DataType::F32, !signed || i % 2 == 0));
+        }
+        for (mode, st, zp) in modes {
+            let want = blockwise_once(None, &x, layout, mode, out, st, zp);
+            for (name, cfg) in configs() {
+                let got = blockwise_once(Some(&cfg), &x, layout, mode, out, st, zp);
+                check(
+                    &format!("{name}: {shape:?} axis {axis} block {b} {xt} {mode:?} -> {out}, {st} scales"),
+                    &want,
+                    &got,
+                );
+            }
+        }
+    }
+}
+
+pub fn blockwise_matches_reference() {
+    blockwise_cases(&block_cases(true), 303);
+}
+
+/// onnxruntime mode, every 4-bit case of the sweep with f32 x (the round-robin of
+/// [`blockwise_matches_reference`] covers the others).
+pub fn onnxruntime_mode_matches_reference() {
+    let mut rng = Rng::new(304);
+    for (i, (shape, axis, b)) in block_cases(false).iter().enumerate() {
+        let layout = Layout::blocked(shape, *axis, *b).unwrap();
+        let n: usize = shape.iter().product();
+        let x = X::F32(data(&mut rng, n, i));
+        for out in [DataType::I4, DataType::U4] {
+            let zp = out == DataType::U4;
+            let want = blockwise_once(None, &x, layout, BlockMode::Onnxruntime, out, DataType::F32, zp);
+            for (name, cfg) in configs() {
+                let got = blockwise_once(Some(&cfg), &x, layout, BlockMode::Onnxruntime, out, DataType::F32, zp);
+                check(&format!("{name}: {shape:?} axis {axis} block {b} onnxruntime -> {out}"), &want, &got);
+            }
+        }
+    }
+}
+
+fn mx_once(cfg: Option<&qdq::Config>, x: &X, layout: Layout, rounding: ScaleRounding, out: DataType) -> Out {
+    let n = match x {
+        X::F32(v) => v.len(),
+        X::F16(v) => v.len(),
+        X::Bf16(v) => v.len(),
+    };
+    let k = layout.scale_count(n).unwrap();
+    let mut y = vec![0xa5u8; out.byte_len(n).unwrap()];
+    let mut s = vec![Float8E8M0(0x5a); k];
+    let yv = PackedMut::new(out, &mut y);
+    match cfg {
+        None => qdq_ref::scaled::quantize_mx(x.values(), layout, rounding, yv, &mut s).unwrap(),
+        Some(c) => qdq::scaled::quantize_mx_with(c, x.values(), layout, rounding, yv, &mut s).unwrap(),
+    }
+    (y, s.iter().map(|v| v.0).collect(), Vec::new())
+}
+
+fn mx_cases(cases: &[(Vec<usize>, isize, usize)], seed: u64) {
+    let mut rng = Rng::new(seed);
+    let outs = [DataType::E4M3Fn, DataType::E5M2, DataType::E2M3, DataType::E3M2, DataType::E2M1, DataType::I8];
+    let roundings = [ScaleRounding::Floor, ScaleRounding::Ceil, ScaleRounding::NearestEven];
+    for (i, (shape, axis, b)) in cases.iter().enumerate() {
+        let layout = Layout::blocked(shape, *axis, *b).unwrap();
+        let n: usize = shape.iter().product();
+        let v = data(&mut rng, n, i);
+        let x = X::new([DataType::F32, DataType::F16, DataType::Bf16][i % 3], &v);
+        for (j, out) in outs.iter().enumerate() {
+            let rounding = roundings[(i + j) % 3];
+            let want = mx_once(None, &x, layout, rounding, *out);
+            for (name, cfg) in configs() {
+                let got = mx_once(Some(&cfg), &x, layout, rounding, *out);
+                check(&format!("{name}: {shape:?} axis {axis} block {b} MX {rounding:?} -> {out}"), &want, &got);
+            }
+        }
+    }
+}
+
+pub fn mx_matches_reference() {
+    mx_cases(&block_cases(false), 305);
+}
+
+fn nvfp4_once(cfg: Option<&qdq::Config>, x: &X, layout: Layout, g: f32) -> Out {
+    let n = match x {
+        X::F32(v) => v.len(),
+        X::F16(v) => v.len(),
+        X::Bf16(v) => v.len(),
+    };
+    let k = layout.scale_count(n).unwrap();
+    let mut y = vec![0xa5u8; DataType::E2M1.byte_len(n).unwrap()];
+    let mut s = vec![Float8E4M3Fn(0x5a); k];
+    let yv = PackedMut::new(DataType::E2M1, &mut y);
+    match cfg {
+        None => qdq_ref::scaled::quantize_nvfp4(x.values(), layout, g, yv, &mut s).unwrap(),
+        Some(c) => qdq::scaled::quantize_nvfp4_with(c, x.values(), layout, g, yv, &mut s).unwrap(),
+    }
+    (y, s.iter().map(|v| v.0).collect(), Vec::new())
+}
+
+fn nvfp4_cases(cases: &[(Vec<usize>, isize, usize)], seed: u64) {
+    let mut rng = Rng::new(seed);
+    for (i, (shape, axis, b)) in cases.iter().enumerate() {
+        let layout = Layout::blocked(shape, *axis, *b).unwrap();
+        let n: usize = shape.iter().product();
+        let v = data(&mut rng, n, i);
+        let x = X::new([DataType::F32, DataType::F16, DataType::Bf16][i % 3], &v);
+        let g_ref = qdq_ref::scaled::nvfp4_global_scale(x.values());
+        for g in [g_ref, 1.0, 1e-3] {
+            let want = nvfp4_once(None, &x, layout, g);
+            for (name, cfg) in configs() {
+                assert_eq!(
+                    qdq::scaled::nvfp4_global_scale_with(&cfg, x.values()).unwrap().to_bits(),
+                    g_ref.to_bits(),
+                    "{name}: {shape:?} global scale"
+                );
+                let got = nvfp4_once(Some(&cfg), &x, layout, g);
+                check(&format!("{name}: {shape:?} axis {axis} block {b} NVFP4 g {g:e}"), &want, &got);
+            }
+        }
+    }
+}
+
+pub fn nvfp4_matches_reference() {
+    nvfp4_cases(&block_cases(false), 306);
+}
+
+/// Large shapes: parts of block rows on every executor, uniform and non-uniform.
+pub fn large_scaled_parallel() {
+    let cases = large_block_cases();
+    blockwise_cases(&cases, 307);
+    mx_cases(&cases[..2], 308);
+    nvfp4_cases(&cases[..2], 309);
+}
+
+// ---------------------------------------------------------------------------------------
+// DequantizeLinear round trips
+// ---------------------------------------------------------------------------------------
+
+/// Every mode's outputs, fed to `qdq::dequantize` as they are, give `(y - z) * s` per
+/// element (the documented dequantized values), and values within the scale's range come
+/// back within one quantization step.
+pub fn outputs_round_trip_through_dequantize() {
+    let mut rng = Rng::new(310);
+    let shape = [6usize, 70];
+    let n = 6 * 70;
+    for pattern in [0usize, 1, 5] {
+        let v = data(&mut rng, n, pattern);
+        // Blockwise, every output type and mode, f32 scales.
+        for (axis, b) in [(1isize, 32usize), (0, 4)] {
+            let layout = Layout::blocked(&shape, axis, b).unwrap();
+            let k = layout.scale_count(n).unwrap();
+            for out in [DataType::I4, DataType::U4, DataType::I8, DataType::U8, DataType::I2, DataType::U2] {
+                for mode in [BlockMode::Symmetric, BlockMode::Asymmetric] {
+                    let (mut y, mut s, mut z) =
+                        (vec![0u8; out.byte_len(n).unwrap()], vec![0f32; k], vec![0u8; out.byte_len(k).unwrap()]);
+                    qdq::scaled::quantize_blockwise(
+                        &v,
+                        layout,
+                        mode,
+                        PackedMut::new(out, &mut y),
+                        &mut s,
+                        Some(PackedMut::new(out, &mut z)),
+                    )
+                    .unwrap();
+                    let params = Params::blocked(&s, &shape, axis, b)
+                        .unwrap()
+                        .zero_points(qdq::Packed::new(out, k, &z).unwrap());
+                    let mut back = vec![0f32; n];
+                    qdq::dequantize(qdq::Packed::new(out, n, &y).unwrap(), &params, &mut back).unwrap();
+                    for i in 0..n {
+                        let kk = layout.scale_index(i);
+                        let (q, zz) = (qdq::packing::get_int(out, &y, i), qdq::packing::get_int(out, &z, kk));
+                        let doc = ((q - zz) as f32) * s[kk];
+                        assert_eq!(back[i].to_bits(), doc.to_bits(), "{out} {mode:?} element {i}");
+                        if v[i].is_finite() {
+                            let err = (back[i] - v[i]).abs();
+                            assert!(
+                                err <= s[kk] * 0.5001,
+                                "{out} {mode:?} element {i}: {} -> {} (scale {})",
+                                v[i],
+                                back[i],
+                                s[kk]
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        // MX: e8m0 scales, every element format.
+        let layout = Layout::blocked(&shape, 1, 32).unwrap();
+        let k = layout.scale_count(n).unwrap();
+        for out in [DataType::E4M3Fn, DataType::E5M2, DataType::E2M3, DataType::E3M2, DataType::E2M1, DataType::I8] {
+            let (mut y, mut s) = (vec![0u8; out.byte_len(n).unwrap()], vec![Float8E8M0(0); k]);
+            qdq::scaled::quantize_mx(&v, layout, ScaleRounding::Floor, PackedMut::new(out, &mut y), &mut s).unwrap();
+            let params = Params::blocked(&s, &shape, 1, 32).unwrap();
+            let mut back = vec![0f32; n];
+            qdq::dequantize(qdq::Packed::new(out, n, &y).unwrap(), &params, &mut back).unwrap();
+            for i in 0..n {
+                let kk = layout.scale_index(i);
+                let code = qdq::packing::get(out, &y, i);
+                let q = match qdq::float::FloatFormat::of(out) {
+                    Some(f) => f.decode(code) as f32,
+                    None => qdq::packing::get_int(out, &y, i) as f32,
+                };
+                let doc = q * s[kk].to_f32();
+                assert_eq!(back[i].to_bits(), doc.to_bits(), "MX {out} element {i}");
+            }
+        }
+        // NVFP4: the two-node chain.
+        let layout = Layout::blocked(&shape, 1, 16).unwrap();
+        let k = layout.scale_count(n).unwrap();
+        let g = qdq::scaled::nvfp4_global_scale(&v).unwrap();
+        let (mut y, mut sb) = (vec![0u8; DataType::E2M1.byte_len(n).unwrap()], vec![Float8E4M3Fn(0); k]);
+        qdq::scaled::quantize_nvfp4(&v, layout, g, PackedMut::new(DataType::E2M1, &mut y), &mut sb).unwrap();
+        let mut d = vec![0f32; k];
+        qdq::dequantize(&sb, &Params::per_tensor(g), &mut d).unwrap();
+        let mut back = vec![0f32; n];
+        qdq::dequantize(
+            qdq::Packed::new(DataType::E2M1, n, &y).unwrap(),
+            &Params::blocked(&d, &shape, 1, 16).unwrap(),
+            &mut back,
+        )
+        .unwrap();
+        for i in 0..n {
+            let kk = layout.scale_index(i);
+            assert_eq!(d[kk].to_bits(), (sb[kk].to_f32() * g).to_bits(), "NVFP4 block scale {kk}");
+            let q =
+                qdq::float::FloatFormat::of(DataType::E2M1).unwrap().decode(qdq::packing::get(DataType::E2M1, &y, i))
+                    as f32;
+            assert_eq!(back[i].to_bits(), (q * d[kk]).to_bits(), "NVFP4 element {i}");
+        }
+    }
+}
