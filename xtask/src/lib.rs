@@ -28,6 +28,7 @@ pub mod gen_data;
 pub mod graph;
 pub mod header;
 pub mod isacheck;
+pub mod ort_blockwise;
 pub mod profile;
 pub mod proto;
 pub mod vs_ort;

@@ -10,6 +10,7 @@ use xtask::capi;
 use xtask::conformance;
 use xtask::gen_data::{self, Outputs};
 use xtask::isacheck;
+use xtask::ort_blockwise;
 use xtask::profile;
 use xtask::vs_ort;
 use xtask::Backend;
@@ -33,6 +34,11 @@ fn usage() -> &'static str {
       qdq against onnxruntime (CPU, 1 and 2 intra-op threads) on the same shapes at 1 Mi
       and 16 Mi elements, alternating rounds; prints qdq/onnxruntime throughput ratios.
       Creates target/venv-ort (onnxruntime, numpy, ml_dtypes) unless --python is given.
+  cargo xtask ort-blockwise [--quick] [--python PATH]
+      qdq's onnxruntime-compatible blockwise mode against onnxruntime's
+      quantize_qdq_matmul_4bits (MlasQDQQuantizeBlockwise) on random weights of several
+      shapes, byte for byte on every ISA, sequential and parallel; then both timed on a
+      4096 x 4096 weight, blocks of 32. Uses the vs-ort venv (target/venv-ort).
   cargo xtask exhaustive
       Release-mode exhaustive checks against qdq-ref on every ISA this CPU has: all 2^32
       f32 inputs through every float8 encoder (saturate 0 and 1) and the float4 / float6
@@ -283,6 +289,28 @@ fn bench_cmd(args: &[String]) -> ExitCode {
     }
 }
 
+fn ort_blockwise_cmd(args: &[String]) -> ExitCode {
+    let mut opts = ort_blockwise::Options::default();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--quick" => opts.quick = true,
+            "--python" => match it.next() {
+                Some(p) => opts.python = Some(PathBuf::from(p)),
+                None => return bad_usage("--python takes a path"),
+            },
+            other => return bad_usage(&format!("unknown ort-blockwise argument {other}")),
+        }
+    }
+    match ort_blockwise::run(&opts, &mut std::io::stdout()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("ort-blockwise: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn vs_ort_cmd(args: &[String]) -> ExitCode {
     let mut opts = vs_ort::Options::default();
     let mut it = args.iter();
@@ -429,6 +457,7 @@ fn main() -> ExitCode {
         Some("gen-data") => gen_data_cmd(&args[1..]),
         Some("bench") => bench_cmd(&args[1..]),
         Some("vs-ort") => vs_ort_cmd(&args[1..]),
+        Some("ort-blockwise") => ort_blockwise_cmd(&args[1..]),
         Some("exhaustive") => exhaustive_cmd(&args[1..]),
         Some("profile") => profile_cmd(&args[1..]),
         Some("downstream") => downstream_cmd(&args[1..]),

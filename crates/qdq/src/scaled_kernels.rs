@@ -422,6 +422,32 @@ impl Kernel for BlockPart<'_> {
         let ssz = rule.scale_size();
         let bits = out.bits() as usize;
         let signed = out.int_range().is_some_and(|q| q.0 < 0);
+        if matches!(rule, Rule::Block { mode: BlockMode::Onnxruntime, .. }) && geo.inner > 1 && geo.inner % 2 == 0 {
+            // onnxruntime's layout (blocks along K of a [K, N] weight): each strip of up to
+            // 64 columns of a block row gets its statistics, parameters and codes while
+            // it is in L1, with one reciprocal per column for all of the block's rows.
+            for gi in g0..g1 {
+                ort_block_row(
+                    simd,
+                    &geo,
+                    gi - g0,
+                    geo.start(gi) - base,
+                    geo.len(gi),
+                    x,
+                    y,
+                    scales,
+                    zero_points.as_deref_mut(),
+                    signed,
+                );
+            }
+            if g1 == geo.block_rows() {
+                packing::zero_padding(out, y, n);
+                if let Some(zp) = zero_points {
+                    packing::zero_padding(out, zp, k_count);
+                }
+            }
+            return;
+        }
         let tile_rows = (TILE / (geo.b * geo.inner).max(1)).max(1);
         let (mut g, mut done) = (g0, 0usize);
         let mut st = [(0.0f32, 0.0f32); 64];
@@ -473,6 +499,74 @@ impl Kernel for BlockPart<'_> {
                 packing::zero_padding(out, zp, k_count);
             }
         }
+    }
+}
+
+/// One block row of the onnxruntime mode with `inner` even (every row of the block starts
+/// on a byte of y): block row `r` of the part, its first element `e0` (part-relative), `len`
+/// rows of `inner` f32 columns.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn ort_block_row<S: Simd>(
+    simd: S,
+    geo: &Geometry,
+    r: usize,
+    e0: usize,
+    len: usize,
+    x: &[u8],
+    y: &mut [u8],
+    scales: &mut [u8],
+    mut zero_points: Option<&mut [u8]>,
+    signed: bool,
+) {
+    let (lanes, inner) = (S::LANES, geo.inner);
+    let out = if signed { DataType::I4 } else { DataType::U4 };
+    let mut st = [(0.0f32, 0.0f32); 64];
+    let mut c0 = 0;
+    while c0 < inner {
+        let w = (inner - c0).min(4 * lanes).min(64);
+        stats_strip(simd, Src::F32, &x[(e0 + c0) * 4..], len, inner * 4, w, true, &mut st);
+        // Parameters, stored, and as vectors of reciprocals and zero points.
+        let (mut rb, mut zb) = ([0u8; 256], [0u8; 256]);
+        for (c, &(lo, hi)) in st.iter().enumerate().take(w) {
+            let k = r * inner + c0 + c;
+            let first = || (0..len).map(|j| read_x(Src::F32, x, e0 + j * inner + c0 + c)).find(|v| !v.is_nan());
+            let (s, z) = r::ort_params(lo, hi, signed, first);
+            scales[4 * k..4 * k + 4].copy_from_slice(&s.to_le_bytes());
+            if let Some(zp) = zero_points.as_deref_mut() {
+                packing::set_int(out, zp, k, z as i64);
+            }
+            let rcp = if s == 0.0 { 0.0 } else { 1.0 / s };
+            rb[4 * c..4 * c + 4].copy_from_slice(&rcp.to_le_bytes());
+            zb[4 * c..4 * c + 4].copy_from_slice(&z.to_le_bytes());
+        }
+        let nv = w.div_ceil(lanes);
+        let mut p = [(simd.splat(0.0), simd.splat_i(0)); 4];
+        for (v, pv) in p.iter_mut().enumerate().take(nv) {
+            *pv = (simd.load_f32(&rb[4 * v * lanes..]), simd.load_i32(&zb[4 * v * lanes..]));
+        }
+        for j in 0..len {
+            let e = e0 + j * inner + c0;
+            for (v, pv) in p.iter().enumerate().take(nv) {
+                let ev = e + v * lanes;
+                let take = lanes.min(w - v * lanes);
+                if take == lanes {
+                    let c = ort_codes(simd, simd.load_f32(&x[4 * ev..4 * (ev + lanes)]), pv, signed);
+                    store_codes(simd, 4, c, y, ev);
+                } else {
+                    let mut t = [0u8; 64];
+                    t[..4 * take].copy_from_slice(&x[4 * ev..4 * (ev + take)]);
+                    let c = ort_codes(simd, simd.load_f32(&t), pv, signed);
+                    let mut o = [0u8; 64];
+                    simd.store_i32(c, &mut o);
+                    for l in 0..take {
+                        let v = i32::from_le_bytes([o[4 * l], o[4 * l + 1], o[4 * l + 2], o[4 * l + 3]]);
+                        packing::set(out, y, ev + l, v as u32 & 15);
+                    }
+                }
+            }
+        }
+        c0 += w;
     }
 }
 

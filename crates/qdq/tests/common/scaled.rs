@@ -161,6 +161,7 @@ pub fn block_cases(long: bool) -> Vec<(Vec<usize>, isize, usize)> {
     for b in [1, 2, 16, 32, 64, 128, 256] {
         v.push((vec![3, 2 * b + 5], 1, b));
         v.push((vec![2 * b + 3, 5], 0, b));
+        v.push((vec![2 * b + 3, 6], 0, b)); // an even inner extent: onnxruntime's strip path
         v.push((vec![2, b + 1, 3], 1, b));
         v.push((vec![4, 3, b + 7], -1, b));
     }
@@ -267,7 +268,9 @@ pub fn blockwise_matches_reference() {
 /// [`blockwise_matches_reference`] covers the others).
 pub fn onnxruntime_mode_matches_reference() {
     let mut rng = Rng::new(304);
-    for (i, (shape, axis, b)) in block_cases(false).iter().enumerate() {
+    let mut cases = block_cases(false);
+    cases.extend([(vec![300, 512], 0, 32), (vec![2, 96, 200], 1, 32), (vec![64, 130], 0, 16)]);
+    for (i, (shape, axis, b)) in cases.iter().enumerate() {
         let layout = Layout::blocked(shape, *axis, *b).unwrap();
         let n: usize = shape.iter().product();
         let x = X::F32(data(&mut rng, n, i));
