@@ -65,8 +65,11 @@ fn read(path: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// qdq's outputs for a case: `(codes, scale bytes, zero-point bytes)`.
-fn qdq_outputs(cfg: &Config, c: &CaseInfo, x: &[f32]) -> Result<(Vec<u8>, Vec<u8>, Vec<u8>), String> {
+/// Codes, scale bytes and zero-point bytes.
+type Outputs = (Vec<u8>, Vec<u8>, Vec<u8>);
+
+/// qdq's outputs for a case.
+fn qdq_outputs(cfg: &Config, c: &CaseInfo, x: &[f32]) -> Result<Outputs, String> {
     let t = if c.symmetric { DataType::I4 } else { DataType::U4 };
     let layout = Layout::blocked(&[c.k, c.n], 0, c.block).map_err(|e| e.to_string())?;
     let kb = c.k.div_ceil(c.block) * c.n;
