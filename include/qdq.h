@@ -232,32 +232,41 @@ typedef enum qdq_layout_kind {
 } qdq_layout_kind;
 
 /**
- * How scales map to elements. A zeroed struct is per-tensor. Build the others with
- * [`qdq_layout_per_axis`] / [`qdq_layout_blocked`] from a shape and an axis, or fill the
- * factors directly: the tensor is `[outer, axis_len, inner]` around the axis.
+ * How `qdq_quantize_blockwise` derives a block's scale and zero point.
  */
-typedef struct qdq_layout {
+typedef enum qdq_block_mode {
   /**
-   * A [`qdq_layout_kind`] value.
+   * Scale from the block's absmax; zero point 0 (signed y) or the midpoint (unsigned).
    */
-  int32_t kind;
+  QDQ_BLOCK_SYMMETRIC = 0,
   /**
-   * Product of the dimensions before the axis.
+   * Scale and zero point from the block's min and max, the range including 0.
    */
-  size_t outer;
+  QDQ_BLOCK_ASYMMETRIC = 1,
   /**
-   * The axis' dimension.
+   * onnxruntime's `MlasQDQQuantizeBlockwise`, bit for bit (int4 symmetric, uint4
+   * asymmetric, f32).
    */
-  size_t axis_len;
+  QDQ_BLOCK_ONNXRUNTIME = 2,
+} qdq_block_mode;
+
+/**
+ * The rounding of an MX block's shared exponent.
+ */
+typedef enum qdq_scale_rounding {
   /**
-   * Product of the dimensions after the axis.
+   * `floor(log2(amax)) - emax`: the OCP MX v1.0 rule.
    */
-  size_t inner;
+  QDQ_SCALE_FLOOR = 0,
   /**
-   * Block size along the axis (blocked only; at least 1).
+   * NVIDIA's round-up: the block maximum never saturates.
    */
-  size_t block;
-} qdq_layout;
+  QDQ_SCALE_CEIL = 1,
+  /**
+   * amax rounded to the element precision first (torchao's EVEN).
+   */
+  QDQ_SCALE_NEAREST_EVEN = 2,
+} qdq_scale_rounding;
 
 /**
  * Runs task `task` of a parallel call; `task_ctx` is qdq's.
@@ -311,6 +320,34 @@ typedef struct qdq_config {
    */
   size_t parallel_threshold;
 } qdq_config;
+
+/**
+ * How scales map to elements. A zeroed struct is per-tensor. Build the others with
+ * [`qdq_layout_per_axis`] / [`qdq_layout_blocked`] from a shape and an axis, or fill the
+ * factors directly: the tensor is `[outer, axis_len, inner]` around the axis.
+ */
+typedef struct qdq_layout {
+  /**
+   * A [`qdq_layout_kind`] value.
+   */
+  int32_t kind;
+  /**
+   * Product of the dimensions before the axis.
+   */
+  size_t outer;
+  /**
+   * The axis' dimension.
+   */
+  size_t axis_len;
+  /**
+   * Product of the dimensions after the axis.
+   */
+  size_t inner;
+  /**
+   * Block size along the axis (blocked only; at least 1).
+   */
+  size_t block;
+} qdq_layout;
 
 /**
  * Scales, zero points, layout and options of a slice-level call. Zeroed fields are the
@@ -492,6 +529,115 @@ const char *qdq_isa_name(int32_t isa);
  * `bytes` must be NULL or point to a writable `size_t`.
  */
 enum qdq_status qdq_byte_size(int32_t dtype, size_t n, size_t *bytes);
+
+/**
+ * Per-row dynamic quantization: `rows` rows of `cols` elements of `x` (f32, f16 or bf16;
+ * row `r` from element `r * stride`) into y `[rows, cols]` of type `y_dtype`: u8
+ * (DynamicQuantizeLinear of each row; `zero_points` gets one per row), i8 (symmetric,
+ * `amax / 127`) or float8e4m3fn (`amax / 448`); one f32 scale per row into `scales`
+ * (`scales_cap` floats). `zero_points` must be NULL (with `zp_cap` 0) for i8 and float8.
+ *
+ * # Safety
+ * `cfg` is NULL or valid; `x` points to `(rows - 1) * stride + cols` elements; `y`,
+ * `scales` and `zero_points` point to their capacities of writable memory that no other
+ * argument overlaps.
+ */
+enum qdq_status qdq_quantize_rows(const struct qdq_config *cfg,
+                                  int32_t x_dtype,
+                                  const void *x,
+                                  size_t rows,
+                                  size_t cols,
+                                  size_t stride,
+                                  int32_t y_dtype,
+                                  void *y,
+                                  size_t y_bytes,
+                                  float *scales,
+                                  size_t scales_cap,
+                                  uint8_t *zero_points,
+                                  size_t zp_cap);
+
+/**
+ * Blockwise quantization with computed scales: `n` elements of `x` (f32, f16 or bf16) in
+ * the blocked `layout` into y (`y_dtype`: int8, uint8, int4, uint4, int2 or uint2), the
+ * scales (`scale_dtype`: f32, f16 or bf16; one per block) and the zero points (y's type,
+ * packed like y; NULL with `zp_bytes` 0 is allowed for signed y in the symmetric mode).
+ * `mode` is a [`qdq_block_mode`].
+ *
+ * # Safety
+ * `cfg` is NULL or valid; `x` points to `n` elements; `layout` is valid; `y`, `scales`
+ * and `zero_points` point to their capacities of writable memory that no other argument
+ * overlaps.
+ */
+enum qdq_status qdq_quantize_blockwise(const struct qdq_config *cfg,
+                                       int32_t x_dtype,
+                                       const void *x,
+                                       size_t n,
+                                       const struct qdq_layout *layout,
+                                       int32_t mode,
+                                       int32_t y_dtype,
+                                       void *y,
+                                       size_t y_bytes,
+                                       int32_t scale_dtype,
+                                       void *scales,
+                                       size_t scales_bytes,
+                                       void *zero_points,
+                                       size_t zp_bytes);
+
+/**
+ * OCP Microscaling (MX v1.0): `n` elements of `x` (f32, f16 or bf16) in the blocked
+ * `layout` (blocks of 32 in the spec) into y (`y_dtype`: float8e4m3fn, float8e5m2,
+ * float6e2m3, float6e3m2, float4e2m1 or int8) and one e8m0 scale code per block into
+ * `scales` (`scales_bytes` of room). `rounding` is a [`qdq_scale_rounding`].
+ *
+ * # Safety
+ * `cfg` is NULL or valid; `x` points to `n` elements; `layout` is valid; `y` and `scales`
+ * point to their capacities of writable memory that no other argument overlaps.
+ */
+enum qdq_status qdq_quantize_mx(const struct qdq_config *cfg,
+                                int32_t x_dtype,
+                                const void *x,
+                                size_t n,
+                                const struct qdq_layout *layout,
+                                int32_t rounding,
+                                int32_t y_dtype,
+                                void *y,
+                                size_t y_bytes,
+                                uint8_t *scales,
+                                size_t scales_bytes);
+
+/**
+ * The NVFP4 global scale of `n` elements of `x` (f32, f16 or bf16): `amax / 2688`, or 1
+ * when amax is 0, NaN or infinite.
+ *
+ * # Safety
+ * `cfg` is NULL or valid; `x` points to `n` elements; `global_scale` is writable.
+ */
+enum qdq_status qdq_nvfp4_global_scale(const struct qdq_config *cfg,
+                                       int32_t x_dtype,
+                                       const void *x,
+                                       size_t n,
+                                       float *global_scale);
+
+/**
+ * NVFP4: `n` elements of `x` (f32, f16 or bf16) in the blocked `layout` (blocks of 16)
+ * into float4e2m1 y and one float8e4m3fn block scale per block (relative to
+ * `global_scale`, see `qdq_nvfp4_global_scale`) into `scales`. Dequantize with two
+ * DequantizeLinear: the block scales with scale `global_scale`, then y with those.
+ *
+ * # Safety
+ * `cfg` is NULL or valid; `x` points to `n` elements; `layout` is valid; `y` and `scales`
+ * point to their capacities of writable memory that no other argument overlaps.
+ */
+enum qdq_status qdq_quantize_nvfp4(const struct qdq_config *cfg,
+                                   int32_t x_dtype,
+                                   const void *x,
+                                   size_t n,
+                                   const struct qdq_layout *layout,
+                                   float global_scale,
+                                   void *y,
+                                   size_t y_bytes,
+                                   uint8_t *scales,
+                                   size_t scales_bytes);
 
 /**
  * The per-axis layout of a tensor of `rank` dimensions `shape` along `axis` (negative

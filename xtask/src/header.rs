@@ -39,7 +39,13 @@ pub fn generate(root: &Path) -> Result<String, String> {
         line_length: 100,
         ..Default::default()
     };
-    config.export.include = vec!["qdq_dtype".into(), "qdq_isa".into(), "qdq_layout_kind".into()];
+    config.export.include = vec![
+        "qdq_dtype".into(),
+        "qdq_isa".into(),
+        "qdq_layout_kind".into(),
+        "qdq_block_mode".into(),
+        "qdq_scale_rounding".into(),
+    ];
     config.enumeration.prefix_with_name = false;
     let bindings = cbindgen::Builder::new()
         .with_crate(root.join("crates/qdq-capi"))

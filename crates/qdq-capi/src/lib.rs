@@ -23,7 +23,9 @@
 //! * No panic crosses the boundary: one is caught and reported as
 //!   [`qdq_status::QDQ_INTERNAL`].
 //! * The slice-level functions (`qdq_quantize`, `qdq_dequantize`, their `_range` forms,
-//!   `qdq_dynamic_quantize`, the training functions) allocate nothing unless they fail; the
+//!   `qdq_dynamic_quantize`, the scale-computing quantizers `qdq_quantize_rows`,
+//!   `qdq_quantize_blockwise`, `qdq_quantize_mx`, `qdq_quantize_nvfp4`, the training
+//!   functions) allocate nothing unless they fail; the
 //!   tensor-level ones allocate a little (the shapes).
 //! * Threads: a [`qdq_config`] may name the engine's [`qdq_thread_pool`] (a
 //!   `parallel_for` callback, as MLAS's and pthreadpool's); without one, or with a NULL
@@ -36,10 +38,12 @@
 #![deny(missing_docs)]
 
 mod convert;
+mod scaled;
 mod slice;
 mod tensor;
 mod train;
 
+pub use scaled::*;
 pub use slice::*;
 pub use tensor::*;
 pub use train::*;

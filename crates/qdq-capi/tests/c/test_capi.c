@@ -707,6 +707,102 @@ static void test_train(void) {
 
 /* Buffers that share memory: an output overlapping any other argument is refused before
  * anything is read or written (in-place calls included); inputs may share freely. */
+static void test_scaled(void) {
+  /* Per-row, symmetric i8, a row stride of 4. */
+  const float xr[8] = {1.0f, -2.0f, 0.5f, 9.0f, 4.0f, 2.0f, -1.0f, 9.0f};
+  int8_t yr[6];
+  float sr[2];
+  const int8_t want_yr[6] = {64, -127, 32, 127, 64, -32};
+  const float want_sr[2] = {2.0f / 127.0f, 4.0f / 127.0f};
+  CHECK_OK(qdq_quantize_rows(NULL, QDQ_FLOAT, xr, 2, 3, 4, QDQ_INT8, yr, sizeof yr, sr, 2, NULL, 0));
+  CHECK_BYTES(yr, want_yr, 6);
+  CHECK_F32S(sr, want_sr, 2);
+  /* Per-row u8: DynamicQuantizeLinear of each row, with zero points. */
+  const float xu[6] = {1.0f, -2.0f, 0.5f, 4.0f, 2.0f, -1.0f};
+  uint8_t yu[6], zu[2];
+  float su[2];
+  const uint8_t want_yu[6] = {255, 0, 212, 255, 153, 0}, want_zu[2] = {170, 51};
+  CHECK_OK(qdq_quantize_rows(NULL, QDQ_FLOAT, xu, 2, 3, 3, QDQ_UINT8, yu, 6, su, 2, zu, 2));
+  CHECK_BYTES(yu, want_yu, 6);
+  CHECK_BYTES(zu, want_zu, 2);
+  CHECK_ST(qdq_quantize_rows(NULL, QDQ_FLOAT, xu, 2, 3, 3, QDQ_UINT8, yu, 6, su, 2, NULL, 0),
+           QDQ_INVALID_ARGUMENT);
+  CHECK_ERR("zero_points");
+  CHECK_ST(qdq_quantize_rows(NULL, QDQ_FLOAT, xu, 2, 3, 3, QDQ_INT8, yu, 6, su, 2, zu, 2),
+           QDQ_INVALID_ARGUMENT);
+  CHECK_ST(qdq_quantize_rows(NULL, QDQ_FLOAT, xu, 2, 3, 3, QDQ_INT8, yu, 6, su, 1, NULL, 0),
+           QDQ_BUFFER_TOO_SMALL);
+  CHECK_ERR("scales");
+
+  /* Blockwise int4, symmetric: a [2, 4] weight, blocks of 2 along axis 1. */
+  const int64_t shape[2] = {2, 4};
+  qdq_layout l;
+  CHECK_OK(qdq_layout_blocked(shape, 2, 1, 2, &l));
+  const float w[8] = {1.0f, -7.0f, 3.5f, 7.0f, 0.0f, 0.0f, -14.0f, 7.0f};
+  uint8_t q[4];
+  float s[4];
+  const uint8_t want_q[4] = {0x91, 0x74, 0x00, 0x49};
+  const float want_s[4] = {1.0f, 1.0f, 1.0f, 2.0f};
+  CHECK_OK(qdq_quantize_blockwise(NULL, QDQ_FLOAT, w, 8, &l, QDQ_BLOCK_SYMMETRIC, QDQ_INT4, q, 4,
+                                  QDQ_FLOAT, s, sizeof s, NULL, 0));
+  CHECK_BYTES(q, want_q, 4);
+  CHECK_F32S(s, want_s, 4);
+  CHECK_ST(qdq_quantize_blockwise(NULL, QDQ_FLOAT, w, 8, &l, 7, QDQ_INT4, q, 4, QDQ_FLOAT, s,
+                                  sizeof s, NULL, 0),
+           QDQ_INVALID_ARGUMENT);
+  CHECK_ERR("mode");
+  CHECK_ST(qdq_quantize_blockwise(NULL, QDQ_FLOAT, w, 8, &l, QDQ_BLOCK_ASYMMETRIC, QDQ_INT4, q, 4,
+                                  QDQ_FLOAT, s, sizeof s, NULL, 0),
+           QDQ_INVALID_ARGUMENT);
+  CHECK_ERR("zero_points");
+  qdq_layout per_tensor;
+  memset(&per_tensor, 0, sizeof per_tensor);
+  CHECK_ST(qdq_quantize_blockwise(NULL, QDQ_FLOAT, w, 8, &per_tensor, QDQ_BLOCK_SYMMETRIC, QDQ_INT4,
+                                  q, 4, QDQ_FLOAT, s, sizeof s, NULL, 0),
+           QDQ_INVALID_ARGUMENT);
+  CHECK_ERR("blocked layout");
+  /* onnxruntime's rule: the largest magnitude maps to -8, x times 1 / s. */
+  const int64_t shape4[1] = {4};
+  CHECK_OK(qdq_layout_blocked(shape4, 1, 0, 4, &l));
+  const float wo[4] = {-4.0f, 1.0f, 2.0f, 3.0f};
+  uint8_t qo[2];
+  float so[1];
+  const uint8_t want_qo[2] = {0x28, 0x64};
+  CHECK_OK(qdq_quantize_blockwise(NULL, QDQ_FLOAT, wo, 4, &l, QDQ_BLOCK_ONNXRUNTIME, QDQ_INT4, qo, 2,
+                                  QDQ_FLOAT, so, sizeof so, NULL, 0));
+  CHECK_BYTES(qo, want_qo, 2);
+  CHECK(so[0] == 0.5f);
+
+  /* MXFP4, one block of 32: scale 2^2, -16 / 4 and -15 / 4 both give -4. */
+  float xm[32];
+  for (int i = 0; i < 32; i++) xm[i] = (float)(i - 16);
+  const int64_t shape32[1] = {32};
+  CHECK_OK(qdq_layout_blocked(shape32, 1, 0, 32, &l));
+  uint8_t ym[16], sm[1];
+  CHECK_OK(qdq_quantize_mx(NULL, QDQ_FLOAT, xm, 32, &l, QDQ_SCALE_FLOOR, QDQ_FLOAT4E2M1, ym, 16, sm, 1));
+  CHECK(sm[0] == 129 && ym[0] == 0xee);
+  CHECK_ST(qdq_quantize_mx(NULL, QDQ_FLOAT, xm, 32, &l, 9, QDQ_FLOAT4E2M1, ym, 16, sm, 1),
+           QDQ_INVALID_ARGUMENT);
+  CHECK_ST(qdq_quantize_mx(NULL, QDQ_FLOAT, xm, 32, &l, QDQ_SCALE_CEIL, QDQ_UINT8, ym, 32, sm, 1),
+           QDQ_UNSUPPORTED_TYPE);
+
+  /* NVFP4: the global scale, then e4m3 block scales (448 here) and e2m1 codes. */
+  const float xn[4] = {3.0f, -1.0f, 0.25f, 12.0f};
+  float g = 0.0f;
+  CHECK_OK(qdq_nvfp4_global_scale(NULL, QDQ_FLOAT, xn, 4, &g));
+  CHECK(g == 12.0f / 2688.0f);
+  const int64_t shape_n[1] = {4};
+  CHECK_OK(qdq_layout_blocked(shape_n, 1, 0, 16, &l));
+  uint8_t yn[2], sn[1];
+  const uint8_t want_yn[2] = {0x93, 0x70};
+  CHECK_OK(qdq_quantize_nvfp4(NULL, QDQ_FLOAT, xn, 4, &l, g, yn, 2, sn, 1));
+  CHECK(sn[0] == 0x7e);
+  CHECK_BYTES(yn, want_yn, 2);
+  CHECK_ST(qdq_quantize_nvfp4(NULL, QDQ_FLOAT, xn, 4, &l, -1.0f, yn, 2, sn, 1), QDQ_INVALID_ARGUMENT);
+  CHECK_ERR("global_scale");
+  CHECK_ST(qdq_quantize_nvfp4(NULL, QDQ_FLOAT, xn, 4, &l, g, yn, 1, sn, 1), QDQ_BUFFER_TOO_SMALL);
+}
+
 static void test_overlap(void) {
   float buf[8] = {1, 2, 3, 4, 5, 6, 7, 8};
   const float s = 1.0f;
@@ -1301,6 +1397,7 @@ int main(void) {
   test_slice_ranges();
   test_slice_dynamic();
   test_train();
+  test_scaled();
   test_overlap();
   test_errors();
   test_forced_isas();
