@@ -66,6 +66,12 @@ pub fn bytes_of_mut<T: Element>(s: &mut [T]) -> &mut [u8] {
     s.as_mut_bytes()
 }
 
+/// A writable typed view of `bytes`, or `None` when their length or address does not fit
+/// `T`.
+pub(crate) fn slice_of_mut<T: Element>(bytes: &mut [u8]) -> Option<&mut [T]> {
+    <[T]>::mut_from_bytes(bytes).ok()
+}
+
 /// A typed view of `bytes`, or `None` when their length or address does not fit `T`.
 pub(crate) fn slice_of<T: Element>(bytes: &[u8]) -> Option<&[T]> {
     <[T]>::ref_from_bytes(bytes).ok()

@@ -123,12 +123,13 @@
 //! values.
 
 use crate::dtype::DataType;
-use crate::element::{Float8E4M3Fn, Float8E8M0};
+use crate::element::{slice_of_mut, Float8E4M3Fn, Float8E8M0};
 use crate::error::{bail, Result};
 use crate::float::{FloatFormat, BF16, E4M3FN, F16};
 use crate::layout::Layout;
 use crate::packing;
 use crate::quantize::{quantize_value, Precision};
+use crate::tensor::{Reference, Tensor, TensorRef};
 use crate::values::{PackedMut, Read, Values, ValuesMut};
 
 // ---------------------------------------------------------------------------------------
@@ -926,6 +927,274 @@ pub fn quantize_nvfp4<'x, 'y>(
     }
     packing::zero_padding(DataType::E2M1, y.data, n);
     Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Tensor level
+// ---------------------------------------------------------------------------------------
+
+/// Which quantizer [`quantize_scaled`] runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scheme {
+    /// [`quantize_rows`] of a 2-D x `[rows, cols]`: scales (and u8 zero points) of shape
+    /// `[rows]`, for DequantizeLinear per-axis along axis 0 (`axis` and `block_size` are
+    /// not used).
+    Rows,
+    /// [`quantize_blockwise`] with this mode and scale type (f32, f16 or bf16).
+    Blockwise {
+        /// How the block's parameters are derived.
+        mode: BlockMode,
+        /// The scales' type.
+        scale_type: DataType,
+    },
+    /// [`quantize_mx`] with this exponent rounding; e8m0 scales.
+    Mx {
+        /// The shared exponent's rounding.
+        rounding: ScaleRounding,
+    },
+    /// [`quantize_nvfp4`]: e4m3fn block scales relative to this global scale, or to
+    /// [`nvfp4_global_scale`] of x when `None`.
+    Nvfp4 {
+        /// The per-tensor global scale.
+        global_scale: Option<f32>,
+    },
+}
+
+/// The outputs of [`quantize_scaled`]: what DequantizeLinear takes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scaled {
+    /// The quantized tensor, x's shape.
+    pub y: Tensor,
+    /// The scales: `[rows]` (per-row), else x's shape with `ceil(D / B)` at the axis.
+    pub scale: Tensor,
+    /// The zero points (y's type, the scales' shape), where the scheme has nonzero ones:
+    /// u8 rows, the asymmetric modes and unsigned symmetric blocks.
+    pub zero_point: Option<Tensor>,
+    /// NVFP4's global scale (the first DequantizeLinear's scale).
+    pub global_scale: Option<f32>,
+}
+
+/// Runs the slice-level quantizers for [`quantize_scaled_with`]: [`Reference`] here, the
+/// SIMD kernels in the `qdq` crate.
+pub trait ScaledBackend {
+    /// [`quantize_rows`].
+    fn rows(
+        &self,
+        x: Values<'_>,
+        rows: Rows,
+        y: PackedMut<'_>,
+        scales: &mut [f32],
+        zero_points: Option<&mut [u8]>,
+    ) -> Result<()>;
+    /// [`quantize_blockwise`].
+    fn blockwise(
+        &self,
+        x: Values<'_>,
+        layout: Layout,
+        mode: BlockMode,
+        y: PackedMut<'_>,
+        scales: ValuesMut<'_>,
+        zero_points: Option<PackedMut<'_>>,
+    ) -> Result<()>;
+    /// [`quantize_mx`].
+    fn mx(
+        &self,
+        x: Values<'_>,
+        layout: Layout,
+        rounding: ScaleRounding,
+        y: PackedMut<'_>,
+        scales: &mut [Float8E8M0],
+    ) -> Result<()>;
+    /// [`nvfp4_global_scale`].
+    fn nvfp4_global_scale(&self, x: Values<'_>) -> Result<f32>;
+    /// [`quantize_nvfp4`].
+    fn nvfp4(
+        &self,
+        x: Values<'_>,
+        layout: Layout,
+        global_scale: f32,
+        y: PackedMut<'_>,
+        scales: &mut [Float8E4M3Fn],
+    ) -> Result<()>;
+}
+
+impl ScaledBackend for Reference {
+    fn rows(
+        &self,
+        x: Values<'_>,
+        rows: Rows,
+        y: PackedMut<'_>,
+        scales: &mut [f32],
+        zero_points: Option<&mut [u8]>,
+    ) -> Result<()> {
+        quantize_rows(x, rows, y, scales, zero_points)
+    }
+
+    fn blockwise(
+        &self,
+        x: Values<'_>,
+        layout: Layout,
+        mode: BlockMode,
+        y: PackedMut<'_>,
+        scales: ValuesMut<'_>,
+        zero_points: Option<PackedMut<'_>>,
+    ) -> Result<()> {
+        quantize_blockwise(x, layout, mode, y, scales, zero_points)
+    }
+
+    fn mx(
+        &self,
+        x: Values<'_>,
+        layout: Layout,
+        rounding: ScaleRounding,
+        y: PackedMut<'_>,
+        scales: &mut [Float8E8M0],
+    ) -> Result<()> {
+        quantize_mx(x, layout, rounding, y, scales)
+    }
+
+    fn nvfp4_global_scale(&self, x: Values<'_>) -> Result<f32> {
+        check_x(&x)?;
+        Ok(nvfp4_global_scale(x))
+    }
+
+    fn nvfp4(
+        &self,
+        x: Values<'_>,
+        layout: Layout,
+        global_scale: f32,
+        y: PackedMut<'_>,
+        scales: &mut [Float8E4M3Fn],
+    ) -> Result<()> {
+        quantize_nvfp4(x, layout, global_scale, y, scales)
+    }
+}
+
+/// A typed, writable view of a fresh output tensor.
+fn typed_mut<'t, T: crate::Element>(t: &'t mut Tensor, name: &str) -> Result<&'t mut [T]> {
+    match slice_of_mut::<T>(t.bytes_mut()) {
+        Some(s) => Ok(s),
+        None => bail!(BufferLength, "{name}: the output tensor's bytes are not a whole number of {}", T::DTYPE),
+    }
+}
+
+/// The scale-computing quantizers at tensor level: x (f32, f16 or bf16, any shape), the
+/// output type, the axis and block size of the blocks (negative axes count from the end;
+/// not used by [`Scheme::Rows`]), and the [`Scheme`]. Returns new tensors.
+///
+/// ```
+/// use qdq_ref::scaled::{quantize_scaled, BlockMode, Scheme};
+/// use qdq_ref::{DataType, TensorRef};
+/// let w = [1.0f32, -7.0, 3.5, 7.0, 0.0, 0.0, -14.0, 7.0];
+/// let scheme = Scheme::Blockwise { mode: BlockMode::Symmetric, scale_type: DataType::F32 };
+/// let out = quantize_scaled(TensorRef::new(&[2, 4], &w)?, DataType::I4, 1, 2, scheme)?;
+/// assert_eq!(out.scale.shape(), [2, 2]);
+/// assert_eq!(out.scale.as_slice::<f32>()?, [1.0, 1.0, 1.0, 2.0]);
+/// assert_eq!(out.y.bytes(), [0x91, 0x74, 0x00, 0x49]);
+/// assert!(out.zero_point.is_none()); // int4 symmetric: zero points are 0
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
+pub fn quantize_scaled(
+    x: TensorRef<'_>,
+    output: DataType,
+    axis: i64,
+    block_size: usize,
+    scheme: Scheme,
+) -> Result<Scaled> {
+    quantize_scaled_with(&Reference, x, output, axis, block_size, scheme)
+}
+
+/// [`quantize_scaled`] executed by `backend`.
+///
+/// ```
+/// use qdq_ref::scaled::{quantize_scaled_with, Scheme};
+/// use qdq_ref::{tensor::Reference, DataType, TensorRef};
+/// let x = [1.0f32, -2.0, 0.5, 4.0, 2.0, -1.0];
+/// let out = quantize_scaled_with(&Reference, TensorRef::new(&[2, 3], &x)?, DataType::U8, 0, 0, Scheme::Rows)?;
+/// assert_eq!(out.zero_point.unwrap().as_slice::<u8>()?, [170, 51]);
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
+pub fn quantize_scaled_with<B: ScaledBackend + ?Sized>(
+    backend: &B,
+    x: TensorRef<'_>,
+    output: DataType,
+    axis: i64,
+    block_size: usize,
+    scheme: Scheme,
+) -> Result<Scaled> {
+    let n = x.checked_len("x")?;
+    let xv: Values<'_> = match x.dtype {
+        DataType::F32 => Values::F32(x.as_slice()?),
+        DataType::F16 => Values::F16(x.as_slice()?),
+        DataType::Bf16 => Values::Bf16(x.as_slice()?),
+        t => bail!(UnsupportedType, "x has type {t}; these quantizers take f32, f16 or bf16"),
+    };
+    let y_bytes = match output.byte_len(n) {
+        Some(b) => b,
+        None => bail!(ShapeOverflow, "y: the byte size of {n} {output} elements overflows usize"),
+    };
+    let mut y = Tensor::zeroed(output, x.shape.to_vec(), y_bytes);
+    if let Scheme::Rows = scheme {
+        let [rows, cols] = x.shape[..] else {
+            bail!(ShapeMismatch, "x has shape {:?}; per-row quantization takes a 2-D [rows, cols] tensor", x.shape);
+        };
+        let mut scale = Tensor::zeroed(DataType::F32, vec![rows], rows.saturating_mul(4));
+        let mut zp = (output == DataType::U8).then(|| Tensor::zeroed(DataType::U8, vec![rows], rows));
+        let zs = zp.as_mut().map(|z| z.bytes_mut());
+        backend.rows(
+            xv,
+            Rows::new(rows, cols),
+            PackedMut::new(output, y.bytes_mut()),
+            typed_mut(&mut scale, "scale")?,
+            zs,
+        )?;
+        return Ok(Scaled { y, scale, zero_point: zp, global_scale: None });
+    }
+    let axis_i = isize::try_from(axis).unwrap_or(isize::MAX);
+    let layout = Layout::blocked(x.shape, axis_i, block_size)?;
+    let k = layout.scale_count(n)?;
+    let a = crate::layout::normalize_axis(axis, x.shape.len())?;
+    let mut sshape = x.shape.to_vec();
+    sshape[a] = x.shape[a].div_ceil(block_size);
+    match scheme {
+        Scheme::Blockwise { mode, scale_type } => {
+            if !scale_type.is_wide_float() {
+                bail!(UnsupportedType, "scale_type is {scale_type}; blockwise scales are f32, f16 or bf16");
+            }
+            let mut scale =
+                Tensor::zeroed(scale_type, sshape.clone(), k.saturating_mul(scale_type.bits() as usize / 8));
+            let signed = output.int_range().is_some_and(|q| q.0 < 0);
+            let needs_zp = mode == BlockMode::Asymmetric || !signed;
+            let mut zp = match (needs_zp, output.byte_len(k)) {
+                (true, Some(b)) => Some(Tensor::zeroed(output, sshape, b)),
+                _ => None,
+            };
+            let sv = match scale_type {
+                DataType::F16 => ValuesMut::F16(typed_mut(&mut scale, "scale")?),
+                DataType::Bf16 => ValuesMut::Bf16(typed_mut(&mut scale, "scale")?),
+                _ => ValuesMut::F32(typed_mut(&mut scale, "scale")?),
+            };
+            let zv = zp.as_mut().map(|z| PackedMut::new(output, z.bytes_mut()));
+            backend.blockwise(xv, layout, mode, PackedMut::new(output, y.bytes_mut()), sv, zv)?;
+            Ok(Scaled { y, scale, zero_point: zp, global_scale: None })
+        }
+        Scheme::Mx { rounding } => {
+            let mut scale = Tensor::zeroed(DataType::E8M0, sshape, k);
+            backend.mx(xv, layout, rounding, PackedMut::new(output, y.bytes_mut()), typed_mut(&mut scale, "scale")?)?;
+            Ok(Scaled { y, scale, zero_point: None, global_scale: None })
+        }
+        Scheme::Nvfp4 { global_scale } => {
+            let g = match global_scale {
+                Some(g) => g,
+                None => backend.nvfp4_global_scale(xv)?,
+            };
+            let mut scale = Tensor::zeroed(DataType::E4M3Fn, sshape, k);
+            backend.nvfp4(xv, layout, g, PackedMut::new(output, y.bytes_mut()), typed_mut(&mut scale, "scale")?)?;
+            Ok(Scaled { y, scale, zero_point: None, global_scale: Some(g) })
+        }
+        // Returned above; kept as an error rather than a panic.
+        Scheme::Rows => bail!(InvalidArgument, "scheme: per-row quantization takes the 2-D path"),
+    }
 }
 
 #[cfg(test)]

@@ -39,9 +39,9 @@ use crate::scaled_kernels::{self as k, Rule};
 use crate::Config;
 use qdq_ref::element::bytes_of_mut;
 use qdq_ref::scaled as r;
-use qdq_ref::{Float8E4M3Fn, Float8E8M0, Layout, PackedMut, Result, Values, ValuesMut};
+use qdq_ref::{DataType, Float8E4M3Fn, Float8E8M0, Layout, PackedMut, Result, TensorRef, Values, ValuesMut};
 
-pub use qdq_ref::scaled::{BlockMode, Rows, ScaleRounding};
+pub use qdq_ref::scaled::{BlockMode, Rows, ScaleRounding, Scaled, ScaledBackend, Scheme};
 
 /// Per-row dynamic quantization of `x` (`rows.rows` rows of `rows.cols` elements, row `r`
 /// from element `r * rows.stride`) into y `[rows, cols]`: per row, a scale (and for u8 a
@@ -334,4 +334,103 @@ pub fn quantize_nvfp4_with<'x, 'y>(
         k::blocks(cfg, isa, rule, x.dtype(), x.bytes(), layout, y.dtype, y.data, bytes_of_mut(scales), None);
         Ok(())
     })
+}
+
+impl ScaledBackend for crate::Fast<'_> {
+    fn rows(
+        &self,
+        x: Values<'_>,
+        rows: Rows,
+        y: PackedMut<'_>,
+        scales: &mut [f32],
+        zero_points: Option<&mut [u8]>,
+    ) -> Result<()> {
+        quantize_rows_with(&self.0, x, rows, y, scales, zero_points)
+    }
+
+    fn blockwise(
+        &self,
+        x: Values<'_>,
+        layout: Layout,
+        mode: BlockMode,
+        y: PackedMut<'_>,
+        scales: ValuesMut<'_>,
+        zero_points: Option<PackedMut<'_>>,
+    ) -> Result<()> {
+        quantize_blockwise_with(&self.0, x, layout, mode, y, scales, zero_points)
+    }
+
+    fn mx(
+        &self,
+        x: Values<'_>,
+        layout: Layout,
+        rounding: ScaleRounding,
+        y: PackedMut<'_>,
+        scales: &mut [Float8E8M0],
+    ) -> Result<()> {
+        quantize_mx_with(&self.0, x, layout, rounding, y, scales)
+    }
+
+    fn nvfp4_global_scale(&self, x: Values<'_>) -> Result<f32> {
+        nvfp4_global_scale_with(&self.0, x)
+    }
+
+    fn nvfp4(
+        &self,
+        x: Values<'_>,
+        layout: Layout,
+        global_scale: f32,
+        y: PackedMut<'_>,
+        scales: &mut [Float8E4M3Fn],
+    ) -> Result<()> {
+        quantize_nvfp4_with(&self.0, x, layout, global_scale, y, scales)
+    }
+}
+
+/// The scale-computing quantizers at tensor level: x (f32, f16 or bf16, any shape; 2-D
+/// for [`Scheme::Rows`]), the output type, the blocks' axis and size, and the
+/// [`Scheme`]; returns y, the scale tensor and the zero-point tensor as DequantizeLinear
+/// takes them (see [`qdq_ref::scaled::quantize_scaled`]).
+///
+/// ```
+/// use qdq::scaled::{quantize_scaled, ScaleRounding, Scheme};
+/// use qdq::{DataType, TensorRef};
+/// let x: Vec<f32> = (0..64).map(|i| i as f32 / 8.0).collect();
+/// let out = quantize_scaled(TensorRef::new(&[2, 32], &x)?, DataType::E4M3Fn, -1, 32,
+///                           Scheme::Mx { rounding: ScaleRounding::Floor })?;
+/// assert_eq!((out.scale.dtype(), out.scale.shape()), (DataType::E8M0, &[2usize, 1][..]));
+/// assert_eq!(out.scale.bytes(), [120, 121]); // 2^(floor(log2 3.875) - 8), 2^(floor(log2 7.875) - 8)
+/// # Ok::<(), qdq::Error>(())
+/// ```
+pub fn quantize_scaled(
+    x: TensorRef<'_>,
+    output: DataType,
+    axis: i64,
+    block_size: usize,
+    scheme: Scheme,
+) -> Result<Scaled> {
+    quantize_scaled_with(&Config::default(), x, output, axis, block_size, scheme)
+}
+
+/// [`quantize_scaled`] with an explicit [`Config`].
+///
+/// ```
+/// use qdq::scaled::{quantize_scaled_with, Scheme};
+/// use qdq::{Config, DataType, TensorRef};
+/// let x = [3.0f32, -1.0, 0.25, 12.0];
+/// let out = quantize_scaled_with(&Config::sequential(), TensorRef::new(&[1, 4], &x)?, DataType::E2M1, 1, 16,
+///                                Scheme::Nvfp4 { global_scale: None })?;
+/// assert_eq!(out.global_scale, Some(12.0 / 2688.0));
+/// assert_eq!((out.scale.bytes(), out.y.bytes()), (&[0x7e][..], &[0x93, 0x70][..]));
+/// # Ok::<(), qdq::Error>(())
+/// ```
+pub fn quantize_scaled_with(
+    cfg: &Config,
+    x: TensorRef<'_>,
+    output: DataType,
+    axis: i64,
+    block_size: usize,
+    scheme: Scheme,
+) -> Result<Scaled> {
+    qdq_ref::scaled::quantize_scaled_with(&crate::Fast(*cfg), x, output, axis, block_size, scheme)
 }

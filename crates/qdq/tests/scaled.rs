@@ -46,3 +46,8 @@ fn large_scaled_parallel() {
 fn outputs_round_trip_through_dequantize() {
     common::scaled::outputs_round_trip_through_dequantize();
 }
+
+#[test]
+fn tensor_level_feeds_dequantize_linear() {
+    common::scaled::tensor_level_feeds_dequantize_linear();
+}

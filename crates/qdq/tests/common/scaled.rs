@@ -477,3 +477,91 @@ pub fn outputs_round_trip_through_dequantize() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Tensor level
+// ---------------------------------------------------------------------------------------
+
+/// `quantize_scaled` on every configuration equals the reference's, and its tensors run
+/// through the DequantizeLinear node (opset 25) as they are: per-axis for rows, blocked
+/// for blocks (e8m0 scales with `output_dtype`), and the two-node NVFP4 chain.
+pub fn tensor_level_feeds_dequantize_linear() {
+    use qdq::scaled::Scheme;
+    use qdq::{Attribute, Opset, TensorRef};
+    let mut rng = Rng::new(311);
+    let shape = [5usize, 48];
+    let v = data(&mut rng, 5 * 48, 0);
+    let x = TensorRef::new(&shape, &v).unwrap();
+    let schemes = [
+        (Scheme::Rows, DataType::I8),
+        (Scheme::Rows, DataType::U8),
+        (Scheme::Blockwise { mode: BlockMode::Symmetric, scale_type: DataType::F16 }, DataType::I4),
+        (Scheme::Blockwise { mode: BlockMode::Asymmetric, scale_type: DataType::F32 }, DataType::U4),
+        (Scheme::Blockwise { mode: BlockMode::Onnxruntime, scale_type: DataType::F32 }, DataType::U4),
+        (Scheme::Mx { rounding: ScaleRounding::Floor }, DataType::E4M3Fn),
+        (Scheme::Mx { rounding: ScaleRounding::Ceil }, DataType::E2M1),
+        (Scheme::Nvfp4 { global_scale: None }, DataType::E2M1),
+    ];
+    let opset = Opset::onnx(25);
+    for (scheme, out) in schemes {
+        let (axis, block) = match scheme {
+            Scheme::Nvfp4 { .. } => (1i64, 16usize),
+            _ => (1, 32),
+        };
+        let want = qdq_ref::scaled::quantize_scaled(x, out, axis, block, scheme).unwrap();
+        for (name, cfg) in configs() {
+            let got = qdq::scaled::quantize_scaled_with(&cfg, x, out, axis, block, scheme).unwrap();
+            assert_eq!(want, got, "{name}: {scheme:?} -> {out}");
+        }
+        // DequantizeLinear of the outputs, as a node.
+        let (scale, global) = match want.global_scale {
+            Some(g) => {
+                let gs = TensorRef::scalar(&g);
+                let d = qdq::run_node("DequantizeLinear", opset, &[Some(want.scale.view()), Some(gs)], &[], 1).unwrap();
+                (d.into_iter().next().unwrap(), Some(g))
+            }
+            None => (want.scale.clone(), None),
+        };
+        let mut attrs = vec![];
+        match scheme {
+            Scheme::Rows => attrs.push(Attribute { name: "axis", value: 0 }),
+            _ => {
+                attrs.push(Attribute { name: "axis", value: axis });
+                attrs.push(Attribute { name: "block_size", value: block as i64 });
+            }
+        }
+        if scale.dtype() == DataType::E8M0 {
+            attrs.push(Attribute { name: "output_dtype", value: 1 });
+        }
+        let zp = want.zero_point.as_ref().map(|z| z.view());
+        let back = qdq::run_node("DequantizeLinear", opset, &[Some(want.y.view()), Some(scale.view()), zp], &attrs, 1)
+            .unwrap_or_else(|e| panic!("{scheme:?} -> {out}: {e}"));
+        let f16_out = back[0].dtype() == DataType::F16;
+        let back: Vec<f32> = if f16_out {
+            back[0].as_slice::<f16>().unwrap().iter().map(|h| h.to_f32()).collect()
+        } else {
+            back[0].as_slice::<f32>().unwrap().to_vec()
+        };
+        // Each value is (q - z) * s, s the block's (per-row: the row's) f32 scale.
+        let scales: Vec<f32> = match scale.dtype() {
+            DataType::F16 => scale.as_slice::<f16>().unwrap().iter().map(|h| h.to_f32()).collect(),
+            DataType::E8M0 => scale.as_slice::<Float8E8M0>().unwrap().iter().map(|e| e.to_f32()).collect(),
+            _ => scale.as_slice::<f32>().unwrap().to_vec(),
+        };
+        for i in 0..v.len() {
+            let k = match scheme {
+                Scheme::Rows => i / 48,
+                _ => (i / 48) * (48usize).div_ceil(block) + (i % 48) / block,
+            };
+            let code = qdq::packing::get(out, want.y.bytes(), i);
+            let q = match qdq::float::FloatFormat::of(out) {
+                Some(f) => f.decode(code) as f32,
+                None => qdq::packing::int_value(out, code) as f32,
+            };
+            let z = want.zero_point.as_ref().map_or(0.0, |zt| qdq::packing::get_int(out, zt.bytes(), k) as f32);
+            let doc = (q - z) * scales[k];
+            let doc = if f16_out { f16::from_f32(doc).to_f32() } else { doc };
+            assert_eq!(back[i].to_bits(), doc.to_bits(), "{scheme:?} -> {out}: element {i} (global {global:?})");
+        }
+    }
+}
