@@ -592,7 +592,19 @@ fn check_x(x: &Values<'_>) -> Result<()> {
     Ok(())
 }
 
-/// Checks a per-row call; returns the number of elements.
+/// Checks a per-row call (`scales` and `zero_points`: the buffers' lengths); returns the
+/// number of elements. Every problem is an error naming the argument.
+///
+/// ```
+/// use qdq_ref::{scaled::{check_rows, Rows}, DataType, PackedMut, Values};
+/// let x = [0f32; 6];
+/// let mut y = [0u8; 6];
+/// let yv = PackedMut::new(DataType::U8, &mut y);
+/// assert_eq!(check_rows(&Values::from(&x), Rows::new(2, 3), &yv, 2, Some(2))?, 6);
+/// let e = check_rows(&Values::from(&x), Rows::new(2, 3), &yv, 2, None).unwrap_err();
+/// assert!(e.message().starts_with("zero_points"));
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn check_rows(
     x: &Values<'_>,
     rows: Rows,
@@ -623,6 +635,19 @@ pub fn check_rows(
 
 /// Checks a blockwise call (`scales`: type and length; `zero_points`: type and byte
 /// length); returns `(elements, scales)`.
+///
+/// ```
+/// use qdq_ref::{scaled::{check_blockwise, BlockMode}, DataType, Layout, PackedMut, Values};
+/// let x = [0f32; 64];
+/// let mut y = [0u8; 32];
+/// let yv = PackedMut::new(DataType::U4, &mut y);
+/// let l = Layout::blocked(&[64], 0, 32)?;
+/// let f32_ = (DataType::F32, 2);
+/// assert_eq!(check_blockwise(&Values::from(&x), l, BlockMode::Asymmetric, &yv, f32_, Some((DataType::U4, 1)))?, (64, 2));
+/// let e = check_blockwise(&Values::from(&x), l, BlockMode::Asymmetric, &yv, (DataType::F32, 3), None).unwrap_err();
+/// assert!(e.message().starts_with("scales"));
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn check_blockwise(
     x: &Values<'_>,
     layout: Layout,
@@ -679,7 +704,18 @@ pub fn check_blockwise(
     Ok((n, k))
 }
 
-/// Checks an MX call; returns `(elements, scales)`.
+/// Checks an MX call (`scales`: the buffer's length); returns `(elements, scales)`.
+///
+/// ```
+/// use qdq_ref::{scaled::check_mx, DataType, Layout, PackedMut, Values};
+/// let x = [0f32; 40];
+/// let mut y = [0u8; 20];
+/// let l = Layout::blocked(&[40], 0, 32)?;
+/// assert_eq!(check_mx(&Values::from(&x), l, &PackedMut::new(DataType::E2M1, &mut y), 2)?, (40, 2));
+/// let e = check_mx(&Values::from(&x), l, &PackedMut::new(DataType::U4, &mut y), 2).unwrap_err();
+/// assert!(e.message().starts_with("y has type"));
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn check_mx(x: &Values<'_>, layout: Layout, y: &PackedMut<'_>, scales: usize) -> Result<(usize, usize)> {
     check_x(x)?;
     let n = x.len();
@@ -699,7 +735,18 @@ pub fn check_mx(x: &Values<'_>, layout: Layout, y: &PackedMut<'_>, scales: usize
     Ok((n, k))
 }
 
-/// Checks an NVFP4 call; returns `(elements, scales)`.
+/// Checks an NVFP4 call (`scales`: the buffer's length); returns `(elements, scales)`.
+///
+/// ```
+/// use qdq_ref::{scaled::check_nvfp4, DataType, Layout, PackedMut, Values};
+/// let x = [0f32; 32];
+/// let mut y = [0u8; 16];
+/// let l = Layout::blocked(&[32], 0, 16)?;
+/// let yv = PackedMut::new(DataType::E2M1, &mut y);
+/// assert_eq!(check_nvfp4(&Values::from(&x), l, 1.0, &yv, 2)?, (32, 2));
+/// assert!(check_nvfp4(&Values::from(&x), l, 0.0, &yv, 2).unwrap_err().message().starts_with("global_scale"));
+/// # Ok::<(), qdq_ref::Error>(())
+/// ```
 pub fn check_nvfp4(
     x: &Values<'_>,
     layout: Layout,
