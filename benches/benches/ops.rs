@@ -8,7 +8,10 @@
 //! cargo bench -p qdq-benches -- --list                         # every benchmark id
 //! ```
 //!
-//! Groups: `quantize`, `dequantize`, `dynamic_quantize`, `train` and `roofline`. An id is
+//! Groups: `quantize`, `dequantize`, `dynamic_quantize`, `train`, `scaled` (the quantizers
+//! that compute their own scales, [`qdq_benches::scaled_matrix`]: per-row, blockwise,
+//! onnxruntime's mode, MX, NVFP4; `scaled/<op>/f32-<to>/<layout>/<mode>/<size>`) and
+//! `roofline`. An id is
 //! `<group>/<from>-<to>/<layout>[/e8m0]/<mode>/<size>` (in `train`,
 //! `train/<op>/<from>-<to>/<layout>/<mode>/<size>`):
 //!
@@ -38,7 +41,7 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput};
-use qdq_benches::{full_matrix, size_name, training_matrix, Case, Mode, Op, Prepared, SIZES, TRAIN_SIZES};
+use qdq_benches::{full_matrix, scaled_matrix, size_name, training_matrix, Case, Mode, Op, Prepared, SIZES, TRAIN_SIZES};
 use qdq_measure::Roofline;
 
 fn mode_id(mode: Mode) -> &'static str {
@@ -98,6 +101,13 @@ fn train(c: &mut Criterion) {
     bench_cases(c, "train", &training_matrix(), &TRAIN_SIZES);
 }
 
+/// The quantizers that compute their own scales: `scaled/<op>/<from>-<to>/...`.
+fn scaled(c: &mut Criterion) {
+    for (case, n) in scaled_matrix() {
+        bench_cases(c, "scaled", &[case], &[n]);
+    }
+}
+
 fn roofline(c: &mut Criterion) {
     let mut pairs: Vec<Case> = Vec::new();
     for case in full_matrix() {
@@ -140,6 +150,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = quantize, dequantize, dynamic_quantize, train, roofline
+    targets = quantize, dequantize, dynamic_quantize, train, scaled, roofline
 }
 criterion_main!(benches);

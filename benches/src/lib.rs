@@ -21,7 +21,10 @@
 #![deny(unsafe_code)]
 
 use qdq::train::{FakeQuantGrads, GradOptions, QuantParams};
-use qdq::{bf16, f16, Config, DataType, Isa, Layout, Packed, PackedMut, Params, QuantizeOptions, Values, ValuesMut};
+use qdq::{
+    bf16, f16, Config, DataType, Float8E4M3Fn, Float8E8M0, Isa, Layout, Packed, PackedMut, Params, QuantizeOptions,
+    Values, ValuesMut,
+};
 
 /// A case's slice-level parameters.
 fn params<'a>(scale: Values<'a>, zero_point: Option<Packed<'a>>, layout: Layout) -> Params<'a> {
@@ -44,6 +47,8 @@ pub const BLOCKED_LAST_AXIS: usize = 1024;
 pub const BLOCKED_MIDDLE_AXIS: usize = 128;
 /// The inner size of the `blocked-middle` layout.
 pub const BLOCKED_MIDDLE_INNER: usize = 32;
+/// The inner (N) extent of [`Shape::BlockedFirst`]: a `[n / 4096, 4096]` weight.
+pub const BLOCKED_FIRST_INNER: usize = 4096;
 
 /// `4Ki`, `64Ki`, `1Mi`, `16Mi`, or the plain number.
 pub fn size_name(n: usize) -> String {
@@ -73,6 +78,17 @@ pub enum Op {
     FakeQuantize,
     /// Fake quantization backward: `dx`, and for integer outputs the LSQ `ds` and `dzp`.
     FakeQuantizeBackward,
+    /// Per-row dynamic quantization (`qdq::scaled::quantize_rows`): rows are the channels
+    /// of [`Shape::PerAxisFirst`].
+    QuantizeRows,
+    /// Blockwise quantization with computed scales, symmetric, f32 scales.
+    QuantizeBlockwise,
+    /// Blockwise quantization in onnxruntime's mode (int4 symmetric / uint4 asymmetric).
+    QuantizeBlockwiseOrt,
+    /// OCP MX quantization (floor exponent) to the case's element type.
+    QuantizeMx,
+    /// NVFP4 quantization (e2m1, e4m3fn block scales, the tensor's global scale).
+    QuantizeNvfp4,
 }
 
 impl Op {
@@ -86,11 +102,20 @@ impl Op {
             Op::QuantizeBackward => "quantize_backward",
             Op::FakeQuantize => "fake_quantize",
             Op::FakeQuantizeBackward => "fake_quantize_backward",
+            Op::QuantizeRows => "quantize_rows",
+            Op::QuantizeBlockwise => "quantize_blockwise",
+            Op::QuantizeBlockwiseOrt => "quantize_blockwise_ort",
+            Op::QuantizeMx => "quantize_mx",
+            Op::QuantizeNvfp4 => "quantize_nvfp4",
         }
     }
 
     /// The training-mode ops.
     pub const TRAINING: [Op; 4] = [Op::QuantizeTrain, Op::QuantizeBackward, Op::FakeQuantize, Op::FakeQuantizeBackward];
+
+    /// The quantizers that compute their own scales.
+    pub const SCALED: [Op; 5] =
+        [Op::QuantizeRows, Op::QuantizeBlockwise, Op::QuantizeBlockwiseOrt, Op::QuantizeMx, Op::QuantizeNvfp4];
 }
 
 /// How the scales map onto x.
@@ -118,6 +143,12 @@ pub enum Shape {
         /// Block size.
         block: usize,
     },
+    /// `x` is `[n / 4096, 4096]`, blocks of `block` along the first axis (a MatMul weight
+    /// `[K, N]` blocked along K, onnxruntime's layout).
+    BlockedFirst {
+        /// Block size.
+        block: usize,
+    },
 }
 
 impl Shape {
@@ -139,6 +170,7 @@ impl Shape {
             Shape::PerAxisFirst { .. } => "per-axis-first",
             Shape::BlockedLast { .. } => "blocked-last",
             Shape::BlockedMiddle { .. } => "blocked-middle",
+            Shape::BlockedFirst { .. } => "blocked-first",
         }
     }
 
@@ -147,7 +179,9 @@ impl Shape {
         match self {
             Shape::PerTensor => self.name().to_string(),
             Shape::PerAxisLast { channels } | Shape::PerAxisFirst { channels } => format!("{}{channels}", self.name()),
-            Shape::BlockedLast { block } | Shape::BlockedMiddle { block } => format!("{}{block}", self.name()),
+            Shape::BlockedLast { block } | Shape::BlockedMiddle { block } | Shape::BlockedFirst { block } => {
+                format!("{}{block}", self.name())
+            }
         }
     }
 
@@ -166,6 +200,9 @@ impl Shape {
                 inner: BLOCKED_MIDDLE_INNER,
                 block,
             },
+            Shape::BlockedFirst { block } => {
+                Layout::Blocked { outer: 1, axis_len: n / BLOCKED_FIRST_INNER, inner: BLOCKED_FIRST_INNER, block }
+            }
         }
     }
 
@@ -175,6 +212,7 @@ impl Shape {
             Shape::PerTensor => 1,
             Shape::PerAxisLast { channels } | Shape::PerAxisFirst { channels } => channels,
             Shape::BlockedLast { block } | Shape::BlockedMiddle { block } => n / block,
+            Shape::BlockedFirst { block } => (n / BLOCKED_FIRST_INNER).div_ceil(block) * BLOCKED_FIRST_INNER,
         }
     }
 }
@@ -263,6 +301,17 @@ impl Case {
         Case { op, from: DataType::F32, to, scale: DataType::F32, shape }
     }
 
+    /// A quantizer that computes its own scales ([`Op::SCALED`]) from f32 to `to`; the
+    /// scale type is what the op writes (f32, e8m0 for MX, e4m3fn for NVFP4).
+    pub fn scaled(op: Op, to: DataType, shape: Shape) -> Case {
+        let scale = match op {
+            Op::QuantizeMx => DataType::E8M0,
+            Op::QuantizeNvfp4 => DataType::E4M3Fn,
+            _ => DataType::F32,
+        };
+        Case { op, from: DataType::F32, to, scale, shape }
+    }
+
     /// DynamicQuantizeLinear (f32 to u8).
     pub fn dynamic_quantize() -> Case {
         Case {
@@ -301,6 +350,8 @@ impl Case {
         match self.op {
             Op::Dequantize => self.to,
             Op::DynamicQuantize => DataType::F32,
+            Op::QuantizeMx => DataType::E8M0,
+            Op::QuantizeNvfp4 => DataType::E4M3Fn,
             _ => self.from,
         }
     }
@@ -321,7 +372,9 @@ impl Case {
             Shape::PerAxisLast { channels } | Shape::PerAxisFirst { channels } => {
                 s.push_str(&format!(",\"channels\":{channels}"))
             }
-            Shape::BlockedLast { block } | Shape::BlockedMiddle { block } => s.push_str(&format!(",\"block\":{block}")),
+            Shape::BlockedLast { block } | Shape::BlockedMiddle { block } | Shape::BlockedFirst { block } => {
+                s.push_str(&format!(",\"block\":{block}"))
+            }
         }
         s
     }
@@ -333,7 +386,9 @@ impl Case {
         match self.shape {
             Shape::PerTensor => {}
             Shape::PerAxisLast { channels } | Shape::PerAxisFirst { channels } => s.push_str(&format!(":{channels}")),
-            Shape::BlockedLast { block } | Shape::BlockedMiddle { block } => s.push_str(&format!(":{block}")),
+            Shape::BlockedLast { block } | Shape::BlockedMiddle { block } | Shape::BlockedFirst { block } => {
+                s.push_str(&format!(":{block}"))
+            }
         }
         s
     }
@@ -356,6 +411,17 @@ impl Case {
             Op::FakeQuantize => (x + scale + zp, wide + mask),
             // x and dy in, dx out (ds and dzp are one float per scale).
             Op::FakeQuantizeBackward => (2 * wide + scale + zp, wide + 8 * k),
+            // x in; y, the scales and (unsigned outputs) the zero points out.
+            _ => {
+                let zp = if self.to.int_range().is_some_and(|r| r.0 == 0) { zp } else { 0 };
+                let k = match (self.op, self.shape) {
+                    (Op::QuantizeRows, Shape::PerAxisFirst { channels }) => channels,
+                    _ => k,
+                };
+                let scale = self.scale.byte_len(k).unwrap_or(0);
+                let zp = if self.op == Op::QuantizeRows { zp.min(k) } else { zp };
+                (x, y + scale + zp)
+            }
         }
     }
 
@@ -399,7 +465,14 @@ impl Case {
             Op::QuantizeBackward | Op::FakeQuantize | Op::FakeQuantizeBackward => {
                 (Input::F32(Aligned::from_slice(&xf)), Output::F32(Aligned::filled(n, 0.0)))
             }
-            Op::Quantize | Op::DynamicQuantize | Op::QuantizeTrain => {
+            Op::Quantize
+            | Op::DynamicQuantize
+            | Op::QuantizeTrain
+            | Op::QuantizeRows
+            | Op::QuantizeBlockwise
+            | Op::QuantizeBlockwiseOrt
+            | Op::QuantizeMx
+            | Op::QuantizeNvfp4 => {
                 let x = match self.from {
                     DataType::F16 => {
                         Input::F16(Aligned::from_slice(&xf.iter().map(|&v| f16::from_f32(v)).collect::<Vec<_>>()))
@@ -426,7 +499,14 @@ impl Case {
             }
         };
         let opts = QuantizeOptions::new(q);
-        Prepared { case: *self, n, layout, x, scale, zero_point, y, opts, train }
+        let scaled = Op::SCALED.contains(&self.op).then(|| ScaledBufs {
+            s32: vec![0.0; k],
+            e8: vec![Float8E8M0(0); k],
+            e4: vec![Float8E4M3Fn(0); k],
+            zp: vec![0; self.to.byte_len(k).unwrap_or(0)],
+            global: qdq::scaled::nvfp4_global_scale(&xf).unwrap_or(1.0),
+        });
+        Prepared { case: *self, n, layout, x, scale, zero_point, y, opts, train, scaled }
     }
 }
 
@@ -484,6 +564,26 @@ pub fn training_matrix() -> Vec<Case> {
     v
 }
 
+/// The scale-computing quantizers (criterion group `scaled`) with their sizes: per-row
+/// symmetric i8 of `[256, 4096]` activations (1 Mi), blockwise int4 of a `[4096, 4096]`
+/// weight with blocks of 32 along K (symmetric, and onnxruntime's mode; 16 Mi), blockwise
+/// int4 along the last axis, MXFP4 / MXFP8 / MXINT8 and NVFP4 (1 Mi).
+pub fn scaled_matrix() -> Vec<(Case, usize)> {
+    use DataType::*;
+    const MI: usize = 1 << 20;
+    vec![
+        (Case::scaled(Op::QuantizeRows, I8, Shape::PerAxisFirst { channels: 256 }), MI),
+        (Case::scaled(Op::QuantizeRows, U8, Shape::PerAxisFirst { channels: 256 }), MI),
+        (Case::scaled(Op::QuantizeBlockwise, I4, Shape::BlockedFirst { block: 32 }), 16 * MI),
+        (Case::scaled(Op::QuantizeBlockwiseOrt, I4, Shape::BlockedFirst { block: 32 }), 16 * MI),
+        (Case::scaled(Op::QuantizeBlockwise, I4, Shape::BlockedLast { block: 32 }), MI),
+        (Case::scaled(Op::QuantizeMx, E2M1, Shape::BlockedLast { block: 32 }), MI),
+        (Case::scaled(Op::QuantizeMx, E4M3Fn, Shape::BlockedLast { block: 32 }), MI),
+        (Case::scaled(Op::QuantizeMx, I8, Shape::BlockedLast { block: 32 }), MI),
+        (Case::scaled(Op::QuantizeNvfp4, E2M1, Shape::BlockedLast { block: 16 }), MI),
+    ]
+}
+
 /// Sizes of the training benches: `1Mi` (L3) and `16Mi` (DRAM).
 pub const TRAIN_SIZES: [usize; 2] = [1 << 20, 16 << 20];
 
@@ -530,6 +630,16 @@ pub struct Prepared {
     y: Output,
     opts: QuantizeOptions,
     train: Option<TrainBufs>,
+    scaled: Option<ScaledBufs>,
+}
+
+/// The outputs of the scale-computing quantizers besides y.
+struct ScaledBufs {
+    s32: Vec<f32>,
+    e8: Vec<Float8E8M0>,
+    e4: Vec<Float8E4M3Fn>,
+    zp: Vec<u8>,
+    global: f32,
 }
 
 /// The extra buffers of the training ops.
@@ -580,6 +690,31 @@ impl Prepared {
                     Output::Bytes(_) => unreachable!("dequantize writes floats"),
                 };
                 qdq::dequantize_with(cfg, xp, &params(self.scale.values(), zp, self.layout), y)
+            }
+            (op, Input::F32(x), Output::Bytes(y)) if Op::SCALED.contains(op) => {
+                use qdq::scaled::{self as sc, BlockMode, Rows, ScaleRounding};
+                let b = self.scaled.as_mut().expect("scaled buffers");
+                let (to, x) = (self.case.to, x.as_slice());
+                let yv = PackedMut::new(to, y.as_mut_slice());
+                let unsigned = to.int_range().is_some_and(|r| r.0 == 0);
+                match op {
+                    Op::QuantizeRows => {
+                        let rows = match self.case.shape {
+                            Shape::PerAxisFirst { channels } => channels,
+                            _ => 1,
+                        };
+                        let zp = (to == DataType::U8).then(|| &mut b.zp[..rows]);
+                        sc::quantize_rows_with(cfg, x, Rows::new(rows, self.n / rows), yv, &mut b.s32[..rows], zp)
+                    }
+                    Op::QuantizeBlockwise | Op::QuantizeBlockwiseOrt => {
+                        let mode =
+                            if *op == Op::QuantizeBlockwise { BlockMode::Symmetric } else { BlockMode::Onnxruntime };
+                        let zp = unsigned.then(|| PackedMut::new(to, &mut b.zp));
+                        sc::quantize_blockwise_with(cfg, x, self.layout, mode, yv, &mut b.s32, zp)
+                    }
+                    Op::QuantizeMx => sc::quantize_mx_with(cfg, x, self.layout, ScaleRounding::Floor, yv, &mut b.e8),
+                    _ => sc::quantize_nvfp4_with(cfg, x, self.layout, b.global, yv, &mut b.e4),
+                }
             }
             (op, Input::F32(x), y) if Op::TRAINING.contains(op) => {
                 let t = self.train.as_mut().expect("training buffers");

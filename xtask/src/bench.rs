@@ -122,6 +122,8 @@ pub fn summary_cases() -> Vec<(Case, usize)> {
     for op in Op::TRAINING {
         v.push((Case::training(op, I8, Shape::PerTensor), MI));
     }
+    // The quantizers that compute their own scales.
+    v.extend(qdq_benches::scaled_matrix());
     v
 }
 
