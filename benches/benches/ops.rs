@@ -41,7 +41,9 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput};
-use qdq_benches::{full_matrix, scaled_matrix, size_name, training_matrix, Case, Mode, Op, Prepared, SIZES, TRAIN_SIZES};
+use qdq_benches::{
+    full_matrix, scaled_matrix, size_name, training_matrix, Case, Mode, Op, Prepared, SIZES, TRAIN_SIZES,
+};
 use qdq_measure::Roofline;
 
 fn mode_id(mode: Mode) -> &'static str {

@@ -7,8 +7,7 @@
 //!              op.splat_run(p, start, stop), by default:
 //!                head:  op.part(p, i, t)          t = min(op.head(i), LANES, stop - i)
 //!                body:  op.steps(p, k, i, n)      n = (stop - i) / (4 LANES) whole steps
-//!                       op.vector(p, k, i)        each whole vector left
-//!                tail:  op.part(p, i, t)          t = stop - i < LANES
+//!                tail:  op.part(p, i, t)          t = min(LANES, stop - i)
 //!   Seq(k0):   op.seq_run(k0, start, stop), by default per vector from i:
 //!                t = op.head(i) if nonzero, else LANES (at most stop - i)
 //!                p = op.seq(k0 + i - start, t)    per-lane scales
@@ -105,11 +104,6 @@ pub(crate) fn splat_run<S: Simd, O: RunOp<S> + ?Sized>(
     if n > 0 {
         op.steps(simd, p, k, i, n);
         i += n * 4 * lanes;
-    }
-    // Whole vectors left over (a block of one to three vectors, a run's end): still aligned.
-    while stop - i >= lanes {
-        op.vector(simd, p, k, i);
-        i += lanes;
     }
     while i < stop {
         let t = lanes.min(stop - i);

@@ -2,7 +2,8 @@
 //! profiles (opt-level 0 for `cargo run`), none of the qdq workspace's tuned settings.
 //!
 //! It runs the differential checks of qdq's own test suite (every op, every output and
-//! input type, every layout, DynamicQuantizeLinear, the training functions; every ISA of
+//! input type, every layout, DynamicQuantizeLinear, the training functions, the
+//! scale-computing quantizers; every ISA of
 //! this CPU, sequential and parallel) against qdq-ref, once on the main thread and once on
 //! a thread spawned with a 2 MiB stack (std's and rayon's default), so a kernel that needs
 //! a large stack frame in an unoptimised build aborts the run. Run it with
@@ -14,7 +15,7 @@ mod common;
 
 type Check = (&'static str, fn());
 
-const CHECKS: [Check; 9] = [
+const CHECKS: [Check; 13] = [
     ("quantize_every_output_type_from_f32", common::differential::quantize_every_output_type_from_f32),
     (
         "quantize_from_f16_bf16_i32_and_other_scale_types",
@@ -30,6 +31,10 @@ const CHECKS: [Check; 9] = [
         "training_matches_reference_every_type_and_layout",
         common::training::training_matches_reference_every_type_and_layout,
     ),
+    ("scaled_rows_match_reference", common::scaled::rows_match_reference),
+    ("scaled_onnxruntime_mode_matches_reference", common::scaled::onnxruntime_mode_matches_reference),
+    ("scaled_mx_matches_reference", common::scaled::mx_matches_reference),
+    ("scaled_nvfp4_matches_reference", common::scaled::nvfp4_matches_reference),
 ];
 
 /// Runs every check; returns (passed, failed).
