@@ -199,11 +199,7 @@ pub fn blockwise_once(
     st: DataType,
     with_zp: bool,
 ) -> Out {
-    let n = match x {
-        X::F32(v) => v.len(),
-        X::F16(v) => v.len(),
-        X::Bf16(v) => v.len(),
-    };
+    let n = x.values().len();
     let k = layout.scale_count(n).unwrap();
     let mut y = vec![0xa5u8; out.byte_len(n).unwrap()];
     let mut z = vec![0x5au8; out.byte_len(k).unwrap()];
@@ -286,11 +282,7 @@ pub fn onnxruntime_mode_matches_reference() {
 }
 
 fn mx_once(cfg: Option<&qdq::Config>, x: &X, layout: Layout, rounding: ScaleRounding, out: DataType) -> Out {
-    let n = match x {
-        X::F32(v) => v.len(),
-        X::F16(v) => v.len(),
-        X::Bf16(v) => v.len(),
-    };
+    let n = x.values().len();
     let k = layout.scale_count(n).unwrap();
     let mut y = vec![0xa5u8; out.byte_len(n).unwrap()];
     let mut s = vec![Float8E8M0(0x5a); k];
@@ -327,11 +319,7 @@ pub fn mx_matches_reference() {
 }
 
 fn nvfp4_once(cfg: Option<&qdq::Config>, x: &X, layout: Layout, g: f32) -> Out {
-    let n = match x {
-        X::F32(v) => v.len(),
-        X::F16(v) => v.len(),
-        X::Bf16(v) => v.len(),
-    };
+    let n = x.values().len();
     let k = layout.scale_count(n).unwrap();
     let mut y = vec![0xa5u8; DataType::E2M1.byte_len(n).unwrap()];
     let mut s = vec![Float8E4M3Fn(0x5a); k];
