@@ -76,9 +76,22 @@ fn abs_bits<S: Simd>(simd: S, v: S::F) -> S::I {
 }
 
 /// The statistics of `len` consecutive elements of type `src` in `x`: `(lo, hi)` (wants
-/// range) or `(amax_nan, amax_nan)`.
+/// range) or `(amax_nan, amax_nan)`. The common case (f32, range) has its own copy of the
+/// loop, so that neither switch is read per vector.
 #[inline(always)]
 fn stats_contig<S: Simd>(simd: S, src: Src, x: &[u8], range: bool) -> (f32, f32) {
+    match (src, range) {
+        (Src::F32, true) => stats_contig_with::<S, true, true>(simd, src, x),
+        (_, true) => stats_contig_with::<S, false, true>(simd, src, x),
+        (_, false) => stats_contig_with::<S, false, false>(simd, src, x),
+    }
+}
+
+/// [`stats_contig`] with compile-time switches (`F32`: the source is f32).
+#[inline(always)]
+fn stats_contig_with<S: Simd, const F32: bool, const RANGE: bool>(simd: S, src: Src, x: &[u8]) -> (f32, f32) {
+    let src = if F32 { Src::F32 } else { src };
+    let range = RANGE;
     let (xs, lanes) = (src.size(), S::LANES);
     let vb = lanes * xs;
     let zero = simd.splat(0.0);
