@@ -414,12 +414,6 @@ impl Case {
             // x in; y, the scales and (unsigned outputs) the zero points out.
             _ => {
                 let zp = if self.to.int_range().is_some_and(|r| r.0 == 0) { zp } else { 0 };
-                let k = match (self.op, self.shape) {
-                    (Op::QuantizeRows, Shape::PerAxisFirst { channels }) => channels,
-                    _ => k,
-                };
-                let scale = self.scale.byte_len(k).unwrap_or(0);
-                let zp = if self.op == Op::QuantizeRows { zp.min(k) } else { zp };
                 (x, y + scale + zp)
             }
         }

@@ -396,8 +396,7 @@ fn floor_log2(a: f32) -> i32 {
 ///
 /// ```
 /// use qdq_ref::{scaled::{mx_scale, ScaleRounding}, DataType};
-/// // amax 5 with e2m1 (max 6, emax 2): floor gives 2^0, ceil 2^0 (5 <= 6), nearest 2^1
-/// // (5 rounds to 6 at e2m1's precision... of 1 mantissa bit: 5 -> 4 (tie to even) -> 2^0).
+/// // e2m1: max 6, emax 2. Floor: floor(log2 amax) - 2.
 /// assert_eq!(mx_scale(5.0, DataType::E2M1, ScaleRounding::Floor), 127);
 /// assert_eq!(mx_scale(7.0, DataType::E2M1, ScaleRounding::Floor), 127); // 7 saturates to 6
 /// assert_eq!(mx_scale(7.0, DataType::E2M1, ScaleRounding::Ceil), 128); // 7 / 2 = 3.5 fits
@@ -777,14 +776,13 @@ pub fn check_nvfp4(
 
 /// The element indices of block `k` of a blocked layout (scale index order).
 fn block_elements(layout: Layout, k: usize) -> impl Iterator<Item = usize> {
-    let (outer, d, inner, b) = match layout {
-        Layout::Blocked { outer, axis_len, inner, block } => (outer, axis_len, inner, block),
-        _ => (0, 0, 1, 1),
+    let (d, inner, b) = match layout {
+        Layout::Blocked { axis_len, inner, block, .. } => (axis_len, inner, block),
+        _ => (0, 1, 1),
     };
     let nb = if b == 0 { 0 } else { d.div_ceil(b) };
     let (i, rest) = (k % inner.max(1), k / inner.max(1));
     let (blk, o) = if nb == 0 { (0, 0) } else { (rest % nb, rest / nb) };
-    let _ = outer;
     let start = blk * b;
     let stop = (start + b).min(d);
     (start..stop).map(move |j| (o * d + j) * inner + i)

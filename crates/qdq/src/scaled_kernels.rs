@@ -427,13 +427,7 @@ impl Kernel for BlockPart<'_> {
     #[inline(always)]
     fn run<S: Simd>(self, simd: S) {
         let BlockPart { rule, geo, g0, g1, x_type, src, x, out, y, scales, mut zero_points } = self;
-        let xs = src.size();
-        let base = geo.start(g0);
-        let n = x.len() / xs;
-        let layout = geo.part_layout(g0, g1);
-        let k_count = (g1 - g0) * geo.inner;
-        let ssz = rule.scale_size();
-        let bits = out.bits() as usize;
+        let (base, n, k_count) = (geo.start(g0), x.len() / src.size(), (g1 - g0) * geo.inner);
         let signed = out.int_range().is_some_and(|q| q.0 < 0);
         if matches!(rule, Rule::Block { mode: BlockMode::Onnxruntime, .. }) && geo.inner > 1 && geo.inner % 2 == 0 {
             // onnxruntime's layout (blocks along K of a [K, N] weight): each strip of up to
@@ -453,56 +447,8 @@ impl Kernel for BlockPart<'_> {
                     signed,
                 );
             }
-            if g1 == geo.block_rows() {
-                packing::zero_padding(out, y, n);
-                if let Some(zp) = zero_points {
-                    packing::zero_padding(out, zp, k_count);
-                }
-            }
-            return;
-        }
-        let tile_rows = (TILE / (geo.b * geo.inner).max(1)).max(1);
-        let (mut g, mut done) = (g0, 0usize);
-        let mut st = [(0.0f32, 0.0f32); 64];
-        while g < g1 {
-            let t1 = (g + tile_rows).min(g1);
-            // Statistics and parameters of the tile's blocks.
-            for gi in g..t1 {
-                let e0 = geo.start(gi) - base;
-                let len = geo.len(gi);
-                let kb = (gi - g0) * geo.inner;
-                let mut c0 = 0;
-                while c0 < geo.inner {
-                    let w = (geo.inner - c0).min(4 * S::LANES).min(64);
-                    let xb = &x[(e0 + c0) * xs..];
-                    if geo.inner == 1 {
-                        st[0] = stats_contig(simd, src, &xb[..len * xs], rule.wants_range());
-                    } else {
-                        stats_strip(simd, src, xb, len, geo.inner * xs, w, rule.wants_range(), &mut st);
-                    }
-                    for (c, &(lo, hi)) in st.iter().enumerate().take(w) {
-                        let k = kb + c0 + c;
-                        let first =
-                            || (0..len).map(|j| read_x(src, x, e0 + j * geo.inner + c0 + c)).find(|v| !v.is_nan());
-                        let (sb, z) = params(rule, lo, hi, out, first);
-                        scales[k * ssz..(k + 1) * ssz].copy_from_slice(&sb[..ssz]);
-                        if let Some(zp) = zero_points.as_deref_mut() {
-                            packing::set_int(out, zp, k, z as i64);
-                        }
-                    }
-                    c0 += w;
-                }
-            }
-            g = t1;
-            // The codes of every element whose blocks are done, up to a packing boundary.
-            let stop = if g == g1 { n } else { (geo.start(g) - base) & !3 };
-            if stop > done {
-                let y_end = if stop == n { y.len() } else { stop * bits / 8 };
-                let yb = &mut y[done * bits / 8..y_end];
-                let zp = zero_points.as_deref().map(|d| Packed { dtype: out, len: k_count, data: d });
-                codes(simd, rule, x_type, x, &*scales, zp, layout, out, signed, done, stop, yb);
-                done = stop;
-            }
+        } else {
+            self::tiles(simd, rule, &geo, g0, g1, x_type, src, x, out, y, scales, zero_points.as_deref_mut());
         }
         if g1 == geo.block_rows() {
             // The last part: the bits past the last element (of y and of packed zero
@@ -511,6 +457,77 @@ impl Kernel for BlockPart<'_> {
             if let Some(zp) = zero_points {
                 packing::zero_padding(out, zp, k_count);
             }
+        }
+    }
+}
+
+/// Block rows `[g0, g1)` of a part (x, y, scales and zero points hold exactly them) in
+/// tiles: statistics and stored parameters of a tile's blocks, then QuantizeLinear's codes
+/// (or onnxruntime's) of every element whose blocks are done.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn tiles<S: Simd>(
+    simd: S,
+    rule: Rule,
+    geo: &Geometry,
+    g0: usize,
+    g1: usize,
+    x_type: DataType,
+    src: Src,
+    x: &[u8],
+    out: DataType,
+    y: &mut [u8],
+    scales: &mut [u8],
+    mut zero_points: Option<&mut [u8]>,
+) {
+    let xs = src.size();
+    let base = geo.start(g0);
+    let n = x.len() / xs;
+    let layout = geo.part_layout(g0, g1);
+    let k_count = (g1 - g0) * geo.inner;
+    let ssz = rule.scale_size();
+    let bits = out.bits() as usize;
+    let signed = out.int_range().is_some_and(|q| q.0 < 0);
+    let tile_rows = (TILE / (geo.b * geo.inner).max(1)).max(1);
+    let (mut g, mut done) = (g0, 0usize);
+    let mut st = [(0.0f32, 0.0f32); 64];
+    while g < g1 {
+        let t1 = (g + tile_rows).min(g1);
+        // Statistics and parameters of the tile's blocks.
+        for gi in g..t1 {
+            let e0 = geo.start(gi) - base;
+            let len = geo.len(gi);
+            let kb = (gi - g0) * geo.inner;
+            let mut c0 = 0;
+            while c0 < geo.inner {
+                let w = (geo.inner - c0).min(4 * S::LANES).min(64);
+                let xb = &x[(e0 + c0) * xs..];
+                if geo.inner == 1 {
+                    st[0] = stats_contig(simd, src, &xb[..len * xs], rule.wants_range());
+                } else {
+                    stats_strip(simd, src, xb, len, geo.inner * xs, w, rule.wants_range(), &mut st);
+                }
+                for (c, &(lo, hi)) in st.iter().enumerate().take(w) {
+                    let k = kb + c0 + c;
+                    let first = || (0..len).map(|j| read_x(src, x, e0 + j * geo.inner + c0 + c)).find(|v| !v.is_nan());
+                    let (sb, z) = params(rule, lo, hi, out, first);
+                    scales[k * ssz..(k + 1) * ssz].copy_from_slice(&sb[..ssz]);
+                    if let Some(zp) = zero_points.as_deref_mut() {
+                        packing::set_int(out, zp, k, z as i64);
+                    }
+                }
+                c0 += w;
+            }
+        }
+        g = t1;
+        // The codes of every element whose blocks are done, up to a packing boundary.
+        let stop = if g == g1 { n } else { (geo.start(g) - base) & !3 };
+        if stop > done {
+            let y_end = if stop == n { y.len() } else { stop * bits / 8 };
+            let yb = &mut y[done * bits / 8..y_end];
+            let zp = zero_points.as_deref().map(|d| Packed { dtype: out, len: k_count, data: d });
+            codes(simd, rule, x_type, x, &*scales, zp, layout, out, signed, done, stop, yb);
+            done = stop;
         }
     }
 }
@@ -567,15 +584,7 @@ fn ort_block_row<S: Simd>(
                     let c = ort_codes(simd, simd.load_f32(&x[4 * ev..4 * (ev + lanes)]), pv, signed);
                     store_codes(simd, 4, c, y, ev);
                 } else {
-                    let mut t = [0u8; 64];
-                    t[..4 * take].copy_from_slice(&x[4 * ev..4 * (ev + take)]);
-                    let c = ort_codes(simd, simd.load_f32(&t), pv, signed);
-                    let mut o = [0u8; 64];
-                    simd.store_i32(c, &mut o);
-                    for l in 0..take {
-                        let v = i32::from_le_bytes([o[4 * l], o[4 * l + 1], o[4 * l + 2], o[4 * l + 3]]);
-                        packing::set(out, y, ev + l, v as u32 & 15);
-                    }
+                    ort_part(simd, x, ev, take, pv, signed, y, ev);
                 }
             }
         }
@@ -698,16 +707,7 @@ impl<S: Simd> RunOp<S> for OrtOp<'_, '_> {
 
     #[inline(always)]
     fn part(&mut self, simd: S, p: &(S::F, S::I), _k: usize, i: usize, take: usize) {
-        let mut t = [0u8; 64];
-        t[..4 * take].copy_from_slice(&self.x[4 * i..4 * (i + take)]);
-        let c = ort_codes(simd, simd.load_f32(&t), p, self.signed);
-        let mut o = [0u8; 64];
-        simd.store_i32(c, &mut o);
-        let dtype = if self.signed { DataType::I4 } else { DataType::U4 };
-        for l in 0..take {
-            let v = i32::from_le_bytes([o[4 * l], o[4 * l + 1], o[4 * l + 2], o[4 * l + 3]]);
-            packing::set(dtype, self.y, i - self.begin + l, v as u32 & 15);
-        }
+        ort_part(simd, self.x, i, take, p, self.signed, self.y, i - self.begin);
     }
 
     #[inline(always)]
@@ -722,6 +722,23 @@ impl<S: Simd> RunOp<S> for OrtOp<'_, '_> {
         for v in 0..4 * n {
             <Self as RunOp<S>>::vector(self, simd, p, k, i + v * S::LANES);
         }
+    }
+}
+
+/// `take` (< LANES, or at any position) elements of the onnxruntime rule from element `i`
+/// of f32 `x` into packed 4-bit y at element `e`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn ort_part<S: Simd>(simd: S, x: &[u8], i: usize, take: usize, p: &(S::F, S::I), signed: bool, y: &mut [u8], e: usize) {
+    let mut t = [0u8; 64];
+    t[..4 * take].copy_from_slice(&x[4 * i..4 * (i + take)]);
+    let c = ort_codes(simd, simd.load_f32(&t), p, signed);
+    let mut o = [0u8; 64];
+    simd.store_i32(c, &mut o);
+    let dtype = if signed { DataType::I4 } else { DataType::U4 };
+    for l in 0..take {
+        let v = i32::from_le_bytes([o[4 * l], o[4 * l + 1], o[4 * l + 2], o[4 * l + 3]]);
+        packing::set(dtype, y, e + l, v as u32 & 15);
     }
 }
 
