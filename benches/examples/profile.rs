@@ -15,7 +15,7 @@
 //! `cargo xtask profile CASE` does that.
 
 use qdq::{Config, Isa};
-use qdq_benches::{full_matrix, training_matrix};
+use qdq_benches::{full_matrix, scaled_matrix, training_matrix};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -24,7 +24,12 @@ fn main() -> ExitCode {
         eprintln!("usage: profile CASE ISA ELEMENTS CALLS   (e.g. quantize/f32-u8/per-tensor avx2 1048576 11)");
         return ExitCode::from(2);
     };
-    let Some(c) = full_matrix().into_iter().chain(training_matrix()).find(|c| c.full_name() == *case) else {
+    let Some(c) = full_matrix()
+        .into_iter()
+        .chain(training_matrix())
+        .chain(scaled_matrix().into_iter().map(|(c, _)| c))
+        .find(|c| c.full_name() == *case)
+    else {
         eprintln!("error: no case named {case:?} (see `cargo bench -p qdq-benches -- --list`)");
         return ExitCode::from(2);
     };

@@ -367,6 +367,7 @@ pub enum ScaleRounding {
 /// assert_eq!(mx_element(DataType::I8), Some((6, 127.0)));
 /// assert_eq!(mx_element(DataType::U8), None);
 /// ```
+#[inline]
 pub fn mx_element(y: DataType) -> Option<(i32, f32)> {
     Some(match y {
         DataType::E4M3Fn => (8, 448.0),
@@ -380,6 +381,7 @@ pub fn mx_element(y: DataType) -> Option<(i32, f32)> {
 }
 
 /// `floor(log2(a))` for a positive finite f32 (subnormals included).
+#[inline]
 fn floor_log2(a: f32) -> i32 {
     let b = a.to_bits();
     let e = (b >> 23) as i32;
@@ -404,6 +406,7 @@ fn floor_log2(a: f32) -> i32 {
 /// assert_eq!(mx_scale(f32::NAN, DataType::E4M3Fn, ScaleRounding::Floor), 0xff);
 /// assert_eq!(mx_scale(f32::INFINITY, DataType::E4M3Fn, ScaleRounding::Floor), 0xff);
 /// ```
+#[inline]
 pub fn mx_scale(amax_nan: f32, y: DataType, rounding: ScaleRounding) -> u8 {
     let Some((emax, max)) = mx_element(y) else {
         return 0xff;

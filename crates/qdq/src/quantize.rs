@@ -269,6 +269,10 @@ pub(crate) struct Lanes<S: Simd> {
     pub raw: S::F,
     pub r: S::F,
     pub fast: bool,
+    /// The scale is a power of two whose reciprocal `r` is exact (also a power of two):
+    /// `x * r` is then the correctly rounded `x / s` for every x (the same real number,
+    /// rounded once), signed zeros, infinities and NaN included.
+    pub pow2: bool,
     /// Integer zero point.
     pub z: S::I,
     /// Integer outputs: `qmin - z` and `qmax - z`.
@@ -358,7 +362,7 @@ impl Spec {
 
 /// One vector: x bytes in, codes out.
 #[inline(always)]
-fn quantize_vec<S: Simd, const MINI: u8>(simd: S, sp: &Spec, xb: &[u8], p: &Lanes<S>) -> S::I {
+pub(crate) fn quantize_vec<S: Simd, const MINI: u8>(simd: S, sp: &Spec, xb: &[u8], p: &Lanes<S>) -> S::I {
     quantize_vec_m::<S, MINI, false>(simd, sp, xb, p).0
 }
 
@@ -384,7 +388,9 @@ pub(crate) fn quantize_vec_m<S: Simd, const MINI: u8, const MASK: bool>(
         // special-value fix-ups. On the fast path the first product is clamped to ±2^30
         // (beyond every integer range) so that the correction stays finite for infinite
         // or huge x; a NaN quotient falls to `lo` in the clamp below.
-        let q = if p.fast && S::HAS_FMA {
+        let q = if p.pow2 {
+            simd.mul(x, p.r)
+        } else if p.fast && S::HAS_FMA {
             let q0 = simd.clamp_abs(simd.mul(x, p.r), simd.splat(LIM));
             let e = simd.fnma(q0, p.divisor, x);
             simd.fma(e, p.r, q0)
@@ -397,7 +403,8 @@ pub(crate) fn quantize_vec_m<S: Simd, const MINI: u8, const MASK: bool>(
         let r = simd.cvt_rne(c);
         return (simd.add_i(r, p.z), if MASK { int_valid(simd, q, r, p) } else { 0 });
     }
-    let q = sp.prec.round(simd, divide(simd, x, p.divisor, p.r, p.fast));
+    let q = if p.pow2 { simd.mul(x, p.r) } else { divide(simd, x, p.divisor, p.r, p.fast) };
+    let q = sp.prec.round(simd, q);
     let mini = match (MINI, sp.enc) {
         (0, _) | (_, Encode::Int { .. }) => None,
         (MINI_RUNTIME, Encode::Mini { fmt, add_zero, .. }) => Some((fmt, add_zero)),
@@ -862,6 +869,7 @@ fn fast_lanes<S: Simd>(simd: S, sc: f32, r: f32, z: i32) -> Lanes<S> {
         raw: zero,
         r: simd.splat(r),
         fast: true,
+        pow2: false,
         z: simd.splat_i(z),
         lo: zero,
         hi: zero,
@@ -887,10 +895,68 @@ pub(crate) fn splat_lanes<S: Simd>(simd: S, job: &Job<'_>, k: usize) -> Lanes<S>
         raw: simd.splat(raw),
         r: simd.splat(r),
         fast,
+        pow2: false,
         z: simd.splat_i(z),
         lo: simd.splat(lo),
         hi: simd.splat(hi),
         zf: simd.splat(job.zf(k)),
+    }
+}
+
+/// The scalar parameters of a scale `s` (f32 division) and integer zero point `z` that a
+/// kernel computed itself (the scaled quantizers), ahead of the vectors that use them.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct BlockScale {
+    s: f32,
+    r: f32,
+    z: i32,
+    fast: bool,
+    pow2: bool,
+}
+
+impl BlockScale {
+    #[inline(always)]
+    pub(crate) fn new(s: f32, z: i32) -> BlockScale {
+        let (b, fast) = (s.to_bits(), fast_scale(s));
+        let e = b >> 23;
+        if b & 0x807f_ffff == 0 && (1..=253).contains(&e) {
+            // A positive normal power of two 2^(e - 127): its reciprocal 2^(127 - e) by its
+            // bits, without a division in the block's dependency chain.
+            return BlockScale { s, r: f32::from_bits((254 - e) << 23), z, fast, pow2: true };
+        }
+        let r = 1.0 / s;
+        BlockScale { s, r, z, fast, pow2: s > 0.0 && is_pow2(s) && is_pow2(r) }
+    }
+
+    /// The broadcast parameters for encoding `enc`.
+    #[inline(always)]
+    pub(crate) fn lanes<S: Simd>(&self, simd: S, enc: Encode) -> Lanes<S> {
+        let (lo, hi) = match enc {
+            Encode::Int { qmin, qmax } => ((qmin - self.z) as f32, (qmax - self.z) as f32),
+            Encode::Mini { .. } => (0.0, 0.0),
+        };
+        Lanes {
+            divisor: simd.splat(self.s),
+            raw: simd.splat(self.s),
+            r: simd.splat(self.r),
+            fast: self.fast,
+            pow2: self.pow2,
+            z: simd.splat_i(self.z),
+            lo: simd.splat(lo),
+            hi: simd.splat(hi),
+            zf: simd.splat(0.0),
+        }
+    }
+}
+
+/// Whether `v` is a finite power of two (normal or subnormal), by its bits.
+#[inline(always)]
+pub(crate) fn is_pow2(v: f32) -> bool {
+    let b = v.to_bits() & 0x7fff_ffff;
+    if b >> 23 == 0 {
+        b.is_power_of_two()
+    } else {
+        b & 0x7f_ffff == 0 && b >> 23 < 255
     }
 }
 
@@ -933,7 +999,7 @@ pub(crate) fn seq_lanes<S: Simd>(simd: S, job: &Job<'_>, k: usize, valid: usize)
         _ => simd.splat(0.0),
     };
     // Per-lane scales use a true division: the reciprocal would cost one anyway.
-    Lanes { divisor: sp, raw: sv, r: sp, fast: false, z, lo, hi, zf }
+    Lanes { divisor: sp, raw: sv, r: sp, fast: false, pow2: false, z, lo, hi, zf }
 }
 
 /// Codes of `LANES` elements from element `i` of packed `bits`-wide data (a full vector,
@@ -1007,6 +1073,34 @@ pub(crate) fn group(t: DataType) -> usize {
         4 => 2,
         2 | 6 => 4,
         _ => 1,
+    }
+}
+
+/// The codes of the `len` elements of `job.x` from element `i`, all with the broadcast
+/// parameters `p`, into `y` from element `i` (on a packing boundary): whole vectors here,
+/// a tail through the shared partial kernel. The per-block body of the scaled quantizers'
+/// fused kernels, which compute `p` themselves.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_block<S: Simd, const MINI: u8>(
+    simd: S,
+    job: &Job<'_>,
+    sp: &Spec,
+    p: &Lanes<S>,
+    i: usize,
+    len: usize,
+    y: &mut [u8],
+) {
+    let (lanes, xs) = (S::LANES, sp.src.size());
+    let whole = len / lanes;
+    for v in 0..whole {
+        let e = i + v * lanes;
+        let c = quantize_vec::<S, MINI>(simd, sp, &job.x[e * xs..(e + lanes) * xs], p);
+        store_codes(simd, sp.bits, c, y, e);
+    }
+    let tail = len - whole * lanes;
+    if tail > 0 {
+        partial::<S, MINI>(simd, job, sp, i + whole * lanes, tail, p, 0, y);
     }
 }
 
@@ -1209,7 +1303,7 @@ impl Kernel for BlockedSat8<'_, '_> {
 }
 
 /// The compile-time format id of a float output (see [`MiniFormat::id`]).
-fn mini_id(job: &Job<'_>) -> u8 {
+pub(crate) fn mini_id(job: &Job<'_>) -> u8 {
     match job.enc {
         Encode::Mini { sat, .. } => MiniFormat::id(job.out, sat),
         Encode::Int { .. } => 0,

@@ -14,8 +14,9 @@
 //! from the very functions of `qdq_ref`, and the codes from the QuantizeLinear kernels the
 //! differential tests pin down, so every ISA and thread count gives the reference's bits.
 
+use crate::codec::MINI_RUNTIME;
 use crate::isa::{self, Kernel};
-use crate::quantize::{self, load_codes, store_codes, Job, ScaleKind, Src};
+use crate::quantize::{self, load_codes, store_codes, BlockScale, Job, ScaleKind, Spec, Src, ANY};
 use crate::segments::Segments;
 use crate::simd::{Simd, LIM};
 use crate::threads::for_parts;
@@ -447,6 +448,20 @@ impl Kernel for BlockPart<'_> {
                     signed,
                 );
             }
+        } else if let Some(job) = contig_job(rule, &geo, x_type, x, out) {
+            // Blocks of consecutive elements, each starting on a byte of y: every block's
+            // statistics, parameters and codes in one visit.
+            let zp = zero_points.as_deref_mut();
+            let f32_src = S::SPECIALIZE && src == Src::F32;
+            match (f32_src, quantize::mini_id(&job)) {
+                (true, 0) => simd.enter(Contig::<0, 0, ANY> { rule, geo, g0, g1, job, y, scales, zero_points: zp }),
+                (true, 2) => simd.enter(Contig::<0, 2, 8> { rule, geo, g0, g1, job, y, scales, zero_points: zp }),
+                (true, 10) => simd.enter(Contig::<0, 10, 4> { rule, geo, g0, g1, job, y, scales, zero_points: zp }),
+                (_, 0) => simd.enter(Contig::<ANY, 0, ANY> { rule, geo, g0, g1, job, y, scales, zero_points: zp }),
+                _ => {
+                    simd.enter(Contig::<ANY, MINI_RUNTIME, ANY> { rule, geo, g0, g1, job, y, scales, zero_points: zp })
+                }
+            }
         } else {
             self::tiles(simd, rule, &geo, g0, g1, x_type, src, x, out, y, scales, zero_points.as_deref_mut());
         }
@@ -460,6 +475,106 @@ impl Kernel for BlockPart<'_> {
         }
     }
 }
+
+/// The QuantizeLinear job of a part whose blocks are runs of consecutive elements (blocks
+/// along the last axis) that each start on a packing boundary of y, with per-tensor
+/// parameters that [`Contig`] replaces block by block; `None` for every other case (the
+/// onnxruntime mode has its own element rule).
+fn contig_job<'a>(rule: Rule, geo: &Geometry, x_type: DataType, x: &'a [u8], out: DataType) -> Option<Job<'a>> {
+    let g = quantize::group(out);
+    let aligned = geo.b.is_multiple_of(g) && (geo.outer == 1 || geo.d.is_multiple_of(g));
+    if geo.inner != 1 || !aligned || matches!(rule, Rule::Block { mode: BlockMode::Onnxruntime, .. }) {
+        return None;
+    }
+    let (scale_type, kind) = match rule {
+        Rule::Block { scale_type, .. } => (scale_type, None),
+        Rule::Mx { .. } => (DataType::E8M0, None),
+        Rule::Nvfp4 { global } => (DataType::E8M0, Some(ScaleKind::E4M3Times(global.to_bits()))),
+    };
+    let mut job = Job::new(x_type, x, scale_type, &[0; 4], None, Layout::PerTensor, out, true, Precision::F32)?;
+    if let Some(k) = kind {
+        job.scale_kind = k;
+    }
+    Some(job)
+}
+
+/// Blocks of consecutive elements (see [`contig_job`]): per block, its statistics (a vector
+/// pass), its stored parameters (`qdq_ref`'s scalar rule), then its codes with those
+/// parameters broadcast (a second pass, from L1), so no block is visited twice from
+/// memory and no tile bookkeeping runs per block. `SRC` and `MINI` as in `quantize`.
+struct Contig<'a, 'y, const SRC: u8, const MINI: u8, const BITS: u8> {
+    rule: Rule,
+    geo: Geometry,
+    g0: usize,
+    g1: usize,
+    job: Job<'a>,
+    y: &'y mut [u8],
+    scales: &'y mut [u8],
+    zero_points: Option<&'y mut [u8]>,
+}
+
+impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for Contig<'_, '_, SRC, MINI, BITS> {
+    type Output = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, simd: S) {
+        let Contig { rule, geo, g0, g1, job, y, scales, mut zero_points } = self;
+        let sp = Spec::resolve::<SRC, 0, BITS>(&job);
+        let (src, x, out) = (sp.src, job.x, job.out);
+        let (xs, ssz, range) = (src.size(), rule.scale_size(), rule.wants_range());
+        // Along the last axis the blocks of a part follow each other: block `b` of a row
+        // (`b < nb`) holds `min(B, d - b B)` elements and the next block starts where it
+        // ends, so no block's position needs a division.
+        let (mut b, mut e) = (g0 % geo.nb, 0usize);
+        let floor_emax = match rule {
+            Rule::Mx { rounding: ScaleRounding::Floor } => r::mx_element(out).map(|m| m.0),
+            _ => None,
+        };
+        let mut g = g0;
+        while g < g1 {
+            // A group of blocks: first every block's statistics and parameters (independent
+            // chains the core overlaps), then their codes.
+            let n = (g1 - g).min(GROUP);
+            let mut bs = [BlockScale::default(); GROUP];
+            let mut at = [(0usize, 0usize); GROUP];
+            for (j, (bsj, atj)) in bs.iter_mut().zip(at.iter_mut()).enumerate().take(n) {
+                let len = if b + 1 == geo.nb { geo.d - b * geo.b } else { geo.b };
+                let (e0, k) = (e, g + j - g0);
+                let (lo, hi) = stats_contig(simd, src, &x[e0 * xs..(e0 + len) * xs], range);
+                let (sb, z) = match (floor_emax, hi.to_bits() >> 23) {
+                    // `mx_scale`'s floor rule for a normal amax, inline: 2^(floor(log2 amax)
+                    // - emax), the exponent clamped to e8m0's range.
+                    (Some(emax), ex @ 1..=254) => {
+                        ([((ex as i32 - 127 - emax).clamp(-127, 127) + 127) as u8, 0, 0, 0], 0)
+                    }
+                    _ => {
+                        let first = || (0..len).map(|j| read_x(src, x, e0 + j)).find(|v| !v.is_nan());
+                        params(rule, lo, hi, out, first)
+                    }
+                };
+                match ssz {
+                    1 => scales[k] = sb[0],
+                    2 => scales[2 * k..2 * k + 2].copy_from_slice(&sb[..2]),
+                    _ => scales[4 * k..4 * k + 4].copy_from_slice(&sb),
+                }
+                if let Some(zp) = zero_points.as_deref_mut() {
+                    packing::set_int(out, zp, k, z as i64);
+                }
+                *bsj = BlockScale::new(scale_value(job.scale_kind, &sb), z);
+                *atj = (e0, len);
+                e += len;
+                b = if b + 1 == geo.nb { 0 } else { b + 1 };
+            }
+            for (bsj, &(e0, len)) in bs.iter().zip(at.iter()).take(n) {
+                let p = bsj.lanes(simd, job.enc);
+                quantize::run_block::<S, MINI>(simd, &job, &sp, &p, e0, len, y);
+            }
+            g += n;
+        }
+    }
+}
+
+/// Blocks per group of [`Contig`].
+const GROUP: usize = 16;
 
 /// Block rows `[g0, g1)` of a part (x, y, scales and zero points hold exactly them) in
 /// tiles: statistics and stored parameters of a tile's blocks, then QuantizeLinear's codes
@@ -602,7 +717,24 @@ fn read_x(src: Src, x: &[u8], i: usize) -> f32 {
     }
 }
 
+/// The value of a stored scale (its bytes from [`params`]): what DequantizeLinear
+/// multiplies by, and so what the codes divide by.
+#[inline(always)]
+fn scale_value(kind: ScaleKind, b: &[u8; 4]) -> f32 {
+    match kind {
+        ScaleKind::F32 => f32::from_le_bytes(*b),
+        // e8m0: 2^(c - 127) (code 0 is the subnormal 2^-127), 0xff NaN.
+        ScaleKind::E8M0 => match b[0] {
+            0 => f32::from_bits(0x0040_0000),
+            0xff => f32::NAN,
+            c => f32::from_bits((c as u32) << 23),
+        },
+        _ => kind.get(b, 0),
+    }
+}
+
 /// A block's stored scale bytes and zero point.
+#[inline]
 fn params(rule: Rule, lo: f32, hi: f32, out: DataType, first: impl FnOnce() -> Option<f32>) -> ([u8; 4], i32) {
     match rule {
         Rule::Block { mode, scale_type } => {
