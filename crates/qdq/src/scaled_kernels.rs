@@ -525,10 +525,7 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for Contig<'_, '_, SR
         // (`b < nb`) holds `min(B, d - b B)` elements and the next block starts where it
         // ends, so no block's position needs a division.
         let (mut b, mut e) = (g0 % geo.nb, 0usize);
-        let floor_emax = match rule {
-            Rule::Mx { rounding: ScaleRounding::Floor } => r::mx_element(out).map(|m| m.0),
-            _ => None,
-        };
+        let fast = FastRule::of(rule, out);
         let mut g = g0;
         while g < g1 {
             // A group of blocks: first every block's statistics and parameters (independent
@@ -540,13 +537,9 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for Contig<'_, '_, SR
                 let len = if b + 1 == geo.nb { geo.d - b * geo.b } else { geo.b };
                 let (e0, k) = (e, g + j - g0);
                 let (lo, hi) = stats_contig(simd, src, &x[e0 * xs..(e0 + len) * xs], range);
-                let (sb, z) = match (floor_emax, hi.to_bits() >> 23) {
-                    // `mx_scale`'s floor rule for a normal amax, inline: 2^(floor(log2 amax)
-                    // - emax), the exponent clamped to e8m0's range.
-                    (Some(emax), ex @ 1..=254) => {
-                        ([((ex as i32 - 127 - emax).clamp(-127, 127) + 127) as u8, 0, 0, 0], 0)
-                    }
-                    _ => {
+                let (sb, z) = match fast.and_then(|f| f.code(hi)) {
+                    Some(c) => ([c, 0, 0, 0], 0),
+                    None => {
                         let first = || (0..len).map(|j| read_x(src, x, e0 + j)).find(|v| !v.is_nan());
                         params(rule, lo, hi, out, first)
                     }
@@ -569,6 +562,58 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for Contig<'_, '_, SR
                 quantize::run_block::<S, MINI>(simd, &job, &sp, &p, e0, len, y);
             }
             g += n;
+        }
+    }
+}
+
+/// Inline twins of `qdq_ref`'s one-byte scale rules for the common cases, so that a block's
+/// parameters cost a few integer operations and no call ([`FastRule::code`] gives `None`
+/// for everything else, which goes to `qdq_ref`; the unit tests compare the two over every
+/// exponent and many mantissas).
+#[derive(Clone, Copy, Debug)]
+enum FastRule {
+    /// [`qdq_ref::scaled::mx_scale`] with [`ScaleRounding::Floor`] and this element `emax`.
+    MxFloor(i32),
+    /// [`qdq_ref::scaled::nvfp4_block_scale`] with this `6 * global_scale`.
+    Nvfp4(f32),
+}
+
+impl FastRule {
+    fn of(rule: Rule, out: DataType) -> Option<FastRule> {
+        match rule {
+            Rule::Mx { rounding: ScaleRounding::Floor } => r::mx_element(out).map(|m| FastRule::MxFloor(m.0)),
+            Rule::Nvfp4 { global } => Some(FastRule::Nvfp4(6.0f32 * global)),
+            _ => None,
+        }
+    }
+
+    /// The scale code of a block with this `amax_nan`, or `None` where the rule's general
+    /// form is needed.
+    #[inline(always)]
+    fn code(self, amax_nan: f32) -> Option<u8> {
+        match self {
+            FastRule::MxFloor(emax) => {
+                // A normal amax: floor(log2 amax) is its exponent; 2^(that - emax), clamped
+                // to e8m0's range.
+                let ex = (amax_nan.to_bits() >> 23) as i32;
+                (1..=254).contains(&ex).then(|| ((ex - 127 - emax).clamp(-127, 127) + 127) as u8)
+            }
+            FastRule::Nvfp4(g6) => {
+                let v = amax_nan / g6;
+                if !(v > 0.0) {
+                    return None; // NaN or zero: the rule's special codes
+                }
+                // e4m3fn with RNE, v clamped to [2^-9, 448] (so never NaN or beyond max).
+                let v = v.clamp(1.0 / 512.0, 448.0);
+                let b = v.to_bits();
+                Some(if v >= 1.0 / 64.0 {
+                    // Normal: round the f32 pattern to 3 mantissa bits, rebias 127 -> 7.
+                    ((b + 0x7_ffff + ((b >> 20) & 1)) >> 20).wrapping_sub(120 << 3) as u8
+                } else {
+                    // Subnormal: multiples of 2^-9 (v * 512 is exact; 8 is the smallest normal).
+                    (v * 512.0).round_ties_even() as u8
+                })
+            }
         }
     }
 }
@@ -729,6 +774,13 @@ fn scale_value(kind: ScaleKind, b: &[u8; 4]) -> f32 {
             0xff => f32::NAN,
             c => f32::from_bits((c as u32) << 23),
         },
+        // e4m3fn codes times the global scale, for the positive non-NaN codes the rule gives:
+        // subnormal m * 2^-9, normal the f32 pattern rebiased 7 -> 127.
+        ScaleKind::E4M3Times(g) if b[0] < 0x7f => {
+            let c = b[0] as u32;
+            let v = if c < 8 { c as f32 / 512.0 } else { f32::from_bits((c + (120 << 3)) << 20) };
+            v * f32::from_bits(g)
+        }
         _ => kind.get(b, 0),
     }
 }
@@ -969,4 +1021,53 @@ pub(crate) fn blocks(
         Some(part)
     });
     for_parts(cfg, count, &mut parts, &|_, part| isa::dispatch(isa, part));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// f32 bit patterns: every exponent with many mantissas, both signs, and the specials.
+    fn patterns() -> impl Iterator<Item = f32> {
+        (0u32..=0xffff_ffff)
+            .step_by(65_537)
+            .chain([0, 1, 0x007f_ffff, 0x0080_0000, 0x7f7f_ffff, 0x7f80_0000, 0x7fc0_0000])
+            .map(f32::from_bits)
+    }
+
+    #[test]
+    fn fast_rules_match_the_reference() {
+        let mut checked = 0;
+        for out in [DataType::E4M3Fn, DataType::E5M2, DataType::E2M3, DataType::E3M2, DataType::E2M1, DataType::I8] {
+            let f = FastRule::of(Rule::Mx { rounding: ScaleRounding::Floor }, out).expect("an MX element type");
+            for a in patterns().map(f32::abs) {
+                if let Some(c) = f.code(a) {
+                    assert_eq!(c, r::mx_scale(a, out, ScaleRounding::Floor), "{out:?} amax {a:e}");
+                    checked += 1;
+                }
+            }
+        }
+        for g in [1.0f32, 0.5, 3.0e-3, 7.1e5, 1.0e-30, f32::from_bits(1)] {
+            let f = FastRule::of(Rule::Nvfp4 { global: g }, DataType::E2M1).expect("NVFP4");
+            for a in patterns().map(f32::abs) {
+                if let Some(c) = f.code(a) {
+                    assert_eq!(c, r::nvfp4_block_scale(a, g), "global {g:e} amax {a:e}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 300_000, "{checked}");
+    }
+
+    #[test]
+    fn scale_values_match_the_decoders() {
+        for c in 0..=255u8 {
+            for kind in
+                [ScaleKind::E8M0, ScaleKind::E4M3Times(0.75f32.to_bits()), ScaleKind::E4M3Times(3.0e-39f32.to_bits())]
+            {
+                let b = [c, 0, 0, 0];
+                assert_eq!(scale_value(kind, &b).to_bits(), kind.get(&b, 0).to_bits(), "{kind:?} code {c:#x}");
+            }
+        }
+    }
 }
