@@ -497,6 +497,37 @@ fn sat8_loop<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, x: &[u8], y: &mut 
     }
 }
 
+/// [`sat8_loop`] over the whole steps of `x` (one row of the per-row quantizer, broadcast
+/// parameters `p` on the fast path), reading as many f32 bytes of `next` (the next row) into
+/// the NaN-skipping minimum and maximum accumulators `lo` / `hi` as it goes: the next row's
+/// loads from memory overlap this row's arithmetic instead of taking a pass of their own.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn sat8_loop_with_range<S: Simd, const SIGNED: bool>(
+    simd: S,
+    sp: &Spec,
+    x: &[u8],
+    y: &mut [u8],
+    p: &Lanes<S>,
+    next: &[u8],
+    lo: &mut [S::F; 4],
+    hi: &mut [S::F; 4],
+) {
+    let lanes = S::LANES;
+    let vb = 4 * lanes;
+    for ((xb, yb), nb) in x.chunks_exact(4 * vb).zip(y.chunks_exact_mut(4 * lanes)).zip(next.chunks_exact(4 * vb)) {
+        for k in 0..4 {
+            // `min(v, acc)` keeps `acc` for a NaN `v` (the Simd contract). Two pairs of
+            // accumulators: four would spill next to the step's own registers on AVX2.
+            let v = simd.load_f32(&nb[k * vb..(k + 1) * vb]);
+            lo[k & 1] = simd.min(v, lo[k & 1]);
+            hi[k & 1] = simd.max(v, hi[k & 1]);
+        }
+        let c = sat8_step(simd, sp, xb, [p, p, p, p]);
+        simd.store_sat8x4(c, [p.z; 4], SIGNED, yb);
+    }
+}
+
 /// Whether [`run_blocked_sat8`] covers a call: blocked along the last axis to an 8-bit
 /// integer type, blocks of two vectors (paired per store) or of a multiple of four, on an
 /// ISA with FMA.

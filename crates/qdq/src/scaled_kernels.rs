@@ -136,18 +136,7 @@ fn stats_contig_with<S: Simd, const F32: bool, const RANGE: bool>(simd: S, src: 
     }
     let mut b = [0u8; 64];
     if range {
-        let l = simd.min(simd.min(lo[0], lo[1]), simd.min(lo[2], lo[3]));
-        let h = simd.max(simd.max(hi[0], hi[1]), simd.max(hi[2], hi[3]));
-        let (mut l0, mut h0) = (0.0f32, 0.0f32);
-        simd.store_f32(l, &mut b);
-        for t in 0..lanes {
-            l0 = l0.min(lanes_f32(&b, t));
-        }
-        simd.store_f32(h, &mut b);
-        for t in 0..lanes {
-            h0 = h0.max(lanes_f32(&b, t));
-        }
-        (l0, h0)
+        reduce_range(simd, &lo, &hi)
     } else {
         let m = max_i(simd, max_i(simd, am[0], am[1]), max_i(simd, am[2], am[3]));
         simd.store_i32(m, &mut b);
@@ -155,6 +144,25 @@ fn stats_contig_with<S: Simd, const F32: bool, const RANGE: bool>(simd: S, src: 
         let a = f32::from_bits(a);
         (a, a)
     }
+}
+
+/// The minimum and maximum over the lanes of four accumulator pairs (which started at 0 and
+/// skipped NaN, so no lane is NaN).
+#[inline(always)]
+fn reduce_range<S: Simd>(simd: S, lo: &[S::F; 4], hi: &[S::F; 4]) -> (f32, f32) {
+    let mut b = [0u8; 64];
+    let l = simd.min(simd.min(lo[0], lo[1]), simd.min(lo[2], lo[3]));
+    let h = simd.max(simd.max(hi[0], hi[1]), simd.max(hi[2], hi[3]));
+    let (mut l0, mut h0) = (0.0f32, 0.0f32);
+    simd.store_f32(l, &mut b);
+    for t in 0..S::LANES {
+        l0 = l0.min(lanes_f32(&b, t));
+    }
+    simd.store_f32(h, &mut b);
+    for t in 0..S::LANES {
+        h0 = h0.max(lanes_f32(&b, t));
+    }
+    (l0, h0)
 }
 
 /// Per-column statistics of a strip: `rows` rows of `w <= 4 * LANES` columns, row `j`
@@ -276,6 +284,9 @@ impl Kernel for RowPart<'_> {
     fn run<S: Simd>(self, simd: S) {
         let RowPart { src, x_type, x, rows, cols, stride, out, y, scales, mut zero_points } = self;
         let xs = src.size();
+        if S::SPECIALIZE && S::HAS_FMA && src == Src::F32 && out.bits() == 8 && out.int_range().is_some() {
+            return rows_sat8(simd, x, rows, cols, stride, out, y, scales, zero_points);
+        }
         for r in 0..rows {
             let xr = &x[r * stride * xs..(r * stride + cols) * xs];
             let (lo, hi) = stats_contig(simd, src, xr, true);
@@ -292,6 +303,75 @@ impl Kernel for RowPart<'_> {
                 quantize::run(simd, &job, 0, cols, &mut y[r * cols..(r + 1) * cols]);
             }
         }
+    }
+}
+
+/// Per-row quantization of f32 rows to an 8-bit integer type: each row's codes on the 8-bit
+/// fast path of QuantizeLinear, with the next row's statistics read in the same loop
+/// ([`quantize::sat8_loop_with_range`]), so a row is read from memory once and then from L1.
+/// Rows whose scale is outside the fast range, and the tails past the whole four-vector
+/// steps, take the general kernels.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn rows_sat8<S: Simd>(
+    simd: S,
+    x: &[u8],
+    rows: usize,
+    cols: usize,
+    stride: usize,
+    out: DataType,
+    y: &mut [u8],
+    scales: &mut [f32],
+    mut zero_points: Option<&mut [u8]>,
+) {
+    let step = 4 * S::LANES;
+    let whole = cols / step * step;
+    let signed = out == DataType::I8;
+    let row = |r: usize| &x[r * stride * 4..(r * stride + cols) * 4];
+    let mut range = stats_contig(simd, Src::F32, row(0), true);
+    for r in 0..rows {
+        let xr = row(r);
+        let (s, z) = r::row_params(range.0, range.1, out);
+        scales[r] = s;
+        let zb = [z as u8];
+        if let Some(zp) = zero_points.as_deref_mut() {
+            zp[r] = zb[0];
+        }
+        let sb = s.to_le_bytes();
+        let zpp = (out == DataType::U8).then_some(Packed { dtype: DataType::U8, len: 1, data: &zb });
+        let Some(job) =
+            Job::new(DataType::F32, xr, DataType::F32, &sb, zpp, Layout::PerTensor, out, true, Precision::F32)
+        else {
+            return;
+        };
+        let yr = &mut y[r * cols..(r + 1) * cols];
+        let p = quantize::BlockScale::new(s, z).lanes(simd, job.enc);
+        if !p.fast || whole == 0 || r + 1 == rows {
+            quantize::run(simd, &job, 0, cols, yr);
+            if r + 1 < rows {
+                range = stats_contig(simd, Src::F32, row(r + 1), true);
+            }
+            continue;
+        }
+        let next = row(r + 1);
+        let zero = simd.splat(0.0);
+        let (mut lo, mut hi) = ([zero; 4], [zero; 4]);
+        let sp = Spec::resolve::<0, 0, 8>(&job);
+        let (xw, yw) = (&xr[..whole * 4], &mut yr[..whole]);
+        match signed {
+            true => {
+                quantize::sat8_loop_with_range::<S, true>(simd, &sp, xw, yw, &p, &next[..whole * 4], &mut lo, &mut hi)
+            }
+            false => {
+                quantize::sat8_loop_with_range::<S, false>(simd, &sp, xw, yw, &p, &next[..whole * 4], &mut lo, &mut hi)
+            }
+        }
+        if whole < cols {
+            quantize::run(simd, &job, whole, cols, &mut yr[whole..]);
+        }
+        let (l0, h0) = reduce_range(simd, &lo, &hi);
+        let (l1, h1) = stats_contig(simd, Src::F32, &next[whole * 4..], true);
+        range = (l0.min(l1), h0.max(h1));
     }
 }
 
