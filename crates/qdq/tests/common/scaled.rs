@@ -43,10 +43,11 @@ impl X {
 
 /// `n` values in one of several patterns that exercise the scale rules: plain random,
 /// mostly zeros (all-zero and single-nonzero blocks), tiny (subnormal amax), specials
-/// mixed in (NaN, ±inf, maxima), huge, and exact format maxima and ties.
+/// mixed in (NaN, ±inf, maxima), huge, exact format maxima and ties, and NaN alone now and
+/// then (no infinity to decide a block on its own).
 pub fn data(rng: &mut Rng, n: usize, pattern: usize) -> Vec<f32> {
     (0..n)
-        .map(|_| match pattern % 6 {
+        .map(|_| match pattern % 7 {
             0 => rng.signed_unit() * 4.0,
             1 => {
                 if rng.below(16) == 0 {
@@ -64,6 +65,15 @@ pub fn data(rng: &mut Rng, n: usize, pattern: usize) -> Vec<f32> {
                 }
             }
             4 => rng.signed_unit() * 3e38,
+            // A NaN now and then and no infinity, so that every statistic must skip NaN
+            // (an infinity would decide the block on its own).
+            6 => {
+                if rng.below(37) == 0 {
+                    f32::NAN
+                } else {
+                    rng.signed_unit() * 8.0
+                }
+            }
             _ => rng.pick(&[448.0, -448.0, 6.0, -6.0, 0.25, 127.0, 57344.0, 28.0, 7.5, 0.75, -3.5, 0.0]),
         })
         .collect()
@@ -113,11 +123,20 @@ pub fn rows_match_reference() {
         cases.push((r, c, c));
     }
     cases.push((300, 700, 701)); // large: parallel parts of rows
+    let n_mixed = cases.len();
+    // f32 rows of several whole vector steps and a tail, in every data pattern: the 8-bit
+    // path that reads the next row's statistics inside the current row's loop.
+    for pattern in 0..7 {
+        for (r, c) in [(5, 200), (4, 256), (3, 517)] {
+            cases.push((r, c, c + pattern));
+        }
+    }
     for (i, &(nr, cols, stride)) in cases.iter().enumerate() {
         let rows = Rows::new(nr, cols).with_stride(stride);
         let len = if nr == 0 { 0 } else { (nr - 1) * stride + cols };
-        let v = data(&mut rng, len, i);
-        let xt = [DataType::F32, DataType::F16, DataType::Bf16][i % 3];
+        let pattern = if i < n_mixed { i } else { (i - n_mixed) / 3 };
+        let v = data(&mut rng, len, pattern);
+        let xt = if i < n_mixed { [DataType::F32, DataType::F16, DataType::Bf16][i % 3] } else { DataType::F32 };
         let x = X::new(xt, &v);
         for out in outs {
             let want = rows_once(None, &x, rows, out);
@@ -132,7 +151,7 @@ pub fn rows_match_reference() {
 /// Every row of a u8 per-row call is DynamicQuantizeLinear of that row alone.
 pub fn rows_u8_is_dynamic_quantize_per_row() {
     let mut rng = Rng::new(302);
-    for pattern in 0..6 {
+    for pattern in 0..7 {
         let (nr, cols) = (9, 77);
         let v = data(&mut rng, nr * cols, pattern);
         let (mut y, mut s, mut z) = (vec![0u8; nr * cols], vec![0f32; nr], vec![0u8; nr]);
