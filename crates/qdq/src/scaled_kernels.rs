@@ -680,7 +680,7 @@ impl FastRule {
             }
             FastRule::Nvfp4(g6) => {
                 let v = amax_nan / g6;
-                if !(v > 0.0) {
+                if v.is_nan() || v == 0.0 {
                     return None; // NaN or zero: the rule's special codes
                 }
                 // e4m3fn with RNE, v clamped to [2^-9, 448] (so never NaN or beyond max).
