@@ -285,7 +285,7 @@ impl Kernel for RowPart<'_> {
         let RowPart { src, x_type, x, rows, cols, stride, out, y, scales, mut zero_points } = self;
         let xs = src.size();
         if S::SPECIALIZE && S::HAS_FMA && src == Src::F32 && out.bits() == 8 && out.int_range().is_some() {
-            return rows_sat8(simd, x, rows, cols, stride, out, y, scales, zero_points);
+            return simd.enter(RowsSat8 { x, rows, cols, stride, out, y, scales, zero_points });
         }
         for r in 0..rows {
             let xr = &x[r * stride * xs..(r * stride + cols) * xs];
@@ -310,7 +310,28 @@ impl Kernel for RowPart<'_> {
 /// fast path of QuantizeLinear, with the next row's statistics read in the same loop
 /// ([`quantize::sat8_loop_with_range`]), so a row is read from memory once and then from L1.
 /// Rows whose scale is outside the fast range, and the tails past the whole four-vector
-/// steps, take the general kernels.
+/// steps, take the general kernels. (A kernel of its own, entered from [`RowPart`]: an
+/// unoptimised build gives each its own frame.)
+struct RowsSat8<'a> {
+    x: &'a [u8],
+    rows: usize,
+    cols: usize,
+    stride: usize,
+    out: DataType,
+    y: &'a mut [u8],
+    scales: &'a mut [f32],
+    zero_points: Option<&'a mut [u8]>,
+}
+
+impl Kernel for RowsSat8<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, simd: S) {
+        let RowsSat8 { x, rows, cols, stride, out, y, scales, zero_points } = self;
+        rows_sat8(simd, x, rows, cols, stride, out, y, scales, zero_points)
+    }
+}
+
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn rows_sat8<S: Simd>(
