@@ -5,7 +5,7 @@
 //! * [`graph`]: a tiny interpreter for the graphs of the quantization node tests.
 //! * [`conformance`]: test discovery, execution and bit-exact comparison.
 //! * [`gen_data`]: regenerates the committed test data with the Python generators.
-//! * [`bench`]: the quick throughput summary (`cargo xtask bench`).
+//! * [`bench`](mod@bench): the quick throughput summary (`cargo xtask bench`).
 //! * [`vs_ort`]: qdq against onnxruntime on the same shapes (`cargo xtask vs-ort`).
 //! * [`profile`]: instructions per element under callgrind (`cargo xtask profile`).
 //! * [`capi_backend`]: the nodes through the C ABI of `crates/qdq-capi` (`--backend capi`).

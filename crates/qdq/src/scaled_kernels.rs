@@ -3,16 +3,22 @@
 //!
 //! ```text
 //! for each part of whole block rows (in parallel; a block row is one block of every column):
-//!   for each tile of block rows (about 4096 elements, so the second read hits L1):
+//!   blocks along the last axis (Contig), per group of 16 blocks:
 //!     stats:  per block, lo / hi (NaN-skipping min / max, 0 included) or max |x| bits (NaN first)
-//!     params: qdq_ref::scaled's scalar rule -> the caller's scale and zero-point buffers
-//!     codes:  QuantizeLinear's kernel over the tile with those stored parameters
-//!             (the onnxruntime mode: its own element rule on the same segment walk)
+//!     params: the scale rule -> the caller's scale and zero-point buffers
+//!     codes:  QuantizeLinear's vector code per block with those parameters broadcast
+//!   other layouts, per tile of block rows (about 4096 elements, so the second read hits L1):
+//!     the same statistics and rule, then QuantizeLinear's kernel over the tile
+//!     (the onnxruntime mode: its own element rule on the same segment walk)
+//! per-row 8-bit: row r's codes on the 8-bit fast path while row r + 1's min / max accumulate
 //! ```
 //!
-//! Statistics are exact (minima and maxima of values or bit patterns), the parameters come
-//! from the very functions of `qdq_ref`, and the codes from the QuantizeLinear kernels the
-//! differential tests pin down, so every ISA and thread count gives the reference's bits.
+//! Statistics are exact (minima and maxima of values or bit patterns). The parameters come
+//! from `qdq_ref`'s functions, or, for the MX floor rule and NVFP4's block scale on ordinary
+//! amax values, from inline twins that the unit tests compare with them ([`FastRule`]).
+//! The codes come from the QuantizeLinear kernels the differential tests pin down (a
+//! power-of-two scale divides by one multiplication with its exact reciprocal: the same
+//! real number, rounded once). So every ISA and thread count gives the reference's bits.
 
 use crate::codec::MINI_RUNTIME;
 use crate::isa::{self, Kernel};
