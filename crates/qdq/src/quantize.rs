@@ -503,15 +503,15 @@ fn sat8_loop<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, x: &[u8], y: &mut 
 /// loads from memory overlap this row's arithmetic instead of taking a pass of their own.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn sat8_loop_with_range<S: Simd, const SIGNED: bool>(
+pub(crate) fn sat8_loop_with_range<S: Simd>(
     simd: S,
     sp: &Spec,
     x: &[u8],
     y: &mut [u8],
     p: &Lanes<S>,
+    signed: bool,
     next: &[u8],
-    lo: &mut [S::F; 4],
-    hi: &mut [S::F; 4],
+    (lo, hi): (&mut [S::F; 4], &mut [S::F; 4]),
 ) {
     let lanes = S::LANES;
     let vb = 4 * lanes;
@@ -524,7 +524,7 @@ pub(crate) fn sat8_loop_with_range<S: Simd, const SIGNED: bool>(
             hi[k & 1] = simd.max(v, hi[k & 1]);
         }
         let c = sat8_step(simd, sp, xb, [p, p, p, p]);
-        simd.store_sat8x4(c, [p.z; 4], SIGNED, yb);
+        simd.store_sat8x4(c, [p.z; 4], signed, yb);
     }
 }
 

@@ -291,25 +291,35 @@ impl Kernel for RowPart<'_> {
         let RowPart { src, x_type, x, rows, cols, stride, out, y, scales, mut zero_points } = self;
         let xs = src.size();
         if S::SPECIALIZE && S::HAS_FMA && src == Src::F32 && out.bits() == 8 && out.int_range().is_some() {
-            return simd.enter(RowsSat8 { x, rows, cols, stride, out, y, scales, zero_points });
+            return simd.enter(RowsSat8(RowPart { src, x_type, x, rows, cols, stride, out, y, scales, zero_points }));
         }
         for r in 0..rows {
             let xr = &x[r * stride * xs..(r * stride + cols) * xs];
             let (lo, hi) = stats_contig(simd, src, xr, true);
-            let (s, z) = r::row_params(lo, hi, out);
-            scales[r] = s;
-            let zb = [z as u8];
-            if let Some(zp) = zero_points.as_deref_mut() {
-                zp[r] = zb[0];
-            }
-            let sb = s.to_le_bytes();
-            let zpp = (out == DataType::U8).then_some(Packed { dtype: DataType::U8, len: 1, data: &zb });
-            let job = Job::new(x_type, xr, DataType::F32, &sb, zpp, Layout::PerTensor, out, true, Precision::F32);
-            if let Some(job) = job {
+            let (s, z) = row_params(r, (lo, hi), out, scales, zero_points.as_deref_mut());
+            let (sb, zb) = (s.to_le_bytes(), [z as u8]);
+            if let Some(job) = row_job(x_type, xr, out, &sb, &zb) {
                 quantize::run(simd, &job, 0, cols, &mut y[r * cols..(r + 1) * cols]);
             }
         }
     }
+}
+
+/// Row `r`'s parameters from its `(lo, hi)`, stored in the caller's buffers.
+fn row_params(r: usize, (lo, hi): (f32, f32), out: DataType, scales: &mut [f32], zp: Option<&mut [u8]>) -> (f32, i32) {
+    let (s, z) = r::row_params(lo, hi, out);
+    scales[r] = s;
+    if let Some(zp) = zp {
+        zp[r] = z as u8;
+    }
+    (s, z)
+}
+
+/// QuantizeLinear of one row `xr` with its stored scale bytes `sb` (and, for u8, zero point
+/// `zb`).
+fn row_job<'a>(x_type: DataType, xr: &'a [u8], out: DataType, sb: &'a [u8; 4], zb: &'a [u8; 1]) -> Option<Job<'a>> {
+    let zpp = (out == DataType::U8).then_some(Packed { dtype: DataType::U8, len: 1, data: zb });
+    Job::new(x_type, xr, DataType::F32, sb, zpp, Layout::PerTensor, out, true, Precision::F32)
 }
 
 /// Per-row quantization of f32 rows to an 8-bit integer type: each row's codes on the 8-bit
@@ -318,87 +328,46 @@ impl Kernel for RowPart<'_> {
 /// Rows whose scale is outside the fast range, and the tails past the whole four-vector
 /// steps, take the general kernels. (A kernel of its own, entered from [`RowPart`]: an
 /// unoptimised build gives each its own frame.)
-struct RowsSat8<'a> {
-    x: &'a [u8],
-    rows: usize,
-    cols: usize,
-    stride: usize,
-    out: DataType,
-    y: &'a mut [u8],
-    scales: &'a mut [f32],
-    zero_points: Option<&'a mut [u8]>,
-}
+struct RowsSat8<'a>(RowPart<'a>);
 
 impl Kernel for RowsSat8<'_> {
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, simd: S) {
-        let RowsSat8 { x, rows, cols, stride, out, y, scales, zero_points } = self;
-        rows_sat8(simd, x, rows, cols, stride, out, y, scales, zero_points)
-    }
-}
-
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn rows_sat8<S: Simd>(
-    simd: S,
-    x: &[u8],
-    rows: usize,
-    cols: usize,
-    stride: usize,
-    out: DataType,
-    y: &mut [u8],
-    scales: &mut [f32],
-    mut zero_points: Option<&mut [u8]>,
-) {
-    let step = 4 * S::LANES;
-    let whole = cols / step * step;
-    let signed = out == DataType::I8;
-    let row = |r: usize| &x[r * stride * 4..(r * stride + cols) * 4];
-    let mut range = stats_contig(simd, Src::F32, row(0), true);
-    for r in 0..rows {
-        let xr = row(r);
-        let (s, z) = r::row_params(range.0, range.1, out);
-        scales[r] = s;
-        let zb = [z as u8];
-        if let Some(zp) = zero_points.as_deref_mut() {
-            zp[r] = zb[0];
-        }
-        let sb = s.to_le_bytes();
-        let zpp = (out == DataType::U8).then_some(Packed { dtype: DataType::U8, len: 1, data: &zb });
-        let Some(job) =
-            Job::new(DataType::F32, xr, DataType::F32, &sb, zpp, Layout::PerTensor, out, true, Precision::F32)
-        else {
-            return;
-        };
-        let yr = &mut y[r * cols..(r + 1) * cols];
-        let p = quantize::BlockScale::new(s, z).lanes(simd, job.enc);
-        if !p.fast || whole == 0 || r + 1 == rows {
-            quantize::run(simd, &job, 0, cols, yr);
-            if r + 1 < rows {
-                range = stats_contig(simd, Src::F32, row(r + 1), true);
+        let RowPart { x, rows, cols, stride, out, y, scales, mut zero_points, .. } = self.0;
+        let step = 4 * S::LANES;
+        let whole = cols / step * step;
+        let signed = out == DataType::I8;
+        let row = |r: usize| &x[r * stride * 4..(r * stride + cols) * 4];
+        let mut range = stats_contig(simd, Src::F32, row(0), true);
+        for r in 0..rows {
+            let xr = row(r);
+            let (s, z) = row_params(r, range, out, scales, zero_points.as_deref_mut());
+            let (sb, zb) = (s.to_le_bytes(), [z as u8]);
+            let Some(job) = row_job(DataType::F32, xr, out, &sb, &zb) else { return };
+            let yr = &mut y[r * cols..(r + 1) * cols];
+            let p = quantize::BlockScale::new(s, z).lanes(simd, job.enc);
+            if !p.fast || whole == 0 || r + 1 == rows {
+                quantize::run(simd, &job, 0, cols, yr);
+                if r + 1 < rows {
+                    range = stats_contig(simd, Src::F32, row(r + 1), true);
+                }
+                continue;
             }
-            continue;
-        }
-        let next = row(r + 1);
-        let zero = simd.splat(0.0);
-        let (mut lo, mut hi) = ([zero; 4], [zero; 4]);
-        let sp = Spec::resolve::<0, 0, 8>(&job);
-        let (xw, yw) = (&xr[..whole * 4], &mut yr[..whole]);
-        match signed {
-            true => {
-                quantize::sat8_loop_with_range::<S, true>(simd, &sp, xw, yw, &p, &next[..whole * 4], &mut lo, &mut hi)
+            let next = row(r + 1);
+            let zero = simd.splat(0.0);
+            let (mut lo, mut hi) = ([zero; 4], [zero; 4]);
+            let sp = Spec::resolve::<0, 0, 8>(&job);
+            let (xw, yw) = (&xr[..whole * 4], &mut yr[..whole]);
+            let acc = (&mut lo, &mut hi);
+            quantize::sat8_loop_with_range(simd, &sp, xw, yw, &p, signed, &next[..whole * 4], acc);
+            if whole < cols {
+                quantize::run(simd, &job, whole, cols, &mut yr[whole..]);
             }
-            false => {
-                quantize::sat8_loop_with_range::<S, false>(simd, &sp, xw, yw, &p, &next[..whole * 4], &mut lo, &mut hi)
-            }
+            let (l0, h0) = reduce_range(simd, &lo, &hi);
+            let (l1, h1) = stats_contig(simd, Src::F32, &next[whole * 4..], true);
+            range = (l0.min(l1), h0.max(h1));
         }
-        if whole < cols {
-            quantize::run(simd, &job, whole, cols, &mut yr[whole..]);
-        }
-        let (l0, h0) = reduce_range(simd, &lo, &hi);
-        let (l1, h1) = stats_contig(simd, Src::F32, &next[whole * 4..], true);
-        range = (l0.min(l1), h0.max(h1));
     }
 }
 
