@@ -362,7 +362,7 @@ impl Spec {
 
 /// One vector: x bytes in, codes out.
 #[inline(always)]
-pub(crate) fn quantize_vec<S: Simd, const MINI: u8>(simd: S, sp: &Spec, xb: &[u8], p: &Lanes<S>) -> S::I {
+fn quantize_vec<S: Simd, const MINI: u8>(simd: S, sp: &Spec, xb: &[u8], p: &Lanes<S>) -> S::I {
     quantize_vec_m::<S, MINI, false>(simd, sp, xb, p).0
 }
 
@@ -982,7 +982,7 @@ impl BlockScale {
 
 /// Whether `v` is a finite power of two (normal or subnormal), by its bits.
 #[inline(always)]
-pub(crate) fn is_pow2(v: f32) -> bool {
+fn is_pow2(v: f32) -> bool {
     let b = v.to_bits() & 0x7fff_ffff;
     if b >> 23 == 0 {
         b.is_power_of_two()
