@@ -262,9 +262,15 @@ pub(crate) fn f32_to_bf16_bits<S: Simd>(simd: S, v: S::F) -> S::I {
     encode_minifloat(simd, v, &MiniFormat::BF16_ROUND)
 }
 
-/// Rounds f32 lanes to the nearest f16 value (as f32).
+/// Rounds f32 lanes to the nearest f16 value (as f32): [`Simd::round_f16`].
 #[inline(always)]
 pub(crate) fn round_f16<S: Simd>(simd: S, v: S::F) -> S::F {
+    simd.round_f16(v)
+}
+
+/// [`Simd::round_f16`] from the narrowing and the float codec's decode.
+#[inline(always)]
+pub(crate) fn round_f16_generic<S: Simd>(simd: S, v: S::F) -> S::F {
     // The narrowing already made every NaN quiet: the plain decode widens it as is.
     decode_minifloat(simd, simd.f32_to_f16_bits(v), &MiniFormat::F16_ROUND)
 }

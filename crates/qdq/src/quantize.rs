@@ -1237,6 +1237,10 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
             _ if S::SPECIALIZE => walk::<S, 0, 0, MINI_RUNTIME, ANY>(simd, job, begin, end, y),
             _ => walk::<S, ANY, ANY, 1, ANY>(simd, job, begin, end, y),
         },
+        // f16 / bf16 activations to 8-bit codes, in their own precision: the rounding to it
+        // (twice per vector) folds to the hardware conversion or the bit-level rounding.
+        (Src::F16, Prec::F16, false, 8) if S::SPECIALIZE => walk::<S, 1, 1, 0, 8>(simd, job, begin, end, y),
+        (Src::Bf16, Prec::Bf16, false, 8) if S::SPECIALIZE => walk::<S, 2, 2, 0, 8>(simd, job, begin, end, y),
         (_, _, false, _) => walk::<S, ANY, ANY, 0, ANY>(simd, job, begin, end, y),
         (_, _, true, _) => walk::<S, ANY, ANY, 1, ANY>(simd, job, begin, end, y),
     }

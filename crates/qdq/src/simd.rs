@@ -7,7 +7,7 @@
 //! the scalar fallback). Rounding conversions are explicit: [`Simd::cvt_rne`] rounds half
 //! to even whatever the ISA's default mode is.
 
-use crate::codec::{f16_bits_to_f32, f32_to_f16_bits_generic};
+use crate::codec::{f16_bits_to_f32, f32_to_f16_bits_generic, round_f16_generic};
 use crate::isa::IsaKernel;
 
 /// Per-ISA primitives over `LANES` f32 / i32 lanes.
@@ -176,6 +176,13 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     #[inline(always)]
     fn f32_to_f16_bits(self, a: Self::F) -> Self::I {
         f32_to_f16_bits_generic(self, a)
+    }
+    /// Rounds to the nearest f16 value (RNE, IEEE overflow to ±inf), widened back to f32; a
+    /// NaN as [`Simd::f32_to_f16_bits`] narrows it, then widened. ISAs with both conversions
+    /// in hardware override this.
+    #[inline(always)]
+    fn round_f16(self, a: Self::F) -> Self::F {
+        round_f16_generic(self, a)
     }
 }
 

@@ -1,10 +1,9 @@
 //! AVX2 + FMA + F16C primitives, 8 lanes.
 //!
-//! Rounding: f32 -> i32 is `vroundps` with an explicit round-to-nearest-even immediate
-//! followed by a truncating conversion of the (now integral) value, so it does not depend
-//! on MXCSR. **i32 -> f32 (`vcvtdq2ps`) does use MXCSR**, which is round-to-nearest-even
-//! unless somebody changed it; Rust code never does, and an engine that does must restore
-//! it around calls into qdq. f32 -> f16 uses `vcvtps2ph` with an RNE immediate.
+//! Rounding: every kernel runs under the default MXCSR (round to nearest even, no DAZ /
+//! FTZ), which `fpenv::scoped` sets around each entry point and parallel chunk. So f32 -> i32
+//! is a plain `vcvtps2dq` (RNE), as the multiplies and FMAs before it round by MXCSR too.
+//! f32 -> f16 uses `vcvtps2ph` with an RNE immediate.
 //!
 //! # Safety
 //!
@@ -45,8 +44,6 @@ pulp::simd_type!({
 /// The AVX2 ISA token.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Avx2(#[allow(dead_code)] pub V3F16c);
-
-const RNE: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 
 impl Avx2 {
     /// 8 codes narrowed to bytes in the low 64 bits (low 8 bits of each lane).
@@ -202,8 +199,9 @@ impl Simd for Avx2 {
     }
     #[inline(always)]
     fn cvt_rne(self, a: __m256) -> __m256i {
-        // Round explicitly, then truncate the integral value: no MXCSR dependence.
-        self.0.avx._mm256_cvttps_epi32(self.0.avx._mm256_round_ps::<RNE>(a))
+        // vcvtps2dq rounds by MXCSR, which every kernel runs with at its default (round to
+        // nearest even; `fpenv::scoped`), as the multiplies and FMAs before it do.
+        self.0.avx._mm256_cvtps_epi32(a)
     }
     #[inline(always)]
     fn cvt_rne_x4(self, a: [__m256; 4]) -> Option<[__m256i; 4]> {
@@ -212,7 +210,7 @@ impl Simd for Avx2 {
         for (ck, v) in c.iter_mut().zip(a) {
             *ck = self.cvt_rne(v);
         }
-        // vcvttps2dq gives the "integer indefinite" i32::MIN for NaN and out-of-range lanes
+        // vcvtps2dq gives the "integer indefinite" i32::MIN for NaN and out-of-range lanes
         // (a legitimate -2^31 then only costs a redo): a min tree and one compare.
         let bad = {
             let m = self
@@ -392,5 +390,11 @@ impl Simd for Avx2 {
         // V3F16c token proves F16C (module docs).
         let h = unsafe { _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(a) };
         self.0.avx2._mm256_cvtepu16_epi32(h)
+    }
+    #[inline(always)]
+    fn round_f16(self, a: __m256) -> __m256 {
+        // SAFETY: F16C's value-only `vcvtps2ph` (RNE immediate) and `vcvtph2ps` (exact);
+        // the V3F16c token proves F16C (module docs).
+        unsafe { _mm256_cvtph_ps(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(a)) }
     }
 }

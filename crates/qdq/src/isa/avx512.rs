@@ -411,4 +411,8 @@ impl Simd for Avx512 {
     fn f32_to_f16_bits(self, a: __m512) -> __m512i {
         v!(_mm512_cvtepu16_epi32(_mm512_cvtps_ph::<RNE>(a)))
     }
+    #[inline(always)]
+    fn round_f16(self, a: __m512) -> __m512 {
+        v!(_mm512_cvtph_ps(_mm512_cvtps_ph::<RNE>(a)))
+    }
 }
