@@ -316,7 +316,8 @@ typedef struct qdq_config {
    */
   const struct qdq_thread_pool *pool;
   /**
-   * Calls of fewer elements stay on the calling thread; 0 means the default (65536).
+   * Calls of fewer elements stay on the calling thread; 0 means the default (2 Mi = 2097152;
+   * counted in elements of the cheapest kernels, see the Rust `Config::parallel_threshold`).
    */
   size_t parallel_threshold;
 } qdq_config;

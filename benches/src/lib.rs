@@ -770,7 +770,8 @@ impl Prepared {
 pub enum Mode {
     /// The ISA forced, on the calling thread.
     Single(Isa),
-    /// `Config::default()`: the best ISA, rayon (all pool threads) above 64 Ki elements.
+    /// `Config::default()`: the best ISA, rayon (all pool threads) above the parallel
+    /// threshold.
     Default,
 }
 
@@ -804,13 +805,32 @@ impl Mode {
         }
     }
 
-    /// Threads a call on `n` elements uses (the rayon pool size in the default mode at or
-    /// above its parallel threshold, else 1).
-    pub fn threads(self, n: usize) -> usize {
+    /// Threads a call of `prepared` uses: the rayon pool's size where the default mode runs
+    /// it in parallel, else 1. Found by running it once in this mode on a pool that only
+    /// records whether it was asked to run parts (and runs them on the calling thread).
+    pub fn threads(self, prepared: &mut Prepared) -> usize {
+        struct Probe(std::sync::atomic::AtomicBool);
+        impl qdq::ThreadPool for Probe {
+            fn threads(&self) -> usize {
+                rayon::current_num_threads()
+            }
+            fn parallel_for(&self, tasks: usize, task: &(dyn Fn(usize) + Sync)) {
+                self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+                (0..tasks).for_each(task)
+            }
+        }
         match self {
             Mode::Single(_) => 1,
-            Mode::Default if n >= Config::default().parallel_threshold => rayon::current_num_threads(),
-            Mode::Default => 1,
+            Mode::Default => {
+                let probe = Probe(std::sync::atomic::AtomicBool::new(false));
+                let parallel = prepared.run(&self.config().with_pool(&probe)).is_ok()
+                    && probe.0.load(std::sync::atomic::Ordering::Relaxed);
+                if parallel {
+                    rayon::current_num_threads()
+                } else {
+                    1
+                }
+            }
         }
     }
 

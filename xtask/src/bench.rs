@@ -143,8 +143,8 @@ pub const SLICE_S: f64 = 0.002;
 pub fn measure(case: &Case, n: usize, mode: Mode, quick: bool) -> Row {
     let (reps, batch_s) = if quick { (SLICES_QUICK, SLICE_S) } else { (SLICES, SLICE_S) };
     let cfg = mode.config();
-    let threads = mode.threads(n);
     let mut prepared = case.prepare(n);
+    let threads = mode.threads(&mut prepared);
     let mut roof = Roofline::new(case.io_bytes(n).0, case.io_bytes(n).1);
     roof.calibrate(threads);
     let mut call = || {

@@ -84,7 +84,16 @@ pub struct Config<'p> {
     /// without one on rayon's global pool (cargo feature `rayon`, on by default; without
     /// it, on the calling thread). `false`: always the calling thread.
     pub parallel: bool,
-    /// Below this many elements a call stays on the calling thread.
+    /// Below this many elements a call stays on the calling thread. The count is in elements
+    /// of the cheapest kernels (8-bit per-tensor quantize and dequantize); a kernel that
+    /// costs `w` times as much per element (float encoders, f16 / bf16 input, e8m0-scaled
+    /// dequantize, training, computed scales: `w` from 2 to 8) goes parallel from
+    /// `parallel_threshold / w` elements.
+    ///
+    /// The default, [`Config::DEFAULT_PARALLEL_THRESHOLD`] (2 Mi), is set so that the
+    /// parallel mode is never slower than one thread where waking a pool thread is slow
+    /// (about 15 µs on a 2-vCPU virtual machine, as long as the cheapest kernels take for
+    /// 200 Ki elements); hosts and pools that wake threads faster may lower it.
     pub parallel_threshold: usize,
     /// The engine's thread pool; `None` for rayon's global pool (see [`Config::parallel`]).
     pub pool: Option<&'p dyn ThreadPool>,
@@ -103,7 +112,7 @@ impl fmt::Debug for Config<'_> {
 
 impl Default for Config<'_> {
     fn default() -> Self {
-        Config { isa: None, parallel: true, parallel_threshold: 64 * 1024, pool: None }
+        Config { isa: None, parallel: true, parallel_threshold: Config::DEFAULT_PARALLEL_THRESHOLD, pool: None }
     }
 }
 
@@ -118,10 +127,33 @@ pub(crate) enum Exec<'p> {
     Pool(&'p dyn ThreadPool),
 }
 
+/// What a kernel costs per element relative to the cheapest ones (8-bit per-tensor quantize
+/// and dequantize), rounded down so that a call never goes parallel too early: its element
+/// count times this is compared with [`Config::parallel_threshold`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cost {
+    /// 8- and 16-bit integer codecs, sub-byte packing, min / max passes.
+    Cheap = 1,
+    /// float8 / float6 / float4 codecs, f16 / bf16 data, per-row scales, training kernels.
+    Double = 2,
+    /// Dequantize with e8m0 or other per-block decoded scales.
+    Quad = 4,
+    /// Quantizers that compute a scale per block (blockwise, MX, NVFP4).
+    Blocks = 8,
+}
+
 /// Most parts a call is cut into (a bound on the stack a parallel reduction needs).
 pub(crate) const MAX_PARTS: usize = 64;
 
 impl<'p> Config<'p> {
+    /// The default [`Config::parallel_threshold`]: 2 Mi elements (of the cheapest kernels).
+    ///
+    /// ```
+    /// assert_eq!(qdq::Config::default().parallel_threshold, qdq::Config::DEFAULT_PARALLEL_THRESHOLD);
+    /// assert_eq!(qdq::Config::DEFAULT_PARALLEL_THRESHOLD, 2 << 20);
+    /// ```
+    pub const DEFAULT_PARALLEL_THRESHOLD: usize = 2 << 20;
+
     /// Single-threaded, best ISA: every call stays on the calling thread.
     ///
     /// ```
@@ -208,9 +240,9 @@ impl<'p> Config<'p> {
     /// Elements per parallel part for `n` elements (a multiple of 64, so parts start on a
     /// byte boundary for every packed type; at most [`MAX_PARTS`] parts), or `None` to run
     /// on the calling thread.
-    pub(crate) fn chunk(&self, n: usize) -> Option<usize> {
+    pub(crate) fn chunk(&self, n: usize, cost: Cost) -> Option<usize> {
         // Check the cheap conditions first: a sequential call must not even start rayon's pool.
-        if !self.parallel || n < self.parallel_threshold || n == 0 {
+        if !self.parallel || n.saturating_mul(cost as usize) < self.parallel_threshold || n == 0 {
             return None;
         }
         let threads = self.threads();

@@ -6,7 +6,7 @@
 //! zero point come from the very same `qdq_ref` function. Min/max are exact and
 //! order-independent, so the parallel reduction cannot change the result.
 
-use crate::config::MAX_PARTS;
+use crate::config::{Cost, MAX_PARTS};
 use crate::isa::{self, Kernel};
 use crate::quantize::Job;
 use crate::simd::Simd;
@@ -68,7 +68,7 @@ impl Kernel for Range<'_> {
 pub(crate) fn run(cfg: &Config<'_>, x: &[u8], y: &mut [u8]) -> Result<(f32, u8)> {
     let isa = cfg.resolve_isa()?;
     let n = y.len();
-    let (lo, hi) = match cfg.chunk(n) {
+    let (lo, hi) = match cfg.chunk(n, Cost::Cheap) {
         None => isa::dispatch(isa, Range(x)),
         Some(per) => {
             // Each part's range into its own slot, folded in part order (min / max are

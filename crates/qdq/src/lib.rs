@@ -140,6 +140,7 @@ pub use qdq_ref::{
 };
 pub use tensor::{dequantize_linear, dynamic_quantize_linear, quantize_linear, run_node, run_node_with, Fast};
 
+use config::Cost;
 use std::ops::Range;
 
 /// Byte offset of element `e` in a tensor of type `t` (`e` a multiple of 4, or any `e` for
@@ -196,7 +197,9 @@ pub(crate) fn quantize_core(cfg: &Config, plan: &QuantizePlan<'_>, range: Range<
 
 /// Runs a resolved quantize job over the elements `range` (`y` holds their bytes).
 fn quantize_job(cfg: &Config, isa: Isa, job: &quantize::Job<'_>, range: Range<usize>, y: &mut [u8]) {
-    threads::drive_one(cfg, range, y, job.out.bits(), &|b, e, y| {
+    let cheap = job.src == quantize::Src::F32 && matches!(job.enc, quantize::Encode::Int { .. });
+    let cost = if cheap { Cost::Cheap } else { Cost::Double };
+    threads::drive_one(cfg, cost, range, y, job.out.bits(), &|b, e, y| {
         isa::dispatch(isa, RangeKernel { job, begin: b, end: e, y })
     });
 }
@@ -359,6 +362,19 @@ fn check_range(out: DataType, n: usize, range: &Range<usize>, y_len: usize) -> R
     Ok(())
 }
 
+/// The parallel cost class of a dequantize job: float codes and f16 / bf16 outputs decode
+/// and round more per element, and e8m0 (MX) or NVFP4 scales are decoded per block.
+fn dequantize_cost(job: &dequantize::Job<'_>) -> Cost {
+    use quantize::ScaleKind;
+    if matches!(job.scale_kind, ScaleKind::E8M0 | ScaleKind::E4M3Times(_)) {
+        Cost::Quad
+    } else if job.mini.is_some() || !matches!(job.out, dequantize::Out::F32) {
+        Cost::Double
+    } else {
+        Cost::Cheap
+    }
+}
+
 /// The core of every dequantize entry point: elements `range` of a validated call into `y`
 /// (the bytes of that range).
 /// Callers run it under `isa::fpenv::scoped` (the public entry points and [`Fast`]).
@@ -371,7 +387,7 @@ pub(crate) fn dequantize_core(
     let isa = cfg.resolve_isa()?;
     let (scale, out) = (&plan.scale, plan.output);
     match dequantize::Job::new(plan.x, scale.dtype, scale.data, plan.zero_point, plan.layout, out) {
-        Some(job) => threads::drive_one(cfg, range, y, out.bits(), &|b, e, y| {
+        Some(job) => threads::drive_one(cfg, dequantize_cost(&job), range, y, out.bits(), &|b, e, y| {
             isa::dispatch(isa, RangeKernel { job: &job, begin: b, end: e, y })
         }),
         None => fallback::dequantize(plan, range, y),

@@ -21,6 +21,7 @@
 //! real number, rounded once). So every ISA and thread count gives the reference's bits.
 
 use crate::codec::MINI_RUNTIME;
+use crate::config::Cost;
 use crate::isa::{self, Kernel};
 use crate::quantize::{self, load_codes, store_codes, BlockScale, Job, ScaleKind, Spec, Src, ANY};
 use crate::segments::Segments;
@@ -251,7 +252,7 @@ impl Kernel for AbsMax<'_> {
 pub(crate) fn abs_max(cfg: &Config<'_>, isa: isa::Isa, src: Src, x: &[u8]) -> f32 {
     let xs = src.size();
     let n = x.len() / xs;
-    match cfg.chunk(n) {
+    match cfg.chunk(n, Cost::Cheap) {
         None => isa::dispatch(isa, AbsMax { src, x }),
         Some(per) => {
             let best = std::sync::atomic::AtomicU32::new(0);
@@ -395,7 +396,7 @@ pub(crate) fn rows(
         }
         return;
     }
-    let per_rows = match cfg.chunk(n_rows * cols) {
+    let per_rows = match cfg.chunk(n_rows * cols, Cost::Double) {
         None => n_rows,
         Some(per) => per.div_ceil(cols).max(1),
     };
@@ -1051,7 +1052,7 @@ pub(crate) fn blocks(
     // Part boundaries: every 4 block rows (uniform) or 4 outer indices, so that y and packed
     // zero points split on byte boundaries.
     let step = if geo.uniform() { 4 } else { 4 * geo.nb };
-    let per_rows = match cfg.chunk(n) {
+    let per_rows = match cfg.chunk(n, Cost::Blocks) {
         None => total,
         Some(per) => (per / (geo.b * geo.inner).max(1)).max(1).next_multiple_of(step),
     };

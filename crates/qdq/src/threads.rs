@@ -7,7 +7,7 @@
 //! splits the output buffers as it goes. Threads never share a byte, and the cut never
 //! changes a result.
 
-use crate::config::Exec;
+use crate::config::{Cost, Exec};
 use crate::isa::fpenv::scoped;
 use crate::Config;
 use std::ops::Range;
@@ -57,11 +57,33 @@ pub(crate) fn for_parts<P: Send>(
     match exec {
         Exec::Caller => {}
         #[cfg(feature = "rayon")]
-        Exec::Rayon => rayon_for(0, count, &task),
+        Exec::Rayon => {
+            // The calling thread claims parts too, while `threads - 1` helpers queued on
+            // rayon's pool join in as they wake: a late helper finds nothing left.
+            let helpers = rayon::current_num_threads().min(count) - 1;
+            rayon::in_place_scope(|s| {
+                for _ in 0..helpers {
+                    s.spawn(|_| while claim_and_run(&queue, f) {});
+                }
+                while claim_and_run(&queue, f) {}
+            });
+        }
         Exec::Pool(pool) => pool.parallel_for(count, &task),
     }
     for (k, p) in queue.into_inner().unwrap_or_else(PoisonError::into_inner) {
         scoped(|| f(k, p));
+    }
+}
+
+/// Claims the next part of `queue` and runs it; `false` when none was left.
+fn claim_and_run<P: Send, I: Iterator<Item = (usize, P)>>(queue: &Mutex<I>, f: &(dyn Fn(usize, P) + Sync)) -> bool {
+    let next = queue.lock().unwrap_or_else(PoisonError::into_inner).next();
+    match next {
+        Some((k, p)) => {
+            scoped(|| f(k, p));
+            true
+        }
+        None => false,
     }
 }
 
@@ -80,14 +102,15 @@ pub(crate) fn rayon_for(lo: usize, hi: usize, task: &(dyn Fn(usize) + Sync)) {
 }
 
 /// Runs `f(begin, end, outs)` over `range` (`outs` hold the bytes of that range) in parts
-/// of `cfg.chunk(range.len())` elements, or in one call.
+/// of `cfg.chunk(range.len(), cost)` elements, or in one call.
 pub(crate) fn drive(
     cfg: &Config<'_>,
+    cost: Cost,
     range: Range<usize>,
     outs: Outs<'_>,
     f: &(dyn Fn(usize, usize, Outs<'_>) + Sync),
 ) {
-    match cfg.chunk(range.len()) {
+    match cfg.chunk(range.len(), cost) {
         None => f(range.start, range.end, outs),
         Some(per) => split(cfg, per, range.start, range.end, outs, f),
     }
@@ -96,12 +119,13 @@ pub(crate) fn drive(
 /// [`drive`] with one output of `bits` bits per element.
 pub(crate) fn drive_one(
     cfg: &Config<'_>,
+    cost: Cost,
     range: Range<usize>,
     y: &mut [u8],
     bits: u32,
     f: &(dyn Fn(usize, usize, &mut [u8]) + Sync),
 ) {
-    drive(cfg, range, [Some((y, bits)), None], &|b, e, [y, _]| {
+    drive(cfg, cost, range, [Some((y, bits)), None], &|b, e, [y, _]| {
         if let Some((y, _)) = y {
             f(b, e, y)
         }

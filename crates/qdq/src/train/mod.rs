@@ -19,6 +19,7 @@
 mod kernels;
 
 use crate::codec::MiniFormat;
+use crate::config::Cost;
 use crate::dequantize::Out;
 use crate::isa::{self, Isa, Kernel};
 use crate::quantize::{Job, Src};
@@ -166,7 +167,7 @@ pub fn quantize_train_with(
         };
         let out = p.opts.output;
         let n = x.len();
-        drive(cfg, 0..n, [Some((y, out.bits())), Some((mask, 1))], &|b, e, [y, m]| {
+        drive(cfg, Cost::Double, 0..n, [Some((y, out.bits())), Some((mask, 1))], &|b, e, [y, m]| {
             let (Some((y, _)), m) = (y, m) else { return };
             let mask = m.map(|(m, _)| m);
             isa::dispatch(isa, ForwardKernel { job: &job, product: Product::Codes, begin: b, end: e, y, mask });
@@ -229,7 +230,7 @@ pub fn fake_quantize_with(
         let n = x.len();
         let product = Product::Dequantized(out);
         let outs = [Some((y.bytes_mut(), bits_of(out))), mask.map(|m| (m, 1))];
-        drive(cfg, 0..n, outs, &|b, e, [y, m]| {
+        drive(cfg, Cost::Double, 0..n, outs, &|b, e, [y, m]| {
             let (Some((y, _)), m) = (y, m) else { return };
             let mask = m.map(|(m, _)| m);
             isa::dispatch(isa, ForwardKernel { job: &job, product, begin: b, end: e, y, mask });
@@ -247,7 +248,7 @@ fn src_of(v: &Values<'_>) -> Src {
 }
 
 fn run_elementwise(cfg: &Config, isa: Isa, b: &Backward<'_>, n: usize, dx: &mut [u8]) {
-    drive(cfg, 0..n, [Some((dx, bits_of(b.out))), None], &|lo, hi, [dx, _]| {
+    drive(cfg, Cost::Double, 0..n, [Some((dx, bits_of(b.out))), None], &|lo, hi, [dx, _]| {
         if let Some((dx, _)) = dx {
             isa::dispatch(isa, ElementwiseKernel { b, begin: lo, end: hi, dx });
         }
@@ -523,7 +524,7 @@ impl<O: GradOp> Reduce<'_, O> {
         }
         let (n, scales) = (self.n, self.scales);
         let want_sums = sums.iter().any(Option::is_some);
-        let per = match self.cfg.chunk(n) {
+        let per = match self.cfg.chunk(n, Cost::Double) {
             Some(per) => per,
             None => return self.walk(Walk { begin: 0, end: n, groups: 0..scales, dx, sums }),
         };
