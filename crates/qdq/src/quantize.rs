@@ -363,8 +363,14 @@ impl Spec {
 /// One vector: x bytes in, codes out.
 #[inline(always)]
 fn quantize_vec<S: Simd, const MINI: u8>(simd: S, sp: &Spec, xb: &[u8], p: &Lanes<S>) -> S::I {
-    quantize_vec_m::<S, MINI, false>(simd, sp, xb, p).0
+    quantize_vec_d::<S, MINI, false, DIV_RUNTIME>(simd, sp, xb, p).0
 }
+
+/// How a kernel divides, when it knows before its loop: [`DIV_RUNTIME`] reads `Lanes::pow2`
+/// and `Lanes::fast` per vector; [`DIV_FAST`] is Markstein's division (a fast scale, FMA).
+pub(crate) const DIV_RUNTIME: u8 = 0;
+/// See [`DIV_RUNTIME`].
+pub(crate) const DIV_FAST: u8 = 1;
 
 /// [`quantize_vec`], and with `MASK` the training-mode mask: bit `l` set when lane `l` was
 /// representable (`qdq_ref::quantize::representable`). Integer outputs: the quotient is
@@ -379,6 +385,18 @@ pub(crate) fn quantize_vec_m<S: Simd, const MINI: u8, const MASK: bool>(
     xb: &[u8],
     p: &Lanes<S>,
 ) -> (S::I, u32) {
+    quantize_vec_d::<S, MINI, MASK, DIV_RUNTIME>(simd, sp, xb, p)
+}
+
+/// [`quantize_vec_m`] with the division method `DIV` ([`DIV_RUNTIME`], [`DIV_FAST`]).
+#[inline(always)]
+pub(crate) fn quantize_vec_d<S: Simd, const MINI: u8, const MASK: bool, const DIV: u8>(
+    simd: S,
+    sp: &Spec,
+    xb: &[u8],
+    p: &Lanes<S>,
+) -> (S::I, u32) {
+    let (pow2, fast) = if DIV == DIV_FAST { (false, true) } else { (p.pow2, p.fast) };
     let mut x = sp.src.load(simd, xb);
     if !sp.src_exact {
         x = sp.prec.round(simd, x);
@@ -388,9 +406,9 @@ pub(crate) fn quantize_vec_m<S: Simd, const MINI: u8, const MASK: bool>(
         // special-value fix-ups. On the fast path the first product is clamped to ±2^30
         // (beyond every integer range) so that the correction stays finite for infinite
         // or huge x; a NaN quotient falls to `lo` in the clamp below.
-        let q = if p.pow2 {
+        let q = if pow2 {
             simd.mul(x, p.r)
-        } else if p.fast && S::HAS_FMA {
+        } else if fast && S::HAS_FMA {
             let q0 = simd.clamp_abs(simd.mul(x, p.r), simd.splat(LIM));
             let e = simd.fnma(q0, p.divisor, x);
             simd.fma(e, p.r, q0)
@@ -403,13 +421,14 @@ pub(crate) fn quantize_vec_m<S: Simd, const MINI: u8, const MASK: bool>(
         let r = simd.cvt_rne(c);
         return (simd.add_i(r, p.z), if MASK { int_valid(simd, q, r, p) } else { 0 });
     }
-    let q = if p.pow2 { simd.mul(x, p.r) } else { divide(simd, x, p.divisor, p.r, p.fast) };
+    let q = if pow2 { simd.mul(x, p.r) } else { divide(simd, x, p.divisor, p.r, fast) };
     let q = sp.prec.round(simd, q);
     let mini = match (MINI, sp.enc) {
         (0, _) | (_, Encode::Int { .. }) => None,
         (MINI_RUNTIME, Encode::Mini { fmt, add_zero, .. }) => Some((fmt, add_zero)),
-        // A compile-time format: its constants fold into the code.
-        (id, Encode::Mini { add_zero, .. }) => Some((MiniFormat::of_id(id), add_zero)),
+        // A compile-time format: its constants fold into the code (and only float4 / float6
+        // add a zero point: ids 10 and up).
+        (id, Encode::Mini { add_zero, .. }) => Some((MiniFormat::of_id(id), add_zero && id >= 10)),
     };
     match mini {
         None => {
@@ -1409,7 +1428,7 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
     }
 
     #[inline(always)]
-    fn steps(&mut self, simd: S, p: &Lanes<S>, _k: usize, i: usize, n: usize) {
+    fn steps(&mut self, simd: S, p: &Lanes<S>, k: usize, i: usize, n: usize) {
         let (job, sp, begin, lanes) = (self.job, self.sp.fold::<SRC, PREC, BITS>(), self.begin, S::LANES);
         let xs = sp.src.size();
         // Four vectors per step: independent chains for the out-of-order core, and one wide
@@ -1423,16 +1442,25 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
                 false => sat8_loop::<S, false>(simd, &sp, xb, yb, p),
             };
         }
+        // Scales outside the fast range: a vector at a time, the division chosen per vector.
+        if !(p.fast && !p.pow2 && S::HAS_FMA) {
+            for v in 0..4 * n {
+                self.vector(simd, p, k, i + v * lanes);
+            }
+            return;
+        }
         // Whole steps of four vectors over exactly their bytes (chunked iteration: no bounds
-        // checks in the loop; `i - begin` is on a packing boundary here). A loop per step the
-        // optimiser unrolls: one copy of the vector code unoptimised. (No closures: they
-        // would not inherit the ISA's features.)
+        // checks in the loop; `i - begin` is on a packing boundary here), with Markstein's
+        // division known outside the loop. A loop per step the optimiser unrolls: one copy of
+        // the vector code unoptimised. (No closures: they would not inherit the ISA's
+        // features.)
         let ob = sp.bits as usize;
         let yb = &mut self.y[(i - begin) * ob / 8..(i - begin + n * 4 * lanes) * ob / 8];
         for (xq, yq) in xb.chunks_exact(4 * lanes * xs).zip(yb.chunks_exact_mut(4 * lanes * ob / 8)) {
             let mut c = [simd.splat_i(0); 4];
-            for (k, ck) in c.iter_mut().enumerate() {
-                *ck = quantize_vec::<S, MINI>(simd, &sp, &xq[k * lanes * xs..(k + 1) * lanes * xs], p);
+            for (v, cv) in c.iter_mut().enumerate() {
+                let xv = &xq[v * lanes * xs..(v + 1) * lanes * xs];
+                *cv = quantize_vec_d::<S, MINI, false, DIV_FAST>(simd, &sp, xv, p).0;
             }
             if sp.bits == 8 {
                 simd.store_u8x4(c, yq);

@@ -120,6 +120,12 @@ impl Simd for Avx2 {
         self.0.avx._mm256_blendv_ps(b, a, self.0.avx._mm256_castsi256_ps(m))
     }
     #[inline(always)]
+    fn nonzero_or(self, a: __m256, b: __m256) -> __m256 {
+        // "Ordered and not equal" to zero: false for ±0 and NaN, which take `b`.
+        let keep = self.0.avx._mm256_cmp_ps::<_CMP_NEQ_OQ>(a, self.0.avx._mm256_setzero_ps());
+        self.0.avx._mm256_blendv_ps(b, a, keep)
+    }
+    #[inline(always)]
     fn or_m(self, a: __m256i, b: __m256i) -> __m256i {
         self.0.avx2._mm256_or_si256(a, b)
     }

@@ -114,6 +114,11 @@ impl Simd for Neon {
         self.0.neon.vbslq_f32(m, a, b)
     }
     #[inline(always)]
+    fn nonzero_or(self, a: float32x4_t, b: float32x4_t) -> float32x4_t {
+        // |a| > 0 is false for ±0 and NaN, which take `b`.
+        self.0.neon.vbslq_f32(self.0.neon.vcagtq_f32(a, self.0.neon.vdupq_n_f32(0.0)), a, b)
+    }
+    #[inline(always)]
     fn or_m(self, a: uint32x4_t, b: uint32x4_t) -> uint32x4_t {
         self.0.neon.vorrq_u32(a, b)
     }
