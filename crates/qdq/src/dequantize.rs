@@ -122,16 +122,121 @@ fn store_as<S: Simd>(simd: S, out: Out, v: S::F, canon: bool, y: &mut [u8]) {
 /// outputs get compile-time specialisations.
 #[inline(always)]
 pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: &mut [u8]) {
+    if let Some(block) = blocked_last::<S>(job, begin, end) {
+        let k = BlockedLast { job: *job, begin, end, y, block };
+        return match (job.x.dtype.bits(), job.x.dtype) {
+            (8, DataType::E4M3Fn) => simd.enter(BlockedLastOf::<8, 2>(k)),
+            (4, DataType::E2M1) => simd.enter(BlockedLastOf::<4, 10>(k)),
+            (8, _) if job.mini.is_some() => simd.enter(BlockedLastOf::<8, 1>(k)),
+            (4, _) if job.mini.is_some() => simd.enter(BlockedLastOf::<4, 1>(k)),
+            (8, _) => simd.enter(BlockedLastOf::<8, 0>(k)),
+            _ => simd.enter(BlockedLastOf::<4, 0>(k)),
+        };
+    }
     // The portable ISA keeps the integer-to-f32 variants only.
     match (job.x.dtype.bits(), job.mini.is_some(), job.out) {
         (8, false, Out::F32) => walk::<S, 8, 0, 0>(simd, job, begin, end, y),
         (4, false, Out::F32) => walk::<S, 4, 0, 0>(simd, job, begin, end, y),
+        // float8 e4m3fn and float4 e2m1 (the MX / NVFP4 element types) with their constants
+        // folded into the decoder; the other float formats read theirs at run time.
+        (8, true, Out::F32) if S::SPECIALIZE && job.x.dtype == DataType::E4M3Fn => {
+            walk::<S, 8, 2, 0>(simd, job, begin, end, y)
+        }
+        (4, true, Out::F32) if S::SPECIALIZE && job.x.dtype == DataType::E2M1 => {
+            walk::<S, 4, 10, 0>(simd, job, begin, end, y)
+        }
         (8, true, Out::F32) if S::SPECIALIZE => walk::<S, 8, 1, 0>(simd, job, begin, end, y),
         (4, true, Out::F32) if S::SPECIALIZE => walk::<S, 4, 1, 0>(simd, job, begin, end, y),
         (8, false, Out::F16) if S::SPECIALIZE => walk::<S, 8, 0, 1>(simd, job, begin, end, y),
-        _ => walk::<S, 0, 2, 3>(simd, job, begin, end, y),
+        _ => walk::<S, 0, MINI_JOB, 3>(simd, job, begin, end, y),
     }
 }
+
+/// The block size when `[begin, end)` is whole blocks along the last axis, each a whole
+/// number of vectors of 4- or 8-bit codes, to f32 (MX and weight blocks): the case of
+/// [`BlockedLast`].
+fn blocked_last<S: Simd>(job: &Job<'_>, begin: usize, end: usize) -> Option<usize> {
+    match job.layout {
+        Layout::Blocked { axis_len, inner: 1, block, .. }
+            if S::SPECIALIZE
+                && job.out == Out::F32
+                && matches!(job.x.dtype.bits(), 4 | 8)
+                && block.is_multiple_of(S::LANES)
+                && axis_len.is_multiple_of(block)
+                && begin.is_multiple_of(block)
+                && end.is_multiple_of(block) =>
+        {
+            Some(block)
+        }
+        _ => None,
+    }
+}
+
+/// Dequantize of whole blocks along the last axis ([`blocked_last`]): per block its scale
+/// and zero point once, then its vectors, without the segment walk's per-run setup (which
+/// cost as much as a 32-element block's own work). Block `k` is elements `[k B, (k + 1) B)`.
+struct BlockedLast<'a, 'y> {
+    job: Job<'a>,
+    begin: usize,
+    end: usize,
+    y: &'y mut [u8],
+    block: usize,
+}
+
+/// [`BlockedLast`] for codes of `BITS` bits and the float decoder `MINI` (as in
+/// [`DequantizeOp`]).
+struct BlockedLastOf<'a, 'y, const BITS: u8, const MINI: u8>(BlockedLast<'a, 'y>);
+
+impl<const BITS: u8, const MINI: u8> Kernel for BlockedLastOf<'_, '_, BITS, MINI> {
+    type Output = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, simd: S) {
+        let BlockedLast { job, begin, end, y, block } = self.0;
+        let (bits, lanes) = (BITS as usize, S::LANES);
+        let folded;
+        let mini = match MINI {
+            0 => None,
+            1 => job.mini.as_ref(),
+            id => {
+                folded = MiniFormat::of_id(id);
+                Some(&folded)
+            }
+        };
+        let signed = matches!(job.x.dtype, DataType::I8 | DataType::I4);
+        let flip = simd.splat_i(if signed { 1 << (bits - 1) } else { 0 });
+        let xb = &job.x.data[begin * bits / 8..end * bits / 8];
+        let yb = &mut y[..(end - begin) * 4];
+        let blocks = xb.chunks_exact(block * bits / 8).zip(yb.chunks_exact_mut(block * 4));
+        for (g, (xk, yk)) in blocks.enumerate() {
+            let k = begin / block + g;
+            let sc = simd.splat(job.scale_kind.get_inline(job.scale, k));
+            let z = match job.zero_point {
+                Some(zp) => zero_point_at(&zp, k),
+                None => 0,
+            };
+            let zf = simd.add_i(simd.splat_i(z), flip);
+            for (xv, yv) in xk.chunks_exact(lanes * bits / 8).zip(yk.chunks_exact_mut(lanes * 4)) {
+                let c = load_full(simd, BITS as u32, xv, 0);
+                store(simd, Out::F32, simd.mul(decode(simd, c, flip, zf, mini), sc), yv);
+            }
+        }
+    }
+}
+
+/// Zero point `k`, with the 8- and 4-bit types read inline (per-block loops).
+#[inline(always)]
+fn zero_point_at(zp: &Packed<'_>, k: usize) -> i32 {
+    match zp.dtype {
+        DataType::U8 => zp.data[k] as i32,
+        DataType::I8 => zp.data[k] as i8 as i32,
+        DataType::U4 => (zp.data[k / 2] >> (4 * (k % 2)) & 15) as i32,
+        DataType::I4 => ((zp.data[k / 2] >> (4 * (k % 2))) << 4) as i8 as i32 >> 4,
+        t => packing::get_int(t, zp.data, k) as i32,
+    }
+}
+
+/// The `MINI` of the variant that reads everything from the job (float codes or not).
+const MINI_JOB: u8 = u8::MAX;
 
 /// The walk of one compile-time variant, as a kernel of its own (see [`Simd::enter`]).
 struct Walk<'a, 'y, const BITS: u8, const MINI: u8, const OUT: u8> {
@@ -179,8 +284,10 @@ fn run_with<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8>(
 
 /// DequantizeLinear's per-vector work for [`walk::walk`]: parameters are the scale and the
 /// zero point; the body starts on a packing group of x (absolute element index). The
-/// compile-time variant's input width (`BITS`, 0: the job's), float decoder (`MINI`, 0:
-/// none) and output (`OUT`: 0 f32, 1 f16, else the job's) fold into the code.
+/// compile-time variant's input width (`BITS`, 0: the job's), float decoder (`MINI`: 0
+/// none, 1 the job's float format, 2 to 12 a format of `MiniFormat::of_id`, [`MINI_JOB`]
+/// whatever the job has) and output (`OUT`: 0 f32, 1 f16, else the job's) fold into the
+/// code.
 struct DequantizeOp<'j, 'a, 'y, const BITS: u8, const MINI: u8, const OUT: u8> {
     job: &'j Job<'a>,
     signed: bool,
@@ -261,13 +368,24 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
         // unoptimised build keeps one copy of the vector code.
         let (sc, z) = *p;
         let (bits, out) = (self.bits(), self.out());
-        // MINI == 0 folds the float decoder away; otherwise the job says.
-        let mini = if MINI == 0 { None } else { self.job.mini.as_ref() };
+        // MINI == 0 folds the float decoder away, 2 to 12 name a format (whose decode
+        // constants fold); otherwise the job says.
+        let folded;
+        let mini = match MINI {
+            0 => None,
+            1 | MINI_JOB => self.job.mini.as_ref(),
+            id => {
+                folded = MiniFormat::of_id(id);
+                Some(&folded)
+            }
+        };
         let flip = simd.splat_i(if self.signed { 1 << (bits - 1) } else { 0 });
         let zf = simd.add_i(z, flip);
         // An integer times a finite scale is never NaN (`s * 0` is NaN exactly where s is
         // infinite or NaN): then the stores skip the NaN canonicalisation.
-        let canon = MINI == 1 || mini.is_some() || simd.mask_bits(simd.is_nan(simd.mul(sc, simd.splat(0.0)))) != 0;
+        let canon = MINI != 0 && MINI != MINI_JOB
+            || mini.is_some()
+            || simd.mask_bits(simd.is_nan(simd.mul(sc, simd.splat(0.0)))) != 0;
         let (lanes, os, xbits) = (S::LANES, out.size(), bits as usize);
         let xb = &self.job.x.data[i * xbits / 8..(i + n * 4 * lanes) * xbits / 8];
         let yb = &mut self.y[(i - self.begin) * os..(i - self.begin + n * 4 * lanes) * os];

@@ -115,6 +115,19 @@ impl ScaleKind {
         }
     }
 
+    /// [`ScaleKind::get`] with the f32 and e8m0 decodes inline (per-block loops).
+    #[inline(always)]
+    pub(crate) fn get_inline(self, b: &[u8], k: usize) -> f32 {
+        match self {
+            ScaleKind::F32 => match b[4 * k..].first_chunk::<4>() {
+                Some(v) => f32::from_le_bytes(*v),
+                None => self.get(b, k),
+            },
+            ScaleKind::E8M0 => e8m0_value(b[k]),
+            _ => self.get(b, k),
+        }
+    }
+
     /// `LANES` scales starting at `k` as an f32 vector.
     #[inline(always)]
     pub(crate) fn load<S: Simd>(self, simd: S, b: &[u8], k: usize) -> S::F {
@@ -257,6 +270,17 @@ impl<'a> Job<'a> {
             Some(z) => FloatFormat::of(z.dtype).map_or(0.0, |f| f.decode(z.code(k)) as f32),
             None => 0.0,
         }
+    }
+}
+
+/// The e8m0 scale `c`: `2^(c - 127)` (code 0 is the subnormal 2^-127), 0xff NaN
+/// (`qdq_ref::float::decode_e8m0`, inline).
+#[inline(always)]
+pub(crate) fn e8m0_value(c: u8) -> f32 {
+    match c {
+        0 => f32::from_bits(0x0040_0000),
+        0xff => f32::NAN,
+        c => f32::from_bits((c as u32) << 23),
     }
 }
 

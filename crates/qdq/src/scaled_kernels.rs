@@ -23,7 +23,7 @@
 use crate::codec::MINI_RUNTIME;
 use crate::config::Cost;
 use crate::isa::{self, Kernel};
-use crate::quantize::{self, load_codes, store_codes, BlockScale, Job, ScaleKind, Spec, Src, ANY};
+use crate::quantize::{self, e8m0_value, load_codes, store_codes, BlockScale, Job, ScaleKind, Spec, Src, ANY};
 use crate::segments::Segments;
 use crate::simd::{Simd, LIM};
 use crate::threads::for_parts;
@@ -846,11 +846,7 @@ fn scale_value(kind: ScaleKind, b: &[u8; 4]) -> f32 {
     match kind {
         ScaleKind::F32 => f32::from_le_bytes(*b),
         // e8m0: 2^(c - 127) (code 0 is the subnormal 2^-127), 0xff NaN.
-        ScaleKind::E8M0 => match b[0] {
-            0 => f32::from_bits(0x0040_0000),
-            0xff => f32::NAN,
-            c => f32::from_bits((c as u32) << 23),
-        },
+        ScaleKind::E8M0 => e8m0_value(b[0]),
         // e4m3fn codes times the global scale, for the positive non-NaN codes the rule gives:
         // subnormal m * 2^-9, normal the f32 pattern rebiased 7 -> 127.
         ScaleKind::E4M3Times(g) if b[0] < 0x7f => {

@@ -56,6 +56,10 @@ fn shapes(rng: &mut Rng) -> Vec<(Vec<usize>, i64, i64, Vec<usize>)> {
         (vec![2, 7, 6], 1, 4, vec![2, 2, 6]),
         (vec![5, 33, 3], 1, 32, vec![5, 2, 3]),
         (vec![2, 3, 40], 2, 16, vec![2, 3, 3]),
+        // Whole blocks of whole vectors along the last axis (the blocked-last kernels).
+        (vec![3, 64], 1, 32, vec![3, 2]),
+        (vec![2, 128], 1, 16, vec![2, 8]),
+        (vec![5, 64], 1, 64, vec![5, 1]),
         (vec![9], 0, 2, vec![5]),
         (vec![0, 4], 1, 0, vec![4]),
         (vec![3, 0], 1, 2, vec![3, 0]),
