@@ -193,15 +193,8 @@ impl<const BITS: u8, const MINI: u8> Kernel for BlockedLastOf<'_, '_, BITS, MINI
     fn run<S: Simd>(self, simd: S) {
         let BlockedLast { job, begin, end, y, block } = self.0;
         let (bits, lanes) = (BITS as usize, S::LANES);
-        let folded;
-        let mini = match MINI {
-            0 => None,
-            1 => job.mini.as_ref(),
-            id => {
-                folded = MiniFormat::of_id(id);
-                Some(&folded)
-            }
-        };
+        let mini = mini_format::<MINI>(&job);
+        let mini = mini.as_ref();
         let signed = matches!(job.x.dtype, DataType::I8 | DataType::I4);
         let flip = simd.splat_i(if signed { 1 << (bits - 1) } else { 0 });
         let xb = &job.x.data[begin * bits / 8..end * bits / 8];
@@ -232,6 +225,17 @@ fn zero_point_at(zp: &Packed<'_>, k: usize) -> i32 {
         DataType::U4 => (zp.data[k / 2] >> (4 * (k % 2)) & 15) as i32,
         DataType::I4 => ((zp.data[k / 2] >> (4 * (k % 2))) << 4) as i8 as i32 >> 4,
         t => packing::get_int(t, zp.data, k) as i32,
+    }
+}
+
+/// The float decoder of variant `MINI`: none for 0, the format of `MiniFormat::of_id` for
+/// 2 to 12 (its decode constants fold), otherwise the job's.
+#[inline(always)]
+fn mini_format<const MINI: u8>(job: &Job<'_>) -> Option<MiniFormat> {
+    match MINI {
+        0 => None,
+        2..=12 => Some(MiniFormat::of_id(MINI)),
+        _ => job.mini,
     }
 }
 
@@ -329,7 +333,7 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
     #[inline(always)]
     fn splat(&self, simd: S, k: usize) -> (S::F, S::I) {
         let z = match self.job.zero_point {
-            Some(zp) => packing::get_int(zp.dtype, zp.data, k) as i32,
+            Some(zp) => zero_point_at(&zp, k),
             None => 0,
         };
         (simd.splat(self.job.scale_kind.get(self.job.scale, k)), simd.splat_i(z))
@@ -368,17 +372,8 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
         // unoptimised build keeps one copy of the vector code.
         let (sc, z) = *p;
         let (bits, out) = (self.bits(), self.out());
-        // MINI == 0 folds the float decoder away, 2 to 12 name a format (whose decode
-        // constants fold); otherwise the job says.
-        let folded;
-        let mini = match MINI {
-            0 => None,
-            1 | MINI_JOB => self.job.mini.as_ref(),
-            id => {
-                folded = MiniFormat::of_id(id);
-                Some(&folded)
-            }
-        };
+        let mini = mini_format::<MINI>(self.job);
+        let mini = mini.as_ref();
         let flip = simd.splat_i(if self.signed { 1 << (bits - 1) } else { 0 });
         let zf = simd.add_i(z, flip);
         // An integer times a finite scale is never NaN (`s * 0` is NaN exactly where s is

@@ -48,11 +48,7 @@ pub(crate) fn for_parts<P: Send>(
     let exec = if count < 2 { Exec::Caller } else { cfg.exec() };
     let queue = Mutex::new(parts.enumerate());
     let task = |_: usize| {
-        // The guard is dropped at the end of this statement: `f` runs unlocked.
-        let next = queue.lock().unwrap_or_else(PoisonError::into_inner).next();
-        if let Some((k, p)) = next {
-            scoped(|| f(k, p));
-        }
+        claim_and_run(&queue, f);
     };
     match exec {
         Exec::Caller => {}
@@ -70,13 +66,12 @@ pub(crate) fn for_parts<P: Send>(
         }
         Exec::Pool(pool) => pool.parallel_for(count, &task),
     }
-    for (k, p) in queue.into_inner().unwrap_or_else(PoisonError::into_inner) {
-        scoped(|| f(k, p));
-    }
+    while claim_and_run(&queue, f) {}
 }
 
 /// Claims the next part of `queue` and runs it; `false` when none was left.
 fn claim_and_run<P: Send, I: Iterator<Item = (usize, P)>>(queue: &Mutex<I>, f: &(dyn Fn(usize, P) + Sync)) -> bool {
+    // The guard is dropped at the end of this statement: `f` runs unlocked.
     let next = queue.lock().unwrap_or_else(PoisonError::into_inner).next();
     match next {
         Some((k, p)) => {
