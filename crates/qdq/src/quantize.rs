@@ -395,6 +395,8 @@ fn quantize_vec<S: Simd, const MINI: u8>(simd: S, sp: &Spec, xb: &[u8], p: &Lane
 pub(crate) const DIV_RUNTIME: u8 = 0;
 /// See [`DIV_RUNTIME`].
 pub(crate) const DIV_FAST: u8 = 1;
+/// A power-of-two scale whose reciprocal `Lanes::r` is exact (`Lanes::pow2` known true).
+pub(crate) const DIV_POW2: u8 = 2;
 
 /// [`quantize_vec`], and with `MASK` the training-mode mask: bit `l` set when lane `l` was
 /// representable (`qdq_ref::quantize::representable`). Integer outputs: the quotient is
@@ -420,7 +422,11 @@ pub(crate) fn quantize_vec_d<S: Simd, const MINI: u8, const MASK: bool, const DI
     xb: &[u8],
     p: &Lanes<S>,
 ) -> (S::I, u32) {
-    let (pow2, fast) = if DIV == DIV_FAST { (false, true) } else { (p.pow2, p.fast) };
+    let (pow2, fast) = match DIV {
+        DIV_FAST => (false, true),
+        DIV_POW2 => (true, false),
+        _ => (p.pow2, p.fast),
+    };
     let mut x = sp.src.load(simd, xb);
     if !sp.src_exact {
         x = sp.prec.round(simd, x);

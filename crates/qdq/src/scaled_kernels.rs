@@ -603,11 +603,31 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for Contig<'_, '_, SR
         // ends, so no block's position needs a division.
         let (mut b, mut e) = (g0 % geo.nb, 0usize);
         let fast = FastRule::of(rule, out);
+        // MX with the floor rule on f32, blocks of whole vectors: each whole block in one
+        // visit of its own (see [`mx_block`]); short or special blocks take the group path
+        // one at a time.
+        let mx = match fast {
+            Some(FastRule::MxFloor(emax)) if src == Src::F32 && geo.b.is_multiple_of(S::LANES) => Some(emax),
+            _ => None,
+        };
+        let mut p_mx = BlockScale::new(1.0, 0).lanes(simd, job.enc);
         let mut g = g0;
         while g < g1 {
+            if let Some(emax) = mx {
+                let len = if b + 1 == geo.nb { geo.d - b * geo.b } else { geo.b };
+                if len == geo.b {
+                    if let Some(c) = mx_block::<S, MINI>(simd, &sp, &x[e * 4..(e + len) * 4], emax, &mut p_mx, y, e) {
+                        scales[g - g0] = c;
+                        e += len;
+                        b = if b + 1 == geo.nb { 0 } else { b + 1 };
+                        g += 1;
+                        continue;
+                    }
+                }
+            }
             // A group of blocks: first every block's statistics and parameters (independent
             // chains the core overlaps), then their codes.
-            let n = (g1 - g).min(GROUP);
+            let n = if mx.is_some() { 1 } else { (g1 - g).min(GROUP) };
             let mut bs = [BlockScale::default(); GROUP];
             let mut at = [(0usize, 0usize); GROUP];
             for (j, (bsj, atj)) in bs.iter_mut().zip(at.iter_mut()).enumerate().take(n) {
@@ -641,6 +661,58 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for Contig<'_, '_, SR
             g += n;
         }
     }
+}
+
+/// One whole MX block of f32 (`xb`, a whole number of vectors, from element `e` of the
+/// part) under the floor rule with element `emax`: its `amax_nan` by the maximum of the
+/// magnitude bits, and, where that is a normal number, its e8m0 code (returned) and its
+/// codes into `y`, from L1, by one multiplication with the exact reciprocal `2^(127 - c)`
+/// of the scale `2^(c - 127)` ([`quantize::DIV_POW2`]: the same real number as the
+/// division, rounded once). `None` (nothing written) for a zero, subnormal, infinite or NaN
+/// amax: the rule's general form. `p` holds the format's constant lanes; its `r` is set.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn mx_block<S: Simd, const MINI: u8>(
+    simd: S,
+    sp: &Spec,
+    xb: &[u8],
+    emax: i32,
+    p: &mut quantize::Lanes<S>,
+    y: &mut [u8],
+    e: usize,
+) -> Option<u8> {
+    let (lanes, vb) = (S::LANES, 4 * S::LANES);
+    // Two chains of two vectors a step (every MX block size here is a multiple of 32).
+    let (mut am, mut am1) = (simd.splat_i(0), simd.splat_i(0));
+    let mut pairs = xb.chunks_exact(2 * vb);
+    for v in &mut pairs {
+        am = max_i(simd, abs_bits(simd, simd.load_f32(&v[..vb])), am);
+        am1 = max_i(simd, abs_bits(simd, simd.load_f32(&v[vb..])), am1);
+    }
+    if !pairs.remainder().is_empty() {
+        am = max_i(simd, abs_bits(simd, simd.load_f32(pairs.remainder())), am);
+    }
+    let am = max_i(simd, am, am1);
+    let mut buf = [0u8; 64];
+    simd.store_i32(am, &mut buf);
+    let a = (0..lanes).map(|t| lanes_f32(&buf, t).to_bits()).max().unwrap_or(0);
+    let c = FastRule::MxFloor(emax).code(f32::from_bits(a))?;
+    // c <= 254 - emax <= 252, so 2^(127 - c) is a normal f32.
+    p.r = simd.splat(f32::from_bits((254 - c as u32) << 23));
+    // The element width, known at compile time for every MX element format (MXINT8 for
+    // the integer kernel), so the store needs no switch.
+    let bits = match MINI {
+        0 | 2..=9 => 8,
+        10 => 4,
+        11 | 12 => 6,
+        _ => sp.bits,
+    };
+    for (j, v) in xb.chunks_exact(vb).enumerate() {
+        let ej = e + j * lanes;
+        let code = quantize::quantize_vec_d::<S, MINI, false, { quantize::DIV_POW2 }>(simd, sp, v, p).0;
+        store_codes(simd, bits, code, y, ej);
+    }
+    Some(c)
 }
 
 /// Inline twins of `qdq_ref`'s one-byte scale rules for the common cases, so that a block's
