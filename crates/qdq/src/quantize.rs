@@ -550,20 +550,26 @@ fn sat8_loop<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, x: &[u8], y: &mut 
 /// parameters `p` on the fast path), reading as many f32 bytes of `next` (the next row) into
 /// the NaN-skipping minimum and maximum accumulators `lo` / `hi` as it goes: the next row's
 /// loads from memory overlap this row's arithmetic instead of taking a pass of their own.
+///
+/// The caller vouches that the scale came from this row's own finite range (so every
+/// non-NaN `|x / s|` is at most the type's span, about 255): the quotients then need
+/// neither the clamp nor [`Simd::cvt_rne_x4`]'s check, since a NaN lane converts to
+/// `i32::MIN`, which the saturating packs take to qmin as the clamp would. `SIGNED`: i8
+/// with zero point 0 (the symmetric rule), so the packs add none.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn sat8_loop_with_range<S: Simd>(
+pub(crate) fn sat8_loop_with_range<S: Simd, const SIGNED: bool>(
     simd: S,
     sp: &Spec,
     x: &[u8],
     y: &mut [u8],
     p: &Lanes<S>,
-    signed: bool,
     next: &[u8],
     (lo, hi): (&mut [S::F; 4], &mut [S::F; 4]),
 ) {
     let lanes = S::LANES;
     let vb = 4 * lanes;
+    let z = if SIGNED { simd.splat_i(0) } else { p.z };
     for ((xb, yb), nb) in x.chunks_exact(4 * vb).zip(y.chunks_exact_mut(4 * lanes)).zip(next.chunks_exact(4 * vb)) {
         for k in 0..4 {
             // `min(v, acc)` keeps `acc` for a NaN `v` (the Simd contract). Two pairs of
@@ -572,8 +578,11 @@ pub(crate) fn sat8_loop_with_range<S: Simd>(
             lo[k & 1] = simd.min(v, lo[k & 1]);
             hi[k & 1] = simd.max(v, hi[k & 1]);
         }
-        let c = sat8_step(simd, sp, xb, [p, p, p, p]);
-        simd.store_sat8x4(c, [p.z; 4], signed, yb);
+        let mut c = [z; 4];
+        for (k, ck) in c.iter_mut().enumerate() {
+            *ck = simd.cvt_rne(quotient_sat::<S, false>(simd, sp, &xb[k * vb..(k + 1) * vb], p));
+        }
+        simd.store_sat8x4(c, [z; 4], SIGNED, yb);
     }
 }
 

@@ -348,7 +348,8 @@ impl Kernel for RowsSat8<'_> {
             let Some(job) = row_job(DataType::F32, xr, out, &sb, &zb) else { return };
             let yr = &mut y[r * cols..(r + 1) * cols];
             let p = quantize::BlockScale::new(s, z).lanes(simd, job.enc);
-            if !p.fast || whole == 0 || r + 1 == rows {
+            let finite = range.0.is_finite() && range.1.is_finite();
+            if !p.fast || !finite || whole == 0 || r + 1 == rows {
                 quantize::run(simd, &job, 0, cols, yr);
                 if r + 1 < rows {
                     range = stats_contig(simd, Src::F32, row(r + 1), true);
@@ -361,7 +362,12 @@ impl Kernel for RowsSat8<'_> {
             let sp = Spec::resolve::<0, 0, 8>(&job);
             let (xw, yw) = (&xr[..whole * 4], &mut yr[..whole]);
             let acc = (&mut lo, &mut hi);
-            quantize::sat8_loop_with_range(simd, &sp, xw, yw, &p, signed, &next[..whole * 4], acc);
+            // The scale is this row's own, from its finite range, as the loop asks.
+            if signed {
+                quantize::sat8_loop_with_range::<S, true>(simd, &sp, xw, yw, &p, &next[..whole * 4], acc);
+            } else {
+                quantize::sat8_loop_with_range::<S, false>(simd, &sp, xw, yw, &p, &next[..whole * 4], acc);
+            }
             if whole < cols {
                 quantize::run(simd, &job, whole, cols, &mut yr[whole..]);
             }
