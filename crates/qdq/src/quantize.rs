@@ -454,7 +454,11 @@ pub(crate) fn quantize_vec_d<S: Simd, const MINI: u8, const MASK: bool, const DI
     let q = if pow2 { simd.mul(x, p.r) } else { divide(simd, x, p.divisor, p.r, fast) };
     let q = sp.prec.round(simd, q);
     let mini = match (MINI, sp.enc) {
-        (0, _) | (_, Encode::Int { .. }) => None,
+        (0, _) => None,
+        // A compile-time float8 id: the job's output is that format, with no zero point to
+        // add (nothing to read from the job per vector).
+        (2..=9, _) => Some((MiniFormat::of_id(MINI), false)),
+        (_, Encode::Int { .. }) => None,
         (MINI_RUNTIME, Encode::Mini { fmt, add_zero, .. }) => Some((fmt, add_zero)),
         // A compile-time format: its constants fold into the code (and only float4 / float6
         // add a zero point: ids 10 and up).
