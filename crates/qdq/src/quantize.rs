@@ -1507,6 +1507,8 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
             }
             if sp.bits == 8 {
                 simd.store_u8x4(c, yq);
+            } else if sp.bits == 4 {
+                simd.store_u4x4(c, yq);
             } else {
                 for (k, ck) in c.into_iter().enumerate() {
                     store_codes(simd, sp.bits, ck, yq, k * lanes);

@@ -707,29 +707,33 @@ fn mx_block<S: Simd, const MINI: u8>(
     p.r = simd.splat(f32::from_bits((254 - c as u32) << 23));
     // The element width, known at compile time for every MX element format (MXINT8 for
     // the integer kernel), so the store needs no switch.
-    let bits = match MINI {
+    let bits: usize = match MINI {
         0 | 2..=9 => 8,
         10 => 4,
         11 | 12 => 6,
-        _ => sp.bits,
+        _ => sp.bits as usize,
     };
-    if bits == 8 && xb.len().is_multiple_of(4 * vb) {
-        // Bytes: four vectors a store (one pack sequence instead of four).
-        let yb = &mut y[e..e + xb.len() / 4];
-        for (x4, y4) in xb.chunks_exact(4 * vb).zip(yb.chunks_exact_mut(4 * lanes)) {
+    if (bits == 8 || bits == 4) && xb.len().is_multiple_of(4 * vb) {
+        // Bytes and nibbles: four vectors a store (one pack sequence instead of four).
+        let yb = &mut y[e * bits / 8..(e + xb.len() / 4) * bits / 8];
+        for (x4, y4) in xb.chunks_exact(4 * vb).zip(yb.chunks_exact_mut(4 * lanes * bits / 8)) {
             let mut codes = [simd.splat_i(0); 4];
             for (k, ck) in codes.iter_mut().enumerate() {
                 let v = &x4[k * vb..(k + 1) * vb];
                 *ck = quantize::quantize_vec_d::<S, MINI, false, { quantize::DIV_POW2 }>(simd, sp, v, p).0;
             }
-            simd.store_u8x4(codes, y4);
+            if bits == 8 {
+                simd.store_u8x4(codes, y4);
+            } else {
+                simd.store_u4x4(codes, y4);
+            }
         }
         return Some(c);
     }
     for (j, v) in xb.chunks_exact(vb).enumerate() {
         let ej = e + j * lanes;
         let code = quantize::quantize_vec_d::<S, MINI, false, { quantize::DIV_POW2 }>(simd, sp, v, p).0;
-        store_codes(simd, bits, code, y, ej);
+        store_codes(simd, bits as u32, code, y, ej);
     }
     Some(c)
 }

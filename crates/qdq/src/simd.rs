@@ -152,6 +152,17 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
         self.store_u8(c2, &mut out[2 * n..3 * n]);
         self.store_u8(c3, &mut out[3 * n..4 * n]);
     }
+    /// Packs the low 4 bits of each lane of four vectors (`2 * LANES` bytes; lanes within
+    /// `[-128, 127]`), as four [`Simd::store_u4`]s would. ISAs with wide packs override it.
+    #[inline(always)]
+    fn store_u4x4(self, c: [Self::I; 4], out: &mut [u8]) {
+        let h = Self::LANES / 2;
+        let [c0, c1, c2, c3] = c;
+        self.store_u4(c0, &mut out[..h]);
+        self.store_u4(c1, &mut out[h..2 * h]);
+        self.store_u4(c2, &mut out[2 * h..3 * h]);
+        self.store_u4(c3, &mut out[3 * h..4 * h]);
+    }
     /// Stores `4 * LANES` 8-bit codes: lane `l` of vector `k` is `c[k]` and its zero point
     /// `z[k]` (lanes within `[-2^30, 2^30]`, or `i32::MIN` for NaN, and zero points within
     /// `[-32768, 32767]`), each saturated to i16, added with i16 saturation, then saturated

@@ -372,6 +372,26 @@ impl Simd for Avx2 {
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
     }
     #[inline(always)]
+    fn store_u4x4(self, c: [__m256i; 4], out: &mut [u8]) {
+        let (avx, avx2) = (self.0.avx, self.0.avx2);
+        let v = {
+            // Signed saturating packs keep every lane of [-128, 127] as its two's complement
+            // byte; the permute undoes their 128-bit interleave (bytes in element order).
+            let p = avx2._mm256_packs_epi16(avx2._mm256_packs_epi32(c[0], c[1]), avx2._mm256_packs_epi32(c[2], c[3]));
+            let p = avx2._mm256_permutevar8x32_epi32(p, avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+            // Per 16-bit lane: element 2k's nibble low, 2k + 1's high; then the words'
+            // low bytes, the two halves' 8 bytes joined by a qword permute.
+            let lo = avx2._mm256_and_si256(p, avx._mm256_set1_epi16(0x000f));
+            let hi = avx2._mm256_and_si256(avx2._mm256_srli_epi16::<4>(p), avx._mm256_set1_epi16(0x00f0));
+            let t = avx2._mm256_or_si256(lo, hi);
+            let q = avx2._mm256_packus_epi16(t, t);
+            avx._mm256_castsi256_si128(avx2._mm256_permute4x64_epi64::<0b1000>(q))
+        };
+        let out = &mut out[..16];
+        // SAFETY: `out` is exactly the 16 bytes written.
+        unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), v) }
+    }
+    #[inline(always)]
     fn store_u4(self, a: __m256i, out: &mut [u8]) {
         let v = self.0.sse2._mm_cvtsi128_si32(sse::pack_nibbles(self.0, self.bytes(a)));
         out[..4].copy_from_slice(&v.to_le_bytes());

@@ -389,6 +389,23 @@ impl Simd for Avx512 {
         unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) }
     }
     #[inline(always)]
+    fn store_u4x4(self, c: [__m512i; 4], out: &mut [u8]) {
+        let v = v!({
+            // Signed saturating packs keep every lane of [-128, 127] as its two's complement
+            // byte; the permute undoes their 128-bit interleave. Then, per 16-bit lane,
+            // element 2k's nibble low and 2k + 1's high, and the words' low bytes.
+            let p = _mm512_packs_epi16(_mm512_packs_epi32(c[0], c[1]), _mm512_packs_epi32(c[2], c[3]));
+            let p =
+                _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), p);
+            let lo = _mm512_and_si512(p, _mm512_set1_epi16(0x000f));
+            let hi = _mm512_and_si512(_mm512_srli_epi16::<4>(p), _mm512_set1_epi16(0x00f0));
+            _mm512_cvtepi16_epi8(_mm512_or_si512(lo, hi))
+        });
+        let out = &mut out[..32];
+        // SAFETY: `out` is exactly the 32 bytes written.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
+    }
+    #[inline(always)]
     fn store_u4(self, a: __m512i, out: &mut [u8]) {
         let out = &mut out[..8];
         // SAFETY: `out` is exactly the 8 bytes written (movq).
