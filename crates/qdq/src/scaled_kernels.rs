@@ -617,10 +617,28 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for Contig<'_, '_, SR
             _ => None,
         };
         let mut p_mx = BlockScale::new(1.0, 0).lanes(simd, job.enc);
+        // Blocks of two vectors, all whole, to bytes or nibbles: two blocks a four-vector step.
+        let pairs = mx.is_some()
+            && geo.b == 2 * S::LANES
+            && geo.d.is_multiple_of(geo.b)
+            && matches!(mx_bits::<MINI>(&sp), 4 | 8);
         let mut g = g0;
         while g < g1 {
             if let Some(emax) = mx {
                 let len = if b + 1 == geo.nb { geo.d - b * geo.b } else { geo.b };
+                let bits = mx_bits::<MINI>(&sp);
+                if pairs && g + 1 < g1 {
+                    // Whole blocks back to back: blocks g and g + 1 are the next 2 B elements.
+                    let (x4, y4) = (&x[e * 4..(e + 2 * len) * 4], &mut y[e * bits / 8..(e + 2 * len) * bits / 8]);
+                    if let Some((c0, c1)) = mx_pair::<S, MINI>(simd, &sp, x4, emax, &p_mx, y4) {
+                        scales[g - g0] = c0;
+                        scales[g + 1 - g0] = c1;
+                        e += 2 * len;
+                        b = (b + 2) % geo.nb;
+                        g += 2;
+                        continue;
+                    }
+                }
                 if len == geo.b {
                     if let Some(c) = mx_block::<S, MINI>(simd, &sp, &x[e * 4..(e + len) * 4], emax, &mut p_mx, y, e) {
                         scales[g - g0] = c;
@@ -669,25 +687,13 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for Contig<'_, '_, SR
     }
 }
 
-/// One whole MX block of f32 (`xb`, a whole number of vectors, from element `e` of the
-/// part) under the floor rule with element `emax`: its `amax_nan` by the maximum of the
-/// magnitude bits, and, where that is a normal number, its e8m0 code (returned) and its
-/// codes into `y`, from L1, by one multiplication with the exact reciprocal `2^(127 - c)`
-/// of the scale `2^(c - 127)` ([`quantize::DIV_POW2`]: the same real number as the
-/// division, rounded once). `None` (nothing written) for a zero, subnormal, infinite or NaN
-/// amax: the rule's general form. `p` holds the format's constant lanes; its `r` is set.
+/// The e8m0 code of one whole MX block of f32 (`xb`, a whole number of vectors) under the
+/// floor rule with element `emax`: its `amax_nan` by the maximum of the magnitude bits,
+/// then the rule's inline twin. `None` for a zero, subnormal, infinite or NaN amax (the
+/// rule's general form).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn mx_block<S: Simd, const MINI: u8>(
-    simd: S,
-    sp: &Spec,
-    xb: &[u8],
-    emax: i32,
-    p: &mut quantize::Lanes<S>,
-    y: &mut [u8],
-    e: usize,
-) -> Option<u8> {
-    let (lanes, vb) = (S::LANES, 4 * S::LANES);
+fn mx_code<S: Simd>(simd: S, xb: &[u8], emax: i32) -> Option<u8> {
+    let vb = 4 * S::LANES;
     // Two chains of two vectors a step (every MX block size here is a multiple of 32).
     let (mut am, mut am1) = (simd.splat_i(0), simd.splat_i(0));
     let mut pairs = xb.chunks_exact(2 * vb);
@@ -701,41 +707,107 @@ fn mx_block<S: Simd, const MINI: u8>(
     let am = max_i(simd, am, am1);
     let mut buf = [0u8; 64];
     simd.store_i32(am, &mut buf);
-    let a = (0..lanes).map(|t| lanes_f32(&buf, t).to_bits()).max().unwrap_or(0);
-    let c = FastRule::MxFloor(emax).code(f32::from_bits(a))?;
-    // c <= 254 - emax <= 252, so 2^(127 - c) is a normal f32.
-    p.r = simd.splat(f32::from_bits((254 - c as u32) << 23));
-    // The element width, known at compile time for every MX element format (MXINT8 for
-    // the integer kernel), so the store needs no switch.
-    let bits: usize = match MINI {
+    let a = (0..S::LANES).map(|t| lanes_f32(&buf, t).to_bits()).max().unwrap_or(0);
+    FastRule::MxFloor(emax).code(f32::from_bits(a))
+}
+
+/// The exact reciprocal `2^(127 - c)` of the e8m0 scale `2^(c - 127)` for a code of
+/// [`mx_code`] (`c <= 254 - emax <= 252`, so a normal f32).
+#[inline(always)]
+fn mx_recip(c: u8) -> f32 {
+    f32::from_bits((254 - c as u32) << 23)
+}
+
+/// The element width of the MX kernel variant `MINI`, known at compile time for every MX
+/// element format (MXINT8 for the integer variant), so the stores need no switch.
+#[inline(always)]
+fn mx_bits<const MINI: u8>(sp: &Spec) -> usize {
+    match MINI {
         0 | 2..=9 => 8,
         10 => 4,
         11 | 12 => 6,
         _ => sp.bits as usize,
-    };
+    }
+}
+
+/// Four vectors of f32 (`x4`) to byte or nibble codes (`bits`) in one pack sequence, vector
+/// `k` with the parameters `p[k]`: one multiplication by the exact power-of-two reciprocal
+/// ([`quantize::DIV_POW2`], the same real number as the division, rounded once).
+#[inline(always)]
+fn mx_encode4<S: Simd, const MINI: u8>(
+    simd: S,
+    sp: &Spec,
+    bits: usize,
+    x4: &[u8],
+    p: [&quantize::Lanes<S>; 4],
+    y4: &mut [u8],
+) {
+    let vb = 4 * S::LANES;
+    let mut codes = [simd.splat_i(0); 4];
+    for (k, ck) in codes.iter_mut().enumerate() {
+        let v = &x4[k * vb..(k + 1) * vb];
+        *ck = quantize::quantize_vec_d::<S, MINI, false, { quantize::DIV_POW2 }>(simd, sp, v, p[k]).0;
+    }
+    if bits == 8 {
+        simd.store_u8x4(codes, y4);
+    } else {
+        simd.store_u4x4(codes, y4);
+    }
+}
+
+/// One whole MX block of f32 (`xb`, a whole number of vectors, from element `e` of the
+/// part): its code ([`mx_code`], returned) and its element codes into `y`, from L1. `None`
+/// (nothing written) where the rule's general form is needed. `p` holds the format's
+/// constant lanes; its `r` is set.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn mx_block<S: Simd, const MINI: u8>(
+    simd: S,
+    sp: &Spec,
+    xb: &[u8],
+    emax: i32,
+    p: &mut quantize::Lanes<S>,
+    y: &mut [u8],
+    e: usize,
+) -> Option<u8> {
+    let (lanes, vb) = (S::LANES, 4 * S::LANES);
+    let c = mx_code(simd, xb, emax)?;
+    p.r = simd.splat(mx_recip(c));
+    let bits = mx_bits::<MINI>(sp);
     if (bits == 8 || bits == 4) && xb.len().is_multiple_of(4 * vb) {
-        // Bytes and nibbles: four vectors a store (one pack sequence instead of four).
+        // Bytes and nibbles: four vectors a store.
         let yb = &mut y[e * bits / 8..(e + xb.len() / 4) * bits / 8];
         for (x4, y4) in xb.chunks_exact(4 * vb).zip(yb.chunks_exact_mut(4 * lanes * bits / 8)) {
-            let mut codes = [simd.splat_i(0); 4];
-            for (k, ck) in codes.iter_mut().enumerate() {
-                let v = &x4[k * vb..(k + 1) * vb];
-                *ck = quantize::quantize_vec_d::<S, MINI, false, { quantize::DIV_POW2 }>(simd, sp, v, p).0;
-            }
-            if bits == 8 {
-                simd.store_u8x4(codes, y4);
-            } else {
-                simd.store_u4x4(codes, y4);
-            }
+            mx_encode4::<S, MINI>(simd, sp, bits, x4, [p, p, p, p], y4);
         }
         return Some(c);
     }
     for (j, v) in xb.chunks_exact(vb).enumerate() {
-        let ej = e + j * lanes;
         let code = quantize::quantize_vec_d::<S, MINI, false, { quantize::DIV_POW2 }>(simd, sp, v, p).0;
-        store_codes(simd, bits as u32, code, y, ej);
+        store_codes(simd, bits as u32, code, y, e + j * lanes);
     }
     Some(c)
+}
+
+/// Two consecutive whole MX blocks of two vectors each (`x4`, AVX-512's 32-element blocks)
+/// as one four-vector step of byte or nibble codes into `y4`: both codes, or `None`
+/// (nothing written) if either block needs the general rule.
+#[inline(always)]
+fn mx_pair<S: Simd, const MINI: u8>(
+    simd: S,
+    sp: &Spec,
+    x4: &[u8],
+    emax: i32,
+    p: &quantize::Lanes<S>,
+    y4: &mut [u8],
+) -> Option<(u8, u8)> {
+    let h = x4.len() / 2;
+    let c0 = mx_code(simd, &x4[..h], emax)?;
+    let c1 = mx_code(simd, &x4[h..], emax)?;
+    let p0 = quantize::Lanes { r: simd.splat(mx_recip(c0)), ..*p };
+    let p1 = quantize::Lanes { r: simd.splat(mx_recip(c1)), ..*p };
+    mx_encode4::<S, MINI>(simd, sp, mx_bits::<MINI>(sp), x4, [&p0, &p0, &p1, &p1], y4);
+    Some((c0, c1))
 }
 
 /// Inline twins of `qdq_ref`'s one-byte scale rules for the common cases, so that a block's

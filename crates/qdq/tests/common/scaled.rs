@@ -335,6 +335,46 @@ fn mx_cases(cases: &[(Vec<usize>, isize, usize)], seed: u64) {
 
 pub fn mx_matches_reference() {
     mx_cases(&block_cases(false), 305);
+    mx_varying_scales(306);
+}
+
+/// f32 blocks along the last axis whose magnitudes differ block by block (every block's
+/// scale code its own, so a block quantized with a neighbour's scale shows), with
+/// all-zero, subnormal, NaN and infinite blocks among them: the whole-block kernels and
+/// their fallback to the general rule in the middle of a run.
+fn mx_varying_scales(seed: u64) {
+    let mut rng = Rng::new(seed);
+    let outs = [DataType::E4M3Fn, DataType::E5M2, DataType::E2M3, DataType::E3M2, DataType::E2M1, DataType::I8];
+    let shapes: [(&[usize], usize); 6] =
+        [(&[5, 256], 32), (&[3, 96], 32), (&[1, 32], 32), (&[4, 128], 16), (&[2, 256], 64), (&[3, 80], 32)];
+    for (shape, b) in shapes {
+        let layout = Layout::blocked(shape, -1, b).unwrap();
+        let n: usize = shape.iter().product();
+        let mut v = Vec::with_capacity(n);
+        for (j, block) in (0..n).collect::<Vec<_>>().chunks(b).enumerate() {
+            let mag = 2f32.powi(rng.below(61) as i32 - 30);
+            let at = rng.below(block.len());
+            for k in 0..block.len() {
+                v.push(match j % 23 {
+                    5 => 0.0,
+                    11 => rng.signed_unit() * 1e-40,
+                    17 if k == at => f32::NAN,
+                    19 if k == at => f32::NEG_INFINITY,
+                    _ => rng.signed_unit() * mag,
+                });
+            }
+        }
+        let x = X::new(DataType::F32, &v);
+        for out in outs {
+            for rounding in [ScaleRounding::Floor, ScaleRounding::Ceil] {
+                let want = mx_once(None, &x, layout, rounding, out);
+                for (name, cfg) in configs() {
+                    let got = mx_once(Some(&cfg), &x, layout, rounding, out);
+                    check(&format!("{name}: {shape:?} block {b} varying MX {rounding:?} -> {out}"), &want, &got);
+                }
+            }
+        }
+    }
 }
 
 fn nvfp4_once(cfg: Option<&qdq::Config>, x: &X, layout: Layout, g: f32) -> Out {
