@@ -537,13 +537,29 @@ impl Kernel for BlockPart<'_> {
             let zp = zero_points.as_deref_mut();
             let f32_src = S::SPECIALIZE && src == Src::F32;
             match (f32_src, quantize::mini_id(&job)) {
-                (true, 0) => simd.enter(Contig::<0, 0, ANY> { rule, geo, g0, g1, job, y, scales, zero_points: zp }),
-                (true, 2) => simd.enter(Contig::<0, 2, 8> { rule, geo, g0, g1, job, y, scales, zero_points: zp }),
-                (true, 10) => simd.enter(Contig::<0, 10, 4> { rule, geo, g0, g1, job, y, scales, zero_points: zp }),
-                (_, 0) => simd.enter(Contig::<ANY, 0, ANY> { rule, geo, g0, g1, job, y, scales, zero_points: zp }),
-                _ => {
-                    simd.enter(Contig::<ANY, MINI_RUNTIME, ANY> { rule, geo, g0, g1, job, y, scales, zero_points: zp })
+                (true, 0) => {
+                    simd.enter(Contig::<0, 0, ANY> { rule, geo, g0, g1, job, y, scales, zero_points: zp, mx: true })
                 }
+                (true, 2) => {
+                    simd.enter(Contig::<0, 2, 8> { rule, geo, g0, g1, job, y, scales, zero_points: zp, mx: true })
+                }
+                (true, 10) => {
+                    simd.enter(Contig::<0, 10, 4> { rule, geo, g0, g1, job, y, scales, zero_points: zp, mx: true })
+                }
+                (_, 0) => {
+                    simd.enter(Contig::<ANY, 0, ANY> { rule, geo, g0, g1, job, y, scales, zero_points: zp, mx: true })
+                }
+                _ => simd.enter(Contig::<ANY, MINI_RUNTIME, ANY> {
+                    rule,
+                    geo,
+                    g0,
+                    g1,
+                    job,
+                    y,
+                    scales,
+                    zero_points: zp,
+                    mx: true,
+                }),
             }
         } else {
             self::tiles(simd, rule, &geo, g0, g1, x_type, src, x, out, y, scales, zero_points.as_deref_mut());
@@ -586,6 +602,8 @@ fn contig_job<'a>(rule: Rule, geo: &Geometry, x_type: DataType, x: &'a [u8], out
 /// parameters broadcast (a second pass, from L1), so no block is visited twice from
 /// memory and no tile bookkeeping runs per block. `SRC` and `MINI` as in `quantize`.
 struct Contig<'a, 'y, const SRC: u8, const MINI: u8, const BITS: u8> {
+    /// Whether the part may go to [`MxRun`] (false for the blocks it hands back).
+    mx: bool,
     rule: Rule,
     geo: Geometry,
     g0: usize,
@@ -600,58 +618,39 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for Contig<'_, '_, SR
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, simd: S) {
-        let Contig { rule, geo, g0, g1, job, y, scales, mut zero_points } = self;
+        let Contig { mx, rule, geo, g0, g1, job, y, scales, mut zero_points } = self;
         let sp = Spec::resolve::<SRC, 0, BITS>(&job);
         let (src, x, out) = (sp.src, job.x, job.out);
         let (xs, ssz, range) = (src.size(), rule.scale_size(), rule.wants_range());
+        let fast = FastRule::of(rule, out);
+        let mx = match (mx, fast, src) {
+            (true, Some(FastRule::MxFloor(emax)), Src::F32) if geo.b.is_multiple_of(S::LANES) => Some(emax),
+            _ => None,
+        };
         // Along the last axis the blocks of a part follow each other: block `b` of a row
         // (`b < nb`) holds `min(B, d - b B)` elements and the next block starts where it
         // ends, so no block's position needs a division.
         let (mut b, mut e) = (g0 % geo.nb, 0usize);
-        let fast = FastRule::of(rule, out);
-        // MX with the floor rule on f32, blocks of whole vectors: each whole block in one
-        // visit of its own (see [`mx_block`]); short or special blocks take the group path
-        // one at a time.
-        let mx = match fast {
-            Some(FastRule::MxFloor(emax)) if src == Src::F32 && geo.b.is_multiple_of(S::LANES) => Some(emax),
-            _ => None,
-        };
-        let mut p_mx = BlockScale::new(1.0, 0).lanes(simd, job.enc);
-        // Blocks of two vectors, all whole, to bytes or nibbles: two blocks a four-vector step.
-        let pairs = mx.is_some()
-            && geo.b == 2 * S::LANES
-            && geo.d.is_multiple_of(geo.b)
-            && matches!(mx_bits::<MINI>(&sp), 4 | 8);
         let mut g = g0;
         while g < g1 {
+            let mut n = (g1 - g).min(GROUP);
             if let Some(emax) = mx {
-                let len = if b + 1 == geo.nb { geo.d - b * geo.b } else { geo.b };
-                let bits = mx_bits::<MINI>(&sp);
-                if pairs && g + 1 < g1 {
-                    // Whole blocks back to back: blocks g and g + 1 are the next 2 B elements.
-                    let (x4, y4) = (&x[e * 4..(e + 2 * len) * 4], &mut y[e * bits / 8..(e + 2 * len) * bits / 8]);
-                    if let Some((c0, c1)) = mx_pair::<S, MINI>(simd, &sp, x4, emax, &p_mx, y4) {
-                        scales[g - g0] = c0;
-                        scales[g + 1 - g0] = c1;
-                        e += 2 * len;
-                        b = (b + 2) % geo.nb;
-                        g += 2;
-                        continue;
-                    }
+                // MX whole blocks up to the first that needs the general rule (or a short
+                // one), which then goes alone through the group code below.
+                let bits = sp.bits as usize;
+                let (x1, y1) = (&x[e * 4..], &mut y[e * bits / 8..]);
+                let job1 = Job { x: x1, ..job };
+                let run =
+                    MxRun::<SRC, MINI, BITS> { emax, geo, g0: g, g1, job: job1, y: y1, scales: &mut scales[g - g0..] };
+                let done = simd.enter(run);
+                (g, e, b) = (g + done, e + done * geo.b, (b + done) % geo.nb);
+                if g == g1 {
+                    break;
                 }
-                if len == geo.b {
-                    if let Some(c) = mx_block::<S, MINI>(simd, &sp, &x[e * 4..(e + len) * 4], emax, &mut p_mx, y, e) {
-                        scales[g - g0] = c;
-                        e += len;
-                        b = if b + 1 == geo.nb { 0 } else { b + 1 };
-                        g += 1;
-                        continue;
-                    }
-                }
+                n = 1;
             }
             // A group of blocks: first every block's statistics and parameters (independent
             // chains the core overlaps), then their codes.
-            let n = if mx.is_some() { 1 } else { (g1 - g).min(GROUP) };
             let mut bs = [BlockScale::default(); GROUP];
             let mut at = [(0usize, 0usize); GROUP];
             for (j, (bsj, atj)) in bs.iter_mut().zip(at.iter_mut()).enumerate().take(n) {
@@ -808,6 +807,62 @@ fn mx_pair<S: Simd, const MINI: u8>(
     let p1 = quantize::Lanes { r: simd.splat(mx_recip(c1)), ..*p };
     mx_encode4::<S, MINI>(simd, sp, mx_bits::<MINI>(sp), x4, [&p0, &p0, &p1, &p1], y4);
     Some((c0, c1))
+}
+
+/// MX blocks along the last axis under the floor rule, f32 source, blocks of whole vectors:
+/// each whole block in one visit ([`mx_block`]; two at a time through one four-vector store
+/// where a block is two vectors, [`mx_pair`]). Stops at a short block or one whose amax
+/// needs the general rule, and returns how many blocks it did ([`Contig`] does that one
+/// and calls again). (A kernel of its own: an unoptimised build gives it its own frame.)
+struct MxRun<'a, 'y, const SRC: u8, const MINI: u8, const BITS: u8> {
+    emax: i32,
+    geo: Geometry,
+    g0: usize,
+    g1: usize,
+    job: Job<'a>,
+    y: &'y mut [u8],
+    scales: &'y mut [u8],
+}
+
+impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for MxRun<'_, '_, SRC, MINI, BITS> {
+    type Output = usize;
+    #[inline(always)]
+    fn run<S: Simd>(self, simd: S) -> usize {
+        let MxRun { emax, geo, g0, g1, job, y, scales } = self;
+        let sp = Spec::resolve::<SRC, 0, BITS>(&job);
+        let (x, bits) = (job.x, mx_bits::<MINI>(&sp));
+        let mut p = BlockScale::new(1.0, 0).lanes(simd, job.enc);
+        // Blocks of two vectors, all whole, to bytes or nibbles: two blocks a four-vector step.
+        let pairs = geo.b == 2 * S::LANES && geo.d.is_multiple_of(geo.b) && matches!(bits, 4 | 8);
+        // Block `b` of its row starts at element `e` of the run (blocks follow each other).
+        let (mut b, mut e, mut g) = (g0 % geo.nb, 0usize, g0);
+        while g < g1 {
+            let len = if b + 1 == geo.nb { geo.d - b * geo.b } else { geo.b };
+            if len != geo.b {
+                break;
+            }
+            if pairs && g + 1 < g1 {
+                // Whole blocks back to back: blocks g and g + 1 are the next 2 B elements.
+                let (x4, y4) = (&x[e * 4..(e + 2 * len) * 4], &mut y[e * bits / 8..(e + 2 * len) * bits / 8]);
+                if let Some((c0, c1)) = mx_pair::<S, MINI>(simd, &sp, x4, emax, &p, y4) {
+                    scales[g - g0] = c0;
+                    scales[g + 1 - g0] = c1;
+                    e += 2 * len;
+                    b = (b + 2) % geo.nb;
+                    g += 2;
+                    continue;
+                }
+            }
+            match mx_block::<S, MINI>(simd, &sp, &x[e * 4..(e + len) * 4], emax, &mut p, y, e) {
+                Some(c) => scales[g - g0] = c,
+                None => break,
+            }
+            e += len;
+            b = if b + 1 == geo.nb { 0 } else { b + 1 };
+            g += 1;
+        }
+        g - g0
+    }
 }
 
 /// Inline twins of `qdq_ref`'s one-byte scale rules for the common cases, so that a block's
