@@ -556,9 +556,9 @@ fn sat8_loop<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, x: &[u8], y: &mut 
 /// loads from memory overlap this row's arithmetic instead of taking a pass of their own.
 ///
 /// The caller vouches that the scale came from this row's own finite range (so every
-/// non-NaN `|x / s|` is at most the type's span, about 255): the quotients then need
-/// neither the clamp nor [`Simd::cvt_rne_x4`]'s check, since a NaN lane converts to
-/// `i32::MIN`, which the saturating packs take to qmin as the clamp would. `SIGNED`: i8
+/// non-NaN `|x / s|` is at most the type's span, about 255): the quotients then need only
+/// `max(q, qmin - z)`, which takes NaN to qmin (the Simd contract), and neither the upper
+/// clamp nor [`Simd::cvt_rne_x4`]'s check; the saturating packs do the rest. `SIGNED`: i8
 /// with zero point 0 (the symmetric rule), so the packs add none.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
@@ -584,7 +584,7 @@ pub(crate) fn sat8_loop_with_range<S: Simd, const SIGNED: bool>(
         }
         let mut c = [z; 4];
         for (k, ck) in c.iter_mut().enumerate() {
-            *ck = simd.cvt_rne(quotient_sat::<S, false>(simd, sp, &xb[k * vb..(k + 1) * vb], p));
+            *ck = simd.cvt_rne(simd.max(quotient_sat::<S, false>(simd, sp, &xb[k * vb..(k + 1) * vb], p), p.lo));
         }
         simd.store_sat8x4(c, [z; 4], SIGNED, yb);
     }
