@@ -537,29 +537,13 @@ impl Kernel for BlockPart<'_> {
             let zp = zero_points.as_deref_mut();
             let f32_src = S::SPECIALIZE && src == Src::F32;
             match (f32_src, quantize::mini_id(&job)) {
-                (true, 0) => {
-                    simd.enter(Contig::<0, 0, ANY> { rule, geo, g0, g1, job, y, scales, zero_points: zp, mx: true })
+                (true, 0) => simd.enter(Contig::<0, 0, ANY> { rule, geo, g0, g1, job, y, scales, zero_points: zp }),
+                (true, 2) => simd.enter(Contig::<0, 2, 8> { rule, geo, g0, g1, job, y, scales, zero_points: zp }),
+                (true, 10) => simd.enter(Contig::<0, 10, 4> { rule, geo, g0, g1, job, y, scales, zero_points: zp }),
+                (_, 0) => simd.enter(Contig::<ANY, 0, ANY> { rule, geo, g0, g1, job, y, scales, zero_points: zp }),
+                _ => {
+                    simd.enter(Contig::<ANY, MINI_RUNTIME, ANY> { rule, geo, g0, g1, job, y, scales, zero_points: zp })
                 }
-                (true, 2) => {
-                    simd.enter(Contig::<0, 2, 8> { rule, geo, g0, g1, job, y, scales, zero_points: zp, mx: true })
-                }
-                (true, 10) => {
-                    simd.enter(Contig::<0, 10, 4> { rule, geo, g0, g1, job, y, scales, zero_points: zp, mx: true })
-                }
-                (_, 0) => {
-                    simd.enter(Contig::<ANY, 0, ANY> { rule, geo, g0, g1, job, y, scales, zero_points: zp, mx: true })
-                }
-                _ => simd.enter(Contig::<ANY, MINI_RUNTIME, ANY> {
-                    rule,
-                    geo,
-                    g0,
-                    g1,
-                    job,
-                    y,
-                    scales,
-                    zero_points: zp,
-                    mx: true,
-                }),
             }
         } else {
             self::tiles(simd, rule, &geo, g0, g1, x_type, src, x, out, y, scales, zero_points.as_deref_mut());
@@ -602,8 +586,6 @@ fn contig_job<'a>(rule: Rule, geo: &Geometry, x_type: DataType, x: &'a [u8], out
 /// parameters broadcast (a second pass, from L1), so no block is visited twice from
 /// memory and no tile bookkeeping runs per block. `SRC` and `MINI` as in `quantize`.
 struct Contig<'a, 'y, const SRC: u8, const MINI: u8, const BITS: u8> {
-    /// Whether the part may go to [`MxRun`] (false for the blocks it hands back).
-    mx: bool,
     rule: Rule,
     geo: Geometry,
     g0: usize,
@@ -618,13 +600,13 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for Contig<'_, '_, SR
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, simd: S) {
-        let Contig { mx, rule, geo, g0, g1, job, y, scales, mut zero_points } = self;
+        let Contig { rule, geo, g0, g1, job, y, scales, mut zero_points } = self;
         let sp = Spec::resolve::<SRC, 0, BITS>(&job);
         let (src, x, out) = (sp.src, job.x, job.out);
         let (xs, ssz, range) = (src.size(), rule.scale_size(), rule.wants_range());
         let fast = FastRule::of(rule, out);
-        let mx = match (mx, fast, src) {
-            (true, Some(FastRule::MxFloor(emax)), Src::F32) if geo.b.is_multiple_of(S::LANES) => Some(emax),
+        let mx = match (fast, src) {
+            (Some(FastRule::MxFloor(emax)), Src::F32) if geo.b.is_multiple_of(S::LANES) => Some(emax),
             _ => None,
         };
         // Along the last axis the blocks of a part follow each other: block `b` of a row
