@@ -7,6 +7,10 @@
 //!     stats:  per block, lo / hi (NaN-skipping min / max, 0 included) or max |x| bits (NaN first)
 //!     params: the scale rule -> the caller's scale and zero-point buffers
 //!     codes:  QuantizeLinear's vector code per block with those parameters broadcast
+//!   MX floor rule, f32, blocks of whole vectors (MxRun), per whole block (two at a time
+//!   when a block is two vectors):
+//!     a = max |x| bits; c = clamp(exp(a) - 127 - emax, -127, 127) + 127   (normal a only)
+//!     codes = encode(x * 2^(127 - c)), four vectors a store; any other block: Contig, alone
 //!   other layouts, per tile of block rows (about 4096 elements, so the second read hits L1):
 //!     the same statistics and rule, then QuantizeLinear's kernel over the tile
 //!     (the onnxruntime mode: its own element rule on the same segment walk)
