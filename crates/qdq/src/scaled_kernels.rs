@@ -521,19 +521,27 @@ impl Kernel for BlockPart<'_> {
             // onnxruntime's layout (blocks along K of a [K, N] weight): each strip of up to
             // 64 columns of a block row gets its statistics, parameters and codes while
             // it is in L1, with one reciprocal per column for all of the block's rows.
-            for gi in g0..g1 {
-                ort_block_row(
-                    simd,
-                    &geo,
-                    gi - g0,
-                    geo.start(gi) - base,
-                    geo.len(gi),
-                    x,
-                    y,
-                    scales,
-                    zero_points.as_deref_mut(),
-                    signed,
-                );
+            let wide = geo.inner / (4 * S::LANES) * (4 * S::LANES);
+            if wide > 0 {
+                let zero_points = zero_points.as_deref_mut();
+                simd.enter(OrtWide { geo, g0, g1, wide, x, y: &mut *y, scales: &mut *scales, zero_points, signed });
+            }
+            if wide < geo.inner {
+                for gi in g0..g1 {
+                    ort_block_row(
+                        simd,
+                        &geo,
+                        gi - g0,
+                        geo.start(gi) - base,
+                        geo.len(gi),
+                        x,
+                        y,
+                        scales,
+                        zero_points.as_deref_mut(),
+                        signed,
+                        wide,
+                    );
+                }
             }
         } else if let Some(job) = contig_job(rule, &geo, x_type, x, out) {
             // Blocks of consecutive elements, each starting on a byte of y: every block's
@@ -993,11 +1001,12 @@ fn ort_block_row<S: Simd>(
     scales: &mut [u8],
     mut zero_points: Option<&mut [u8]>,
     signed: bool,
+    start: usize,
 ) {
     let (lanes, inner) = (S::LANES, geo.inner);
     let out = if signed { DataType::I4 } else { DataType::U4 };
     let mut st = [(0.0f32, 0.0f32); 64];
-    let mut c0 = 0;
+    let mut c0 = start;
     while c0 < inner {
         let w = (inner - c0).min(4 * lanes).min(64);
         stats_strip(simd, Src::F32, &x[(e0 + c0) * 4..], len, inner * 4, w, true, &mut st);
@@ -1034,6 +1043,259 @@ fn ort_block_row<S: Simd>(
             }
         }
         c0 += w;
+    }
+}
+
+/// The largest f32 below 1/2: `trunc(q + copysign(HALF_BELOW, q))` rounds q half away from
+/// zero (under round-to-nearest-even additions): a tie gains exactly enough to cross the
+/// next integer, anything below a tie too little.
+const HALF_BELOW: f32 = 0.499_999_97;
+
+/// Columns per unit of [`ort_wide`] (a multiple of every `4 * LANES`): a unit of a block of
+/// 32 rows is then 128 KiB, in L2 when its codes read it again.
+const ORT_STRIP: usize = 1024;
+
+/// Per-column buffers of [`ort_wide`], f32 / i32 lanes: the statistics being gathered for
+/// the next unit, and the current unit's reciprocals, zero points and clamp bounds.
+struct OrtBufs {
+    lo: [u8; 4 * ORT_STRIP],
+    hi: [u8; 4 * ORT_STRIP],
+    rcp: [u8; 4 * ORT_STRIP],
+    z: [u8; 4 * ORT_STRIP],
+    lo_b: [u8; 4 * ORT_STRIP],
+    hi_b: [u8; 4 * ORT_STRIP],
+}
+
+/// [`ort_wide`] as a kernel of its own (its own frame in an unoptimised build, which holds
+/// its [`OrtBufs`]).
+struct OrtWide<'a, 'y> {
+    geo: Geometry,
+    g0: usize,
+    g1: usize,
+    wide: usize,
+    x: &'a [u8],
+    y: &'y mut [u8],
+    scales: &'y mut [u8],
+    zero_points: Option<&'y mut [u8]>,
+    signed: bool,
+}
+
+impl Kernel for OrtWide<'_, '_> {
+    type Output = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, simd: S) {
+        let OrtWide { geo, g0, g1, wide, x, y, scales, zero_points, signed } = self;
+        ort_wide(simd, &geo, g0, g1, wide, x, y, scales, zero_points, signed);
+    }
+}
+
+/// The onnxruntime mode over the leading `wide` columns (a multiple of `4 * LANES`) of block
+/// rows `[g0, g1)` of a part, in units of up to [`ORT_STRIP`] columns of one block row, row
+/// by row so that memory is read in runs:
+///
+/// ```text
+/// statistics of unit 0
+/// for each unit u:  parameters of u (from its statistics)
+///                   for each row j:  codes of row j of u;  statistics of row j of unit u + 1
+/// ```
+///
+/// The next unit streams in from memory while the current one's codes read it from cache.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn ort_wide<S: Simd>(
+    simd: S,
+    geo: &Geometry,
+    g0: usize,
+    g1: usize,
+    wide: usize,
+    x: &[u8],
+    y: &mut [u8],
+    scales: &mut [u8],
+    mut zero_points: Option<&mut [u8]>,
+    signed: bool,
+) {
+    let (inner, base) = (geo.inner, geo.start(g0));
+    let z4 = [0u8; 4 * ORT_STRIP];
+    let mut b = OrtBufs { lo: z4, hi: z4, rcp: z4, z: z4, lo_b: z4, hi_b: z4 };
+    // Units in order: (block row, first column, columns).
+    let per = wide.div_ceil(ORT_STRIP);
+    let unit = |u: usize| {
+        let (gi, c0) = (g0 + u / per, (u % per) * ORT_STRIP);
+        (gi, c0, (wide - c0).min(ORT_STRIP))
+    };
+    let units = (g1 - g0) * per;
+    let (gi, c0, cols) = unit(0);
+    for j in 0..geo.len(gi) {
+        ort_stats_row(simd, x, geo.start(gi) - base + c0 + j * inner, cols, &mut b, j == 0);
+    }
+    for u in 0..units {
+        let (gi, c0, cols) = unit(u);
+        let (e, len) = (geo.start(gi) - base + c0, geo.len(gi));
+        let zp = zero_points.as_deref_mut();
+        ort_params(simd, x, e, len, inner, (gi - g0) * inner + c0, cols, &mut b, scales, zp, signed);
+        let next = (u + 1 < units).then(|| {
+            let (gn, cn, coln) = unit(u + 1);
+            (geo.start(gn) - base + cn, geo.len(gn), coln)
+        });
+        let rows = next.map_or(len, |(_, ln, _)| ln.max(len));
+        for j in 0..rows {
+            if j < len {
+                // The next unit's row j + 1, fetched while this row's codes are worked out.
+                let pf = next
+                    .filter(|&(_, ln, _)| j + 1 < ln)
+                    .map(|(en, _, coln)| &x[4 * (en + (j + 1) * inner)..][..4 * coln]);
+                if signed {
+                    ort_codes_row::<S, true>(simd, x, e + j * inner, cols, &b, y, pf);
+                } else {
+                    ort_codes_row::<S, false>(simd, x, e + j * inner, cols, &b, y, pf);
+                }
+            }
+            if let Some((en, ln, coln)) = next {
+                if j < ln {
+                    ort_stats_row(simd, x, en + j * inner, coln, &mut b, j == 0);
+                }
+            }
+        }
+    }
+}
+
+/// Folds row `e..e + cols` of x into the statistics `b.lo` / `b.hi` (NaN-skipping minimum
+/// and maximum with 0 included; `first` starts them).
+#[inline(always)]
+fn ort_stats_row<S: Simd>(simd: S, x: &[u8], e: usize, cols: usize, b: &mut OrtBufs, first: bool) {
+    let vb = 4 * S::LANES;
+    let row = &x[4 * e..][..4 * cols];
+    let zero = simd.splat(0.0);
+    for v in 0..cols / S::LANES {
+        let val = simd.load_f32(&row[v * vb..]);
+        let (l, h) =
+            if first { (zero, zero) } else { (simd.load_f32(&b.lo[v * vb..]), simd.load_f32(&b.hi[v * vb..])) };
+        simd.store_f32(simd.min(val, l), &mut b.lo[v * vb..]);
+        simd.store_f32(simd.max(val, h), &mut b.hi[v * vb..]);
+    }
+}
+
+/// The parameters of a unit from its statistics `b.lo` / `b.hi`: `cols` columns of a block
+/// of `len` rows of `inner` from element `e` (even) of the part, parameters `k0..` (k0
+/// even). Stored in the caller's scales and zero points, and as per-column reciprocals,
+/// zero points and clamp bounds in `b`. Per lane the scalar rule's IEEE operations in the
+/// same order; the all-zero columns of a signed group (which need the block's first
+/// non-NaN element) go through the scalar rule.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn ort_params<S: Simd>(
+    simd: S,
+    x: &[u8],
+    e: usize,
+    len: usize,
+    inner: usize,
+    k0: usize,
+    cols: usize,
+    b: &mut OrtBufs,
+    scales: &mut [u8],
+    mut zero_points: Option<&mut [u8]>,
+    signed: bool,
+) {
+    let lanes = S::LANES;
+    let vb = 4 * lanes;
+    let zero = simd.splat(0.0);
+    let zero_i = simd.splat_i(0);
+    let (qmin, qmax) = if signed { (-8, 7) } else { (0, 15) };
+    for v in 0..cols / lanes {
+        let (lo, hi) = (simd.load_f32(&b.lo[v * vb..]), simd.load_f32(&b.hi[v * vb..]));
+        let k = k0 + v * lanes;
+        let (s, z) = if signed {
+            let all_zero = simd.mask_bits(simd.eq(lo, zero)) & simd.mask_bits(simd.eq(hi, zero));
+            let s = if all_zero != 0 {
+                let (mut sb, mut lb, mut hb) = ([0u8; 64], [0u8; 64], [0u8; 64]);
+                simd.store_f32(lo, &mut lb);
+                simd.store_f32(hi, &mut hb);
+                for t in 0..lanes {
+                    let col = e + v * lanes + t;
+                    let first = || (0..len).map(|j| read_x(Src::F32, x, col + j * inner)).find(|q| !q.is_nan());
+                    let (s, _) = r::ort_params(lanes_f32(&lb, t), lanes_f32(&hb, t), true, first);
+                    sb[4 * t..4 * t + 4].copy_from_slice(&s.to_le_bytes());
+                }
+                simd.load_f32(&sb)
+            } else {
+                // m = hi if |hi| > |lo| else lo (neither is NaN); s = -m / 8, which the
+                // exact multiplication by 2^-3 rounds as the division does.
+                let m = simd.select(simd.lt_i(abs_bits(simd, lo), abs_bits(simd, hi)), hi, lo);
+                let neg = simd.f32_of(simd.xor_i(simd.bits(m), simd.splat_i(i32::MIN)));
+                simd.mul(neg, simd.splat(0.125))
+            };
+            (s, zero_i)
+        } else {
+            // s = (hi - lo) / 15; z = 0 - lo / s, 0 where s is 0 or z NaN, clamped to [0, 15]
+            // and rounded half away from zero.
+            let s = simd.div(simd.sub(hi, lo), simd.splat(15.0));
+            let zf = simd.sub(zero, simd.div(lo, s));
+            let zf = simd.select(simd.or_m(simd.eq(s, zero), simd.is_nan(zf)), zero, zf);
+            let zf = simd.max(simd.min(zf, simd.splat(15.0)), zero);
+            (s, simd.cvt_trunc(simd.add(zf, simd.splat(HALF_BELOW))))
+        };
+        simd.store_f32(s, &mut scales[4 * k..]);
+        if let Some(zp) = zero_points.as_deref_mut() {
+            simd.store_u4(z, &mut zp[k / 2..]);
+        }
+        let rcp = simd.select(simd.eq(s, zero), zero, simd.div(simd.splat(1.0), s));
+        simd.store_f32(rcp, &mut b.rcp[v * vb..]);
+        simd.store_i32(z, &mut b.z[v * vb..]);
+        simd.store_f32(simd.cvt_f32(simd.sub_i(simd.splat_i(qmin), z)), &mut b.lo_b[v * vb..]);
+        simd.store_f32(simd.cvt_f32(simd.sub_i(simd.splat_i(qmax), z)), &mut b.hi_b[v * vb..]);
+    }
+}
+
+/// The codes of row `e..e + cols` of x (e even, cols a multiple of `4 * LANES`) with the
+/// unit's parameters in `b`, four vectors per 4-bit pack:
+///
+/// ```text
+/// q = x * r;   q >= 2^31 or NaN -> qmin - z          (x86's conversion gives i32::MIN)
+/// c = trunc(clamp(q, qmin - z, qmax - z) + copysign(HALF_BELOW, q)) + z
+/// ```
+///
+/// Rounding half away from zero commutes with the clamp to integer bounds, so this is
+/// `clamp(round(q) + z, qmin, qmax)` of [`qdq_ref::scaled::ort_value`].
+#[inline(always)]
+fn ort_codes_row<S: Simd, const SIGNED: bool>(
+    simd: S,
+    x: &[u8],
+    e: usize,
+    cols: usize,
+    b: &OrtBufs,
+    y: &mut [u8],
+    pf: Option<&[u8]>,
+) {
+    let vb = 4 * S::LANES;
+    let row = &x[4 * e..][..4 * cols];
+    let out = &mut y[e / 2..][..cols / 2];
+    let big = simd.splat(2_147_483_648.0);
+    let (sign, half) = (simd.splat_i(i32::MIN), simd.bits(simd.splat(HALF_BELOW)));
+    for g in 0..cols / (4 * S::LANES) {
+        if let Some(p) = pf {
+            let span = 16 * S::LANES;
+            for o in (g * span..((g + 1) * span).min(p.len())).step_by(64) {
+                simd.prefetch(&p[o..]);
+            }
+        }
+        let mut c = [simd.splat_i(0); 4];
+        for (t, ct) in c.iter_mut().enumerate() {
+            let o = (4 * g + t) * vb;
+            let q = simd.mul(simd.load_f32(&row[o..]), simd.load_f32(&b.rcp[o..]));
+            // Signed: z = 0, bounds [-8, 7] (no per-column loads).
+            let (lo_b, hi_b) = if SIGNED {
+                (simd.splat(-8.0), simd.splat(7.0))
+            } else {
+                (simd.load_f32(&b.lo_b[o..]), simd.load_f32(&b.hi_b[o..]))
+            };
+            // min's NaN rule gives `big` for a NaN q too.
+            let bad = simd.eq(simd.min(q, big), big);
+            let qc = simd.min(simd.max(simd.select(bad, lo_b, q), lo_b), hi_b);
+            let h = simd.f32_of(simd.or_i(simd.and_i(simd.bits(qc), sign), half));
+            let c = simd.cvt_trunc(simd.add(qc, h));
+            *ct = if SIGNED { c } else { simd.add_i(c, simd.load_i32(&b.z[o..])) };
+        }
+        simd.store_u4x4(c, &mut out[2 * g * S::LANES..]);
     }
 }
 
@@ -1338,6 +1600,31 @@ mod tests {
             }
         }
         assert!(checked > 300_000, "{checked}");
+    }
+
+    #[test]
+    fn half_below_rounds_half_away_from_zero() {
+        // What `ort_codes_row` relies on over its clamped range (|q| <= 23): every f32 within
+        // 4096 steps of each half-integer of [-64, 64], and a stride through the rest.
+        let mut checked = 0u64;
+        let mut check = |q: f32| {
+            if q.abs() <= 64.0 {
+                assert_eq!((q + HALF_BELOW.copysign(q)).trunc(), q.round(), "{q:e} ({:#x})", q.to_bits());
+                checked += 1;
+            }
+        };
+        for k in -128..=128 {
+            let h = (k as f32 / 2.0).to_bits();
+            for d in 0..4096u32 {
+                check(f32::from_bits(h.wrapping_add(d)));
+                check(f32::from_bits(h.wrapping_sub(d)));
+            }
+        }
+        for b in (0..0x4280_0000u32).step_by(4093) {
+            check(f32::from_bits(b));
+            check(-f32::from_bits(b));
+        }
+        assert!(checked > 1_000_000, "{checked}");
     }
 
     #[test]

@@ -104,6 +104,9 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     fn f32_of(self, a: Self::I) -> Self::F;
     /// f32 -> i32 rounding half to even. Lanes must be within i32 range (callers clamp).
     fn cvt_rne(self, a: Self::F) -> Self::I;
+    /// f32 -> i32 rounding toward zero (the rounding mode plays no part). Lanes must be
+    /// within i32 range (callers clamp).
+    fn cvt_trunc(self, a: Self::F) -> Self::I;
     /// i32 -> f32, rounding to nearest even.
     fn cvt_f32(self, a: Self::I) -> Self::F;
     /// Four vectors converted to i32 rounding half to even, or `None` when the conversion
@@ -180,6 +183,12 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     fn store_u6(self, a: Self::I, out: &mut [u8]);
     /// Stores all lanes as i32 (`4 * LANES` bytes).
     fn store_i32(self, a: Self::I, out: &mut [u8]);
+    /// A hint that the cache line holding `b[0]` will be read soon (a no-op where the ISA
+    /// has no prefetch instruction). It never faults and changes no result.
+    #[inline(always)]
+    fn prefetch(self, b: &[u8]) {
+        let _ = b;
+    }
 
     /// Rounds to f16 (RNE, IEEE overflow) and returns the f16 bit patterns in the low 16
     /// bits of each lane. A NaN narrows as IEEE 754 hardware (F16C, NEON) does: its sign,

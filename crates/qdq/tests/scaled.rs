@@ -25,6 +25,7 @@ fn blockwise_matches_reference() {
 #[test]
 fn onnxruntime_mode_matches_reference() {
     common::scaled::onnxruntime_mode_matches_reference();
+    common::scaled::onnxruntime_mode_ties();
 }
 
 #[test]

@@ -229,6 +229,10 @@ impl Simd for Avx2 {
         (!bad).then_some(c)
     }
     #[inline(always)]
+    fn cvt_trunc(self, a: __m256) -> __m256i {
+        self.0.avx._mm256_cvttps_epi32(a)
+    }
+    #[inline(always)]
     fn cvt_f32(self, a: __m256i) -> __m256 {
         // MXCSR rounding (round-to-nearest-even by default; see the module docs).
         self.0.avx._mm256_cvtepi32_ps(a)
@@ -308,6 +312,13 @@ impl Simd for Avx2 {
         let out = &mut out[..32];
         // SAFETY: `out` is exactly the 32 bytes written.
         unsafe { _mm256_storeu_ps(out.as_mut_ptr().cast(), a) }
+    }
+    #[inline(always)]
+    fn prefetch(self, b: &[u8]) {
+        if let Some(p) = b.first() {
+            // SAFETY: a prefetch never faults; `p` is a valid address besides.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(core::ptr::from_ref(p).cast()) }
+        }
     }
     #[inline(always)]
     fn store_i32(self, a: __m256i, out: &mut [u8]) {

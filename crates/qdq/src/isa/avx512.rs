@@ -260,6 +260,10 @@ impl Simd for Avx512 {
         (!bad).then_some(c)
     }
     #[inline(always)]
+    fn cvt_trunc(self, a: __m512) -> __m512i {
+        v!(_mm512_cvttps_epi32(a))
+    }
+    #[inline(always)]
     fn cvt_f32(self, a: __m512i) -> __m512 {
         v!(_mm512_cvt_roundepi32_ps::<RNE>(a))
     }
@@ -341,6 +345,13 @@ impl Simd for Avx512 {
         let out = &mut out[..64];
         // SAFETY: `out` is exactly the 64 bytes written.
         unsafe { _mm512_storeu_ps(out.as_mut_ptr().cast(), a) }
+    }
+    #[inline(always)]
+    fn prefetch(self, b: &[u8]) {
+        if let Some(p) = b.first() {
+            // SAFETY: a prefetch never faults; `p` is a valid address besides.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(core::ptr::from_ref(p).cast()) }
+        }
     }
     #[inline(always)]
     fn store_i32(self, a: __m512i, out: &mut [u8]) {

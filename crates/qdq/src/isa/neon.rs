@@ -224,6 +224,10 @@ impl Simd for Neon {
         ok.then_some(c)
     }
     #[inline(always)]
+    fn cvt_trunc(self, a: float32x4_t) -> int32x4_t {
+        self.0.neon.vcvtq_s32_f32(a)
+    }
+    #[inline(always)]
     fn cvt_f32(self, a: int32x4_t) -> float32x4_t {
         self.0.neon.vcvtq_f32_s32(a)
     }

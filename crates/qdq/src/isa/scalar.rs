@@ -214,6 +214,11 @@ impl Simd for Scalar {
         })
     }
     #[inline(always)]
+    fn cvt_trunc(self, a: Self::F) -> Self::I {
+        // In range by contract, where `as` truncates exactly.
+        map(a, |x| x as i32)
+    }
+    #[inline(always)]
     fn cvt_f32(self, a: Self::I) -> Self::F {
         map(a, |x| x as f32)
     }

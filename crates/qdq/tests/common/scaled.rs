@@ -284,7 +284,9 @@ pub fn blockwise_matches_reference() {
 pub fn onnxruntime_mode_matches_reference() {
     let mut rng = Rng::new(304);
     let mut cases = block_cases(false);
-    cases.extend([(vec![300, 512], 0, 32), (vec![2, 96, 200], 1, 32), (vec![64, 130], 0, 16)]);
+    // [40, 1100]: rows wider than one unit of the vector kernel (1024 columns), plus columns
+    // past its last whole group of vectors.
+    cases.extend([(vec![300, 512], 0, 32), (vec![2, 96, 200], 1, 32), (vec![64, 130], 0, 16), (vec![40, 1100], 0, 16)]);
     for (i, (shape, axis, b)) in cases.iter().enumerate() {
         let layout = Layout::blocked(shape, *axis, *b).unwrap();
         let n: usize = shape.iter().product();
@@ -296,6 +298,38 @@ pub fn onnxruntime_mode_matches_reference() {
                 let got = blockwise_once(Some(&cfg), &x, layout, BlockMode::Onnxruntime, out, DataType::F32, zp);
                 check(&format!("{name}: {shape:?} axis {axis} block {b} onnxruntime -> {out}"), &want, &got);
             }
+        }
+    }
+}
+
+/// onnxruntime mode on ties: blocks of 32 along axis 0 whose rows 0 and 1 are -8 and 7, so
+/// that both rules get the scale 1 (and uint4 the zero point 8) and q = x exactly; the
+/// other rows are half-integers and their neighbouring floats, where rounding half away
+/// from zero differs from every other rounding.
+pub fn onnxruntime_mode_ties() {
+    let (rows, cols) = (96usize, 1100usize);
+    let mut near = Vec::new();
+    for k in -15..=13 {
+        let h = k as f32 / 2.0;
+        near.extend([h, h.next_down(), h.next_up()]);
+    }
+    let x: Vec<f32> = (0..rows * cols)
+        .map(|i| match (i / cols) % 32 {
+            0 => -8.0,
+            1 => 7.0,
+            _ => near[(i * 7 + i / cols) % near.len()],
+        })
+        .collect();
+    let layout = Layout::blocked(&[rows, cols], 0, 32).unwrap();
+    let x = X::F32(x);
+    for out in [DataType::I4, DataType::U4] {
+        let zp = out == DataType::U4;
+        let want = blockwise_once(None, &x, layout, BlockMode::Onnxruntime, out, DataType::F32, zp);
+        let expect_scale = 1.0f32.to_le_bytes();
+        assert!(want.1.chunks(4).all(|c| c == expect_scale), "{out}: every scale is 1");
+        for (name, cfg) in configs() {
+            let got = blockwise_once(Some(&cfg), &x, layout, BlockMode::Onnxruntime, out, DataType::F32, zp);
+            check(&format!("{name}: onnxruntime ties -> {out}"), &want, &got);
         }
     }
 }
