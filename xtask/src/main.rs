@@ -38,7 +38,9 @@ fn usage() -> &'static str {
       qdq's onnxruntime-compatible blockwise mode against onnxruntime's
       quantize_qdq_matmul_4bits (MlasQDQQuantizeBlockwise) on random weights of several
       shapes, byte for byte on every ISA, sequential and parallel; then both timed on a
-      4096 x 4096 weight, blocks of 32. Uses the vs-ort venv (target/venv-ort).
+      4096 x 4096 weight, blocks of 32 (onnxruntime with its default pool of one thread per
+      core; qdq single-threaded and with as many threads). Uses the vs-ort venv
+      (target/venv-ort).
   cargo xtask exhaustive
       Release-mode exhaustive checks against qdq-ref on every ISA this CPU has: all 2^32
       f32 inputs through every float8 encoder (saturate 0 and 1) and the float4 / float6

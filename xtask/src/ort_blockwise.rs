@@ -162,7 +162,10 @@ pub fn run(opts: &Options, out: &mut dyn Write) -> Result<(), String> {
     // Timing: 4096 x 4096, blocks of 32 along K.
     let (k, n) = (4096usize, 4096usize);
     let x = qdq_benches::uniform(k * n, 7);
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().map_err(|e| e.to_string())?;
+    // onnxruntime's function makes an intra-op pool of its default size (one thread per
+    // core): qdq runs single-threaded and with one thread per core too.
+    let threads = std::thread::available_parallelism().map_or(2, |t| t.get());
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| e.to_string())?;
     let elems = (k * n) as f64;
     writeln!(out, "\n4096 x 4096 f32 weight, blocks of 32 along K (Gelem/s; ratio to onnxruntime)").map_err(w)?;
     for line in text.lines().filter(|l| json_field(l, "kind").as_deref() == Some("timing")) {
@@ -175,7 +178,7 @@ pub fn run(opts: &Options, out: &mut dyn Write) -> Result<(), String> {
         let g = |t: f64| elems / t / 1e9;
         writeln!(
             out,
-            "  {:16}  onnxruntime {:6.3}   qdq 1 thread {:6.3} ({:5.1}x)   qdq 2 threads {:6.3} ({:5.1}x)",
+            "  {:16}  onnxruntime {:6.3}   qdq 1 thread {:6.3} ({:5.1}x)   qdq {threads} threads {:6.3} ({:5.1}x)",
             if sym { "int4 symmetric" } else { "uint4 asymmetric" },
             g(ort_s),
             g(t1),

@@ -27,7 +27,9 @@
 use crate::codec::{MiniFormat, MINI_RUNTIME};
 use crate::config::Cost;
 use crate::isa::{self, Kernel};
-use crate::quantize::{self, e8m0_value, load_codes, store_codes, BlockScale, Job, ScaleKind, Spec, Src, ANY};
+use crate::quantize::{
+    self, e8m0_value, load_codes, store_codes, BlockScale, Encode, Job, Lanes, Prec, ScaleKind, Spec, Src, ANY,
+};
 use crate::segments::Segments;
 use crate::simd::{Simd, LIM};
 use crate::threads::for_parts;
@@ -524,7 +526,8 @@ impl Kernel for BlockPart<'_> {
             let wide = geo.inner / (4 * S::LANES) * (4 * S::LANES);
             if wide > 0 {
                 let zero_points = zero_points.as_deref_mut();
-                simd.enter(OrtWide { geo, g0, g1, wide, x, y: &mut *y, scales: &mut *scales, zero_points, signed });
+                let rule = WideRule::Ort { signed };
+                simd.enter(OrtWide { geo, g0, g1, wide, x, y: &mut *y, scales: &mut *scales, zero_points, rule });
             }
             if wide < geo.inner {
                 for gi in g0..g1 {
@@ -543,6 +546,13 @@ impl Kernel for BlockPart<'_> {
                     );
                 }
             }
+        } else if let Some(rule) = block_wide_rule(rule, src, &geo, out, S::LANES) {
+            // The symmetric and asymmetric rules with f32 x and scales on blocks across whole
+            // vectors of columns (blocks along an outer axis): the onnxruntime mode's
+            // pipeline with QuantizeLinear's element rule.
+            let zero_points = zero_points.as_deref_mut();
+            let (y, scales) = (&mut *y, &mut *scales);
+            simd.enter(OrtWide { geo, g0, g1, wide: geo.inner, x, y, scales, zero_points, rule });
         } else if let Some(job) = contig_job(rule, &geo, x_type, x, out) {
             // Blocks of consecutive elements, each starting on a byte of y: every block's
             // statistics, parameters and codes in one visit.
@@ -569,6 +579,18 @@ impl Kernel for BlockPart<'_> {
             }
         }
     }
+}
+
+/// The [`WideRule`] of a part that [`ort_wide`] takes whole: the symmetric or asymmetric
+/// rule, f32 x and scales, integer y, and `inner` a multiple of `4 * lanes` (so every row
+/// of every block starts on a packing boundary and no column is left over).
+fn block_wide_rule(rule: Rule, src: Src, geo: &Geometry, out: DataType, lanes: usize) -> Option<WideRule> {
+    let Rule::Block { mode, scale_type: DataType::F32 } = rule else { return None };
+    if mode == BlockMode::Onnxruntime || src != Src::F32 || geo.inner == 0 || !geo.inner.is_multiple_of(4 * lanes) {
+        return None;
+    }
+    let (qmin, qmax) = out.int_range()?;
+    Some(WideRule::Block { mode, qmin: qmin as i32, qmax: qmax as i32, bits: out.bits() })
 }
 
 /// The QuantizeLinear job of a part whose blocks are runs of consecutive elements (blocks
@@ -1056,7 +1078,9 @@ const HALF_BELOW: f32 = 0.499_999_97;
 const ORT_STRIP: usize = 1024;
 
 /// Per-column buffers of [`ort_wide`], f32 / i32 lanes: the statistics being gathered for
-/// the next unit, and the current unit's reciprocals, zero points and clamp bounds.
+/// the next unit, and the current unit's reciprocals, zero points and clamp bounds. Aligned
+/// to a cache line, so that no vector load of them straddles two.
+#[repr(C, align(64))]
 struct OrtBufs {
     lo: [u8; 4 * ORT_STRIP],
     hi: [u8; 4 * ORT_STRIP],
@@ -1064,6 +1088,18 @@ struct OrtBufs {
     z: [u8; 4 * ORT_STRIP],
     lo_b: [u8; 4 * ORT_STRIP],
     hi_b: [u8; 4 * ORT_STRIP],
+    /// The symmetric and asymmetric rules: the scales (divisors), and per vector of them
+    /// whether all are in the range of Markstein's division.
+    s: [u8; 4 * ORT_STRIP],
+    fast: [bool; ORT_STRIP / 4],
+}
+
+/// The element rule of [`ort_wide`]: onnxruntime's, or QuantizeLinear's with the symmetric
+/// or asymmetric rule's f32 scales (integer y of `bits`).
+#[derive(Clone, Copy)]
+enum WideRule {
+    Ort { signed: bool },
+    Block { mode: BlockMode, qmin: i32, qmax: i32, bits: u32 },
 }
 
 /// [`ort_wide`] as a kernel of its own (its own frame in an unoptimised build, which holds
@@ -1077,15 +1113,15 @@ struct OrtWide<'a, 'y> {
     y: &'y mut [u8],
     scales: &'y mut [u8],
     zero_points: Option<&'y mut [u8]>,
-    signed: bool,
+    rule: WideRule,
 }
 
 impl Kernel for OrtWide<'_, '_> {
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, simd: S) {
-        let OrtWide { geo, g0, g1, wide, x, y, scales, zero_points, signed } = self;
-        ort_wide(simd, &geo, g0, g1, wide, x, y, scales, zero_points, signed);
+        let OrtWide { geo, g0, g1, wide, x, y, scales, zero_points, rule } = self;
+        ort_wide(simd, &geo, g0, g1, wide, x, y, scales, zero_points, rule);
     }
 }
 
@@ -1112,11 +1148,12 @@ fn ort_wide<S: Simd>(
     y: &mut [u8],
     scales: &mut [u8],
     mut zero_points: Option<&mut [u8]>,
-    signed: bool,
+    rule: WideRule,
 ) {
     let (inner, base) = (geo.inner, geo.start(g0));
     let z4 = [0u8; 4 * ORT_STRIP];
-    let mut b = OrtBufs { lo: z4, hi: z4, rcp: z4, z: z4, lo_b: z4, hi_b: z4 };
+    let fast = [false; ORT_STRIP / 4];
+    let mut b = OrtBufs { lo: z4, hi: z4, rcp: z4, z: z4, lo_b: z4, hi_b: z4, s: z4, fast };
     // Units in order: (block row, first column, columns).
     let per = wide.div_ceil(ORT_STRIP);
     let unit = |u: usize| {
@@ -1131,8 +1168,13 @@ fn ort_wide<S: Simd>(
     for u in 0..units {
         let (gi, c0, cols) = unit(u);
         let (e, len) = (geo.start(gi) - base + c0, geo.len(gi));
-        let zp = zero_points.as_deref_mut();
-        ort_params(simd, x, e, len, inner, (gi - g0) * inner + c0, cols, &mut b, scales, zp, signed);
+        let (zp, k0) = (zero_points.as_deref_mut(), (gi - g0) * inner + c0);
+        match rule {
+            WideRule::Ort { signed } => ort_params(simd, x, e, len, inner, k0, cols, &mut b, scales, zp, signed),
+            WideRule::Block { mode, qmin, qmax, bits } => {
+                block_params_wide(simd, mode, qmin, qmax, bits, k0, cols, &mut b, scales, zp)
+            }
+        }
         let next = (u + 1 < units).then(|| {
             let (gn, cn, coln) = unit(u + 1);
             (geo.start(gn) - base + cn, geo.len(gn), coln)
@@ -1144,10 +1186,14 @@ fn ort_wide<S: Simd>(
                 let pf = next
                     .filter(|&(_, ln, _)| j + 1 < ln)
                     .map(|(en, _, coln)| &x[4 * (en + (j + 1) * inner)..][..4 * coln]);
-                if signed {
-                    ort_codes_row::<S, true>(simd, x, e + j * inner, cols, &b, y, pf);
-                } else {
-                    ort_codes_row::<S, false>(simd, x, e + j * inner, cols, &b, y, pf);
+                match rule {
+                    WideRule::Ort { signed: true } => ort_codes_row::<S, true>(simd, x, e + j * inner, cols, &b, y, pf),
+                    WideRule::Ort { signed: false } => {
+                        ort_codes_row::<S, false>(simd, x, e + j * inner, cols, &b, y, pf)
+                    }
+                    WideRule::Block { qmin, qmax, bits, .. } => {
+                        block_codes_row(simd, qmin, qmax, bits, x, e + j * inner, cols, &b, y, pf)
+                    }
                 }
             }
             if let Some((en, ln, coln)) = next {
@@ -1296,6 +1342,131 @@ fn ort_codes_row<S: Simd, const SIGNED: bool>(
             *ct = if SIGNED { c } else { simd.add_i(c, simd.load_i32(&b.z[o..])) };
         }
         simd.store_u4x4(c, &mut out[2 * g * S::LANES..]);
+    }
+}
+
+/// The symmetric or asymmetric rule's parameters (f32 scales, integer y in `[qmin, qmax]`
+/// of `bits`) of a unit from its statistics, per lane with the scalar rule's IEEE
+/// operations in the same order (`qdq_ref::scaled::block_params`), stored in the
+/// caller's scales and zero points (`k0` on a packing boundary) and, for the codes, in `b`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn block_params_wide<S: Simd>(
+    simd: S,
+    mode: BlockMode,
+    qmin: i32,
+    qmax: i32,
+    bits: u32,
+    k0: usize,
+    cols: usize,
+    b: &mut OrtBufs,
+    scales: &mut [u8],
+    mut zero_points: Option<&mut [u8]>,
+) {
+    let lanes = S::LANES;
+    let vb = 4 * lanes;
+    let (zero, one, big) = (simd.splat(0.0), simd.splat(1.0), simd.splat(f32::INFINITY));
+    for v in 0..cols / lanes {
+        let (lo, hi) = (simd.load_f32(&b.lo[v * vb..]), simd.load_f32(&b.hi[v * vb..]));
+        let k = k0 + v * lanes;
+        let (raw, z) = match mode {
+            BlockMode::Symmetric => {
+                let z = if qmin < 0 { 0 } else { (qmax + 1) / 2 };
+                let neg_lo = simd.f32_of(simd.xor_i(simd.bits(lo), simd.splat_i(i32::MIN)));
+                (simd.div(simd.max(neg_lo, hi), simd.splat((qmax - z) as f32)), simd.splat_i(z))
+            }
+            _ => {
+                let raw = simd.div(simd.sub(hi, lo), simd.splat((qmax - qmin) as f32));
+                (raw, simd.splat_i(0))
+            }
+        };
+        // fix: 0 -> 1, +inf -> f32::MAX (raw is never NaN: lo <= 0 <= hi are numbers).
+        let s = simd.select(simd.eq(raw, zero), one, simd.select(simd.eq(raw, big), simd.splat(f32::MAX), raw));
+        let z = if matches!(mode, BlockMode::Symmetric) {
+            z
+        } else {
+            // z = qmin - lo / s: qmin where NaN, else clamped and rounded half to even.
+            let qf = simd.splat(qmin as f32);
+            let zf = simd.sub(qf, simd.div(lo, s));
+            let zf = simd.select(simd.is_nan(zf), qf, simd.min(simd.max(zf, qf), simd.splat(qmax as f32)));
+            simd.cvt_rne(zf)
+        };
+        simd.store_f32(s, &mut scales[4 * k..]);
+        if let Some(zp) = zero_points.as_deref_mut() {
+            store_codes(simd, bits, z, zp, k);
+        }
+        simd.store_f32(s, &mut b.s[v * vb..]);
+        simd.store_f32(simd.div(one, s), &mut b.rcp[v * vb..]);
+        simd.store_i32(z, &mut b.z[v * vb..]);
+        let zf = simd.cvt_f32(z);
+        simd.store_f32(simd.sub(simd.splat(qmin as f32), zf), &mut b.lo_b[v * vb..]);
+        simd.store_f32(simd.sub(simd.splat(qmax as f32), zf), &mut b.hi_b[v * vb..]);
+        b.fast[v] = simd.mask_bits(quantize::slow_scale_lanes(simd, s)) == 0;
+    }
+}
+
+/// QuantizeLinear's codes of row `e..e + cols` of x (e on a packing boundary, cols a
+/// multiple of `4 * LANES`) with the per-column scales in `b`: the integer path of
+/// `quantize::quantize_vec_d`, Markstein's division where a vector's scales are all in its
+/// range, a true division elsewhere.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn block_codes_row<S: Simd>(
+    simd: S,
+    qmin: i32,
+    qmax: i32,
+    bits: u32,
+    x: &[u8],
+    e: usize,
+    cols: usize,
+    b: &OrtBufs,
+    y: &mut [u8],
+    pf: Option<&[u8]>,
+) {
+    let vb = 4 * S::LANES;
+    let row = &x[4 * e..][..4 * cols];
+    let bw = bits as usize;
+    let out = &mut y[e * bw / 8..][..cols * bw / 8];
+    let sp = Spec { src: Src::F32, prec: Prec::F32, src_exact: true, enc: Encode::Int { qmin, qmax }, bits };
+    for g in 0..cols / (4 * S::LANES) {
+        if let Some(p) = pf {
+            let span = 16 * S::LANES;
+            for o in (g * span..((g + 1) * span).min(p.len())).step_by(64) {
+                simd.prefetch(&p[o..]);
+            }
+        }
+        let mut c = [simd.splat_i(0); 4];
+        for (t, ct) in c.iter_mut().enumerate() {
+            let v = 4 * g + t;
+            let o = v * vb;
+            let s = simd.load_f32(&b.s[o..]);
+            let p = Lanes {
+                divisor: s,
+                raw: s,
+                r: simd.load_f32(&b.rcp[o..]),
+                fast: b.fast[v],
+                pow2: false,
+                z: simd.load_i32(&b.z[o..]),
+                lo: simd.load_f32(&b.lo_b[o..]),
+                hi: simd.load_f32(&b.hi_b[o..]),
+                zf: simd.splat(0.0),
+            };
+            *ct = if b.fast[v] {
+                quantize::quantize_vec_d::<S, 0, false, { quantize::DIV_FAST }>(simd, &sp, &row[o..], &p).0
+            } else {
+                quantize::quantize_vec_d::<S, 0, false, { quantize::DIV_RUNTIME }>(simd, &sp, &row[o..], &p).0
+            };
+        }
+        let at = 4 * g * S::LANES * bw / 8;
+        match bits {
+            4 => simd.store_u4x4(c, &mut out[at..]),
+            8 => simd.store_u8x4(c, &mut out[at..]),
+            _ => {
+                for (t, ct) in c.into_iter().enumerate() {
+                    store_codes(simd, bits, ct, out, (4 * g + t) * S::LANES);
+                }
+            }
+        }
     }
 }
 

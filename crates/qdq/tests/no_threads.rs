@@ -8,7 +8,7 @@ mod common;
 fn main() {
     common::NO_THREADS.store(true, std::sync::atomic::Ordering::Relaxed);
     println!("ISAs: {:?}", qdq::Isa::available());
-    let checks: [(&str, fn()); 23] = [
+    let checks: [(&str, fn()); 24] = [
         ("quantize_every_output_type_from_f32", common::differential::quantize_every_output_type_from_f32),
         (
             "quantize_from_f16_bf16_i32_and_other_scale_types",
@@ -39,6 +39,7 @@ fn main() {
         ("scaled_blockwise_matches_reference", common::scaled::blockwise_matches_reference),
         ("scaled_onnxruntime_mode_matches_reference", common::scaled::onnxruntime_mode_matches_reference),
         ("scaled_onnxruntime_mode_ties", common::scaled::onnxruntime_mode_ties),
+        ("scaled_blockwise_wide_columns", common::scaled::blockwise_wide_columns),
         ("scaled_mx_matches_reference", common::scaled::mx_matches_reference),
         ("scaled_nvfp4_matches_reference", common::scaled::nvfp4_matches_reference),
         ("scaled_large", common::scaled::large_scaled_parallel),

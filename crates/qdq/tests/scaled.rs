@@ -29,6 +29,11 @@ fn onnxruntime_mode_matches_reference() {
 }
 
 #[test]
+fn blockwise_wide_columns() {
+    common::scaled::blockwise_wide_columns();
+}
+
+#[test]
 fn mx_matches_reference() {
     common::scaled::mx_matches_reference();
 }

@@ -302,6 +302,42 @@ pub fn onnxruntime_mode_matches_reference() {
     }
 }
 
+/// The symmetric and asymmetric rules with f32 x and f32 scales on blocks along an outer
+/// axis whose rows span whole groups of vectors (the vector kernel shared with the
+/// onnxruntime mode): every integer y, every data pattern, rows wider than one unit of
+/// that kernel (1024 columns) too.
+pub fn blockwise_wide_columns() {
+    let mut rng = Rng::new(305);
+    let cases: [(Vec<usize>, isize, usize); 4] =
+        [(vec![70, 128], 0, 32), (vec![3, 40, 64], 1, 16), (vec![33, 1088], 0, 8), (vec![64, 192], 0, 1)];
+    let outs = [DataType::I4, DataType::U4, DataType::I8, DataType::U8, DataType::I2, DataType::U2];
+    let mut runs = 0;
+    for (i, (shape, axis, b)) in cases.iter().enumerate() {
+        let layout = Layout::blocked(shape, *axis, *b).unwrap();
+        let n: usize = shape.iter().product();
+        for pattern in 0..7 {
+            let x = X::F32(data(&mut rng, n, pattern + i));
+            for (j, out) in outs.iter().enumerate() {
+                let signed = out.int_range().unwrap().0 < 0;
+                for mode in [BlockMode::Symmetric, BlockMode::Asymmetric] {
+                    let zp = !signed || mode == BlockMode::Asymmetric || (i + j) % 2 == 0;
+                    let want = blockwise_once(None, &x, layout, mode, *out, DataType::F32, zp);
+                    for (name, cfg) in configs() {
+                        let got = blockwise_once(Some(&cfg), &x, layout, mode, *out, DataType::F32, zp);
+                        check(
+                            &format!("{name}: {shape:?} axis {axis} block {b} pattern {pattern} {mode:?} -> {out}"),
+                            &want,
+                            &got,
+                        );
+                        runs += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(runs >= 4 * 7 * 6 * 2, "{runs}");
+}
+
 /// onnxruntime mode on ties: blocks of 32 along axis 0 whose rows 0 and 1 are -8 and 7, so
 /// that both rules get the scale 1 (and uint4 the zero point 8) and q = x exactly; the
 /// other rows are half-integers and their neighbouring floats, where rounding half away
