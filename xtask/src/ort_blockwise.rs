@@ -70,16 +70,20 @@ type Outputs = (Vec<u8>, Vec<u8>, Vec<u8>);
 
 /// qdq's outputs for a case.
 fn qdq_outputs(cfg: &Config, c: &CaseInfo, x: &[f32]) -> Result<Outputs, String> {
+    let kb = c.k.div_ceil(c.block) * c.n;
+    let (mut y, mut s, mut z) = (vec![0u8; (c.k * c.n).div_ceil(2)], vec![0f32; kb], vec![0u8; kb.div_ceil(2)]);
+    qdq_into(cfg, c, x, &mut y, &mut s, &mut z)?;
+    Ok((y, s.iter().flat_map(|v| v.to_le_bytes()).collect(), z))
+}
+
+/// qdq's onnxruntime mode into caller buffers (what the timing calls, outputs allocated
+/// once, as the Python side does for onnxruntime).
+fn qdq_into(cfg: &Config, c: &CaseInfo, x: &[f32], y: &mut [u8], s: &mut [f32], z: &mut [u8]) -> Result<(), String> {
     let t = if c.symmetric { DataType::I4 } else { DataType::U4 };
     let layout = Layout::blocked(&[c.k, c.n], 0, c.block).map_err(|e| e.to_string())?;
-    let kb = c.k.div_ceil(c.block) * c.n;
-    let mut y = vec![0u8; (c.k * c.n).div_ceil(2)];
-    let mut s = vec![0f32; kb];
-    let mut z = vec![0u8; kb.div_ceil(2)];
-    let zp = (!c.symmetric).then(|| PackedMut::new(t, &mut z));
-    qdq::scaled::quantize_blockwise_with(cfg, x, layout, BlockMode::Onnxruntime, PackedMut::new(t, &mut y), &mut s, zp)
-        .map_err(|e| e.to_string())?;
-    Ok((y, s.iter().flat_map(|v| v.to_le_bytes()).collect(), z))
+    let zp = (!c.symmetric).then(|| PackedMut::new(t, z));
+    qdq::scaled::quantize_blockwise_with(cfg, x, layout, BlockMode::Onnxruntime, PackedMut::new(t, y), s, zp)
+        .map_err(|e| e.to_string())
 }
 
 /// The first differing byte of two buffers, described.
@@ -173,8 +177,11 @@ pub fn run(opts: &Options, out: &mut dyn Write) -> Result<(), String> {
         let ort_s: f64 = json_field(line, "seconds").and_then(|v| v.parse().ok()).ok_or("bad timing line")?;
         let c = CaseInfo { index: 0, k, n, block: 32, symmetric: sym };
         let batch = if opts.quick { 0.05 } else { 0.2 };
-        let t1 = median(&time_batches(|| drop(qdq_outputs(&Config::sequential(), &c, &x)), 3, batch));
-        let t2 = pool.install(|| median(&time_batches(|| drop(qdq_outputs(&Config::default(), &c, &x)), 3, batch)));
+        let kb = k.div_ceil(32) * n;
+        let (mut y, mut s, mut z) = (vec![0u8; k * n / 2], vec![0f32; kb], vec![0u8; kb.div_ceil(2)]);
+        let mut call = |cfg: &Config| drop(qdq_into(cfg, &c, &x, &mut y, &mut s, &mut z));
+        let t1 = median(&time_batches(|| call(&Config::sequential()), 3, batch));
+        let t2 = pool.install(|| median(&time_batches(|| call(&Config::default()), 3, batch)));
         let g = |t: f64| elems / t / 1e9;
         writeln!(
             out,
