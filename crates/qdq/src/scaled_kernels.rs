@@ -643,6 +643,14 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for Contig<'_, '_, SR
             (Some(FastRule::MxFloor(emax)), Src::F32) if geo.b.is_multiple_of(S::LANES) => Some(emax),
             _ => None,
         };
+        let block_run = match (rule, src, job.enc) {
+            (Rule::Block { mode, scale_type: DataType::F32 }, Src::F32, Encode::Int { qmin, qmax })
+                if mode != BlockMode::Onnxruntime && geo.b.is_multiple_of(S::LANES) =>
+            {
+                Some((mode, qmin, qmax))
+            }
+            _ => None,
+        };
         // Along the last axis the blocks of a part follow each other: block `b` of a row
         // (`b < nb`) holds `min(B, d - b B)` elements and the next block starts where it
         // ends, so no block's position needs a division.
@@ -650,7 +658,18 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for Contig<'_, '_, SR
         let mut g = g0;
         while g < g1 {
             let mut n = (g1 - g).min(GROUP);
-            if let Some(emax) = mx {
+            if let Some((mode, qmin, qmax)) = block_run {
+                let (x1, y1) = (&x[e * 4..], &mut y[e * sp.bits as usize / 8..]);
+                let (scales, zero_points) = (&mut *scales, zero_points.as_deref_mut());
+                let (k0, bits) = (g - g0, sp.bits);
+                let run = BlockRun { mode, qmin, qmax, bits, geo, g0: g, g1, k0, x: x1, y: y1, scales, zero_points };
+                let done = simd.enter(run);
+                (g, e, b) = (g + done, e + done * geo.b, (b + done) % geo.nb);
+                if g == g1 {
+                    break;
+                }
+                n = 1;
+            } else if let Some(emax) = mx {
                 // MX whole blocks up to the first that needs the general rule (or a short
                 // one), which then goes alone through the group code below.
                 let bits = sp.bits as usize;
@@ -1365,32 +1384,11 @@ fn block_params_wide<S: Simd>(
 ) {
     let lanes = S::LANES;
     let vb = 4 * lanes;
-    let (zero, one, big) = (simd.splat(0.0), simd.splat(1.0), simd.splat(f32::INFINITY));
+    let one = simd.splat(1.0);
     for v in 0..cols / lanes {
         let (lo, hi) = (simd.load_f32(&b.lo[v * vb..]), simd.load_f32(&b.hi[v * vb..]));
         let k = k0 + v * lanes;
-        let (raw, z) = match mode {
-            BlockMode::Symmetric => {
-                let z = if qmin < 0 { 0 } else { (qmax + 1) / 2 };
-                let neg_lo = simd.f32_of(simd.xor_i(simd.bits(lo), simd.splat_i(i32::MIN)));
-                (simd.div(simd.max(neg_lo, hi), simd.splat((qmax - z) as f32)), simd.splat_i(z))
-            }
-            _ => {
-                let raw = simd.div(simd.sub(hi, lo), simd.splat((qmax - qmin) as f32));
-                (raw, simd.splat_i(0))
-            }
-        };
-        // fix: 0 -> 1, +inf -> f32::MAX (raw is never NaN: lo <= 0 <= hi are numbers).
-        let s = simd.select(simd.eq(raw, zero), one, simd.select(simd.eq(raw, big), simd.splat(f32::MAX), raw));
-        let z = if matches!(mode, BlockMode::Symmetric) {
-            z
-        } else {
-            // z = qmin - lo / s: qmin where NaN, else clamped and rounded half to even.
-            let qf = simd.splat(qmin as f32);
-            let zf = simd.sub(qf, simd.div(lo, s));
-            let zf = simd.select(simd.is_nan(zf), qf, simd.min(simd.max(zf, qf), simd.splat(qmax as f32)));
-            simd.cvt_rne(zf)
-        };
+        let (s, z) = block_params_vec(simd, mode, qmin, qmax, lo, hi);
         simd.store_f32(s, &mut scales[4 * k..]);
         if let Some(zp) = zero_points.as_deref_mut() {
             store_codes(simd, bits, z, zp, k);
@@ -1402,6 +1400,162 @@ fn block_params_wide<S: Simd>(
         simd.store_f32(simd.sub(simd.splat(qmin as f32), zf), &mut b.lo_b[v * vb..]);
         simd.store_f32(simd.sub(simd.splat(qmax as f32), zf), &mut b.hi_b[v * vb..]);
         b.fast[v] = simd.mask_bits(quantize::slow_scale_lanes(simd, s)) == 0;
+    }
+}
+
+/// `qdq_ref::scaled::block_params` for f32 scales per lane: the symmetric or asymmetric
+/// rule's `(scale, zero point)` of blocks with statistics `lo <= 0 <= hi` (numbers), y in
+/// `[qmin, qmax]`, with the scalar rule's IEEE operations in the same order.
+#[inline(always)]
+fn block_params_vec<S: Simd>(simd: S, mode: BlockMode, qmin: i32, qmax: i32, lo: S::F, hi: S::F) -> (S::F, S::I) {
+    let (zero, one, big) = (simd.splat(0.0), simd.splat(1.0), simd.splat(f32::INFINITY));
+    let (raw, z) = match mode {
+        BlockMode::Symmetric => {
+            let z = if qmin < 0 { 0 } else { (qmax + 1) / 2 };
+            let neg_lo = simd.f32_of(simd.xor_i(simd.bits(lo), simd.splat_i(i32::MIN)));
+            (simd.div(simd.max(neg_lo, hi), simd.splat((qmax - z) as f32)), simd.splat_i(z))
+        }
+        _ => (simd.div(simd.sub(hi, lo), simd.splat((qmax - qmin) as f32)), simd.splat_i(0)),
+    };
+    // fix: 0 -> 1, +inf -> f32::MAX (raw is never NaN: lo <= 0 <= hi are numbers).
+    let s = simd.select(simd.eq(raw, zero), one, simd.select(simd.eq(raw, big), simd.splat(f32::MAX), raw));
+    if matches!(mode, BlockMode::Symmetric) {
+        return (s, z);
+    }
+    // z = qmin - lo / s: qmin where NaN, else clamped and rounded half to even.
+    let qf = simd.splat(qmin as f32);
+    let zf = simd.sub(qf, simd.div(lo, s));
+    let zf = simd.select(simd.is_nan(zf), qf, simd.min(simd.max(zf, qf), simd.splat(qmax as f32)));
+    (s, simd.cvt_rne(zf))
+}
+
+/// Whole blocks of the symmetric or asymmetric rule along the last axis (f32 x and
+/// scales, integer y of `bits` in `[qmin, qmax]`, blocks of whole vectors), `LANES` blocks
+/// at a time: each block's statistics, then the group's parameters as one vector
+/// ([`block_params_vec`]), then each block's codes with its lane broadcast. Stops at a
+/// short block and returns the blocks done; `Contig` takes the rest.
+struct BlockRun<'a, 'y> {
+    mode: BlockMode,
+    qmin: i32,
+    qmax: i32,
+    bits: u32,
+    geo: Geometry,
+    /// Blocks `[g0, g1)`; block `g0` is part-relative block `k0` and starts at `x[0]`.
+    g0: usize,
+    g1: usize,
+    k0: usize,
+    x: &'a [u8],
+    y: &'y mut [u8],
+    scales: &'y mut [u8],
+    zero_points: Option<&'y mut [u8]>,
+}
+
+impl Kernel for BlockRun<'_, '_> {
+    type Output = usize;
+    #[inline(always)]
+    fn run<S: Simd>(self, simd: S) -> usize {
+        let BlockRun { mode, qmin, qmax, bits, geo, g0, g1, k0, x, y, scales, mut zero_points } = self;
+        let (lanes, bl) = (S::LANES, geo.b);
+        let out_t = match (bits, qmin < 0) {
+            (4, true) => DataType::I4,
+            (4, false) => DataType::U4,
+            (2, true) => DataType::I2,
+            (2, false) => DataType::U2,
+            (8, true) => DataType::I8,
+            _ => DataType::U8,
+        };
+        let sp = Spec { src: Src::F32, prec: Prec::F32, src_exact: true, enc: Encode::Int { qmin, qmax }, bits };
+        let bw = bits as usize;
+        let (mut b, mut e, mut g) = (g0 % geo.nb, 0usize, g0);
+        while g < g1 {
+            // Up to LANES whole blocks.
+            let mut n = 0;
+            let (mut lb, mut hb) = ([0u8; 64], [0u8; 64]);
+            let mut bb = b;
+            while n < lanes && g + n < g1 {
+                let len = if bb + 1 == geo.nb { geo.d - bb * bl } else { bl };
+                if len != bl {
+                    break;
+                }
+                let e0 = e + n * bl;
+                let (l, h) = stats_contig(simd, Src::F32, &x[4 * e0..4 * (e0 + bl)], true);
+                lb[4 * n..4 * n + 4].copy_from_slice(&l.to_le_bytes());
+                hb[4 * n..4 * n + 4].copy_from_slice(&h.to_le_bytes());
+                n += 1;
+                bb = if bb + 1 == geo.nb { 0 } else { bb + 1 };
+            }
+            if n == 0 {
+                break;
+            }
+            let (sv, zv) = block_params_vec(simd, mode, qmin, qmax, simd.load_f32(&lb), simd.load_f32(&hb));
+            let fast = !simd.mask_bits(quantize::slow_scale_lanes(simd, sv));
+            let (mut s_b, mut z_b) = ([0u8; 64], [0u8; 64]);
+            simd.store_f32(sv, &mut s_b);
+            simd.store_i32(zv, &mut z_b);
+            for j in 0..n {
+                let k = k0 + (g - g0) + j;
+                let s = lanes_f32(&s_b, j);
+                let z = i32::from_le_bytes([z_b[4 * j], z_b[4 * j + 1], z_b[4 * j + 2], z_b[4 * j + 3]]);
+                scales[4 * k..4 * k + 4].copy_from_slice(&s.to_le_bytes());
+                if let Some(zp) = zero_points.as_deref_mut() {
+                    packing::set_int(out_t, zp, k, z as i64);
+                }
+                let p = Lanes {
+                    divisor: simd.splat(s),
+                    raw: simd.splat(s),
+                    r: simd.splat(1.0 / s),
+                    fast: fast >> j & 1 == 1,
+                    pow2: false,
+                    z: simd.splat_i(z),
+                    lo: simd.splat((qmin - z) as f32),
+                    hi: simd.splat((qmax - z) as f32),
+                    zf: simd.splat(0.0),
+                };
+                let e0 = e + j * bl;
+                let (xb, yb) = (&x[4 * e0..4 * (e0 + bl)], &mut y[e0 * bw / 8..(e0 + bl) * bw / 8]);
+                if p.fast {
+                    block_codes::<S, { quantize::DIV_FAST }>(simd, &sp, xb, &p, yb);
+                } else {
+                    block_codes::<S, { quantize::DIV_RUNTIME }>(simd, &sp, xb, &p, yb);
+                }
+            }
+            e += n * bl;
+            g += n;
+            b = bb;
+            if n < lanes && g < g1 {
+                break; // a short block next
+            }
+        }
+        g - g0
+    }
+}
+
+/// One whole block's integer codes (`x.len() / 4` a multiple of LANES) with broadcast
+/// parameters: four vectors per narrowing store where the block has them.
+#[inline(always)]
+fn block_codes<S: Simd, const DIV: u8>(simd: S, sp: &Spec, x: &[u8], p: &Lanes<S>, y: &mut [u8]) {
+    let (lanes, vb, bw) = (S::LANES, 4 * S::LANES, sp.bits as usize);
+    let nv = x.len() / vb;
+    let mut v = 0;
+    if matches!(bw, 4 | 8) {
+        while v + 4 <= nv {
+            let mut c = [simd.splat_i(0); 4];
+            for (t, ct) in c.iter_mut().enumerate() {
+                *ct = quantize::quantize_vec_d::<S, 0, false, DIV>(simd, sp, &x[(v + t) * vb..], p).0;
+            }
+            let at = v * lanes * bw / 8;
+            if bw == 4 {
+                simd.store_u4x4(c, &mut y[at..]);
+            } else {
+                simd.store_u8x4(c, &mut y[at..]);
+            }
+            v += 4;
+        }
+    }
+    while v < nv {
+        let c = quantize::quantize_vec_d::<S, 0, false, DIV>(simd, sp, &x[v * vb..], p).0;
+        store_codes(simd, sp.bits, c, y, v * lanes);
+        v += 1;
     }
 }
 
