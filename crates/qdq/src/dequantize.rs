@@ -203,6 +203,7 @@ impl<const BITS: u8, const MINI: u8> Kernel for BlockedLastOf<'_, '_, BITS, MINI
         for (g, (xk, yk)) in blocks.enumerate() {
             let k = begin / block + g;
             let sc = simd.splat(job.scale_kind.get_inline(job.scale, k));
+            let canon = needs_canon(simd, mini, sc);
             let z = match job.zero_point {
                 Some(zp) => zero_point_at(&zp, k),
                 None => 0,
@@ -210,10 +211,21 @@ impl<const BITS: u8, const MINI: u8> Kernel for BlockedLastOf<'_, '_, BITS, MINI
             let zf = simd.add_i(simd.splat_i(z), flip);
             for (xv, yv) in xk.chunks_exact(lanes * bits / 8).zip(yk.chunks_exact_mut(lanes * 4)) {
                 let c = load_full(simd, BITS as u32, xv, 0);
-                store(simd, Out::F32, simd.mul(decode(simd, c, flip, zf, mini), sc), yv);
+                store_as(simd, Out::F32, simd.mul(decode(simd, c, flip, zf, mini), sc), canon, yv);
             }
         }
     }
+}
+
+/// Whether products `decode(x) * sc` need the NaN canonicalisation of [`store`]. Not where
+/// every lane of `sc` is finite (`sc * 0` is NaN exactly where it is infinite or NaN) and
+/// the decoder gives no NaN but the canonical one: integer codes (an integer times a finite
+/// scale is never NaN) and the float formats without IEEE specials, whose NaN codes decode
+/// to the canonical NaN, which the multiplication returns unchanged (x86 and NEON return a
+/// NaN operand as it is, quiet; the portable ISA keeps the canonicalisation).
+#[inline(always)]
+fn needs_canon<S: Simd>(simd: S, mini: Option<&MiniFormat>, sc: S::F) -> bool {
+    !S::SPECIALIZE || mini.is_some_and(|f| f.ieee) || simd.mask_bits(simd.is_nan(simd.mul(sc, simd.splat(0.0)))) != 0
 }
 
 /// Zero point `k`, with the 8- and 4-bit types read inline (per-block loops).
@@ -376,11 +388,7 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
         let mini = mini.as_ref();
         let flip = simd.splat_i(if self.signed { 1 << (bits - 1) } else { 0 });
         let zf = simd.add_i(z, flip);
-        // An integer times a finite scale is never NaN (`s * 0` is NaN exactly where s is
-        // infinite or NaN): then the stores skip the NaN canonicalisation.
-        let canon = MINI != 0 && MINI != MINI_JOB
-            || mini.is_some()
-            || simd.mask_bits(simd.is_nan(simd.mul(sc, simd.splat(0.0)))) != 0;
+        let canon = needs_canon(simd, mini, sc);
         let (lanes, os, xbits) = (S::LANES, out.size(), bits as usize);
         let xb = &self.job.x.data[i * xbits / 8..(i + n * 4 * lanes) * xbits / 8];
         let yb = &mut self.y[(i - self.begin) * os..(i - self.begin + n * 4 * lanes) * os];
