@@ -643,6 +643,11 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for Contig<'_, '_, SR
             (Some(FastRule::MxFloor(emax)), Src::F32) if geo.b.is_multiple_of(S::LANES) => Some(emax),
             _ => None,
         };
+        // NVFP4 with e2m1 y at a compile-time format id (f32 x): its group kernel.
+        let nvfp4 = match (fast, src) {
+            (Some(FastRule::Nvfp4(g6)), Src::F32) if MINI == 10 && geo.b.is_multiple_of(S::LANES) => Some(g6),
+            _ => None,
+        };
         let block_run = match (rule, src, job.enc) {
             (Rule::Block { mode, scale_type: DataType::F32 }, Src::F32, Encode::Int { qmin, qmax })
                 if mode != BlockMode::Onnxruntime && geo.b.is_multiple_of(S::LANES) =>
@@ -658,7 +663,21 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for Contig<'_, '_, SR
         let mut g = g0;
         while g < g1 {
             let mut n = (g1 - g).min(GROUP);
-            if let Some((mode, qmin, qmax)) = block_run {
+            if let Some(g6) = nvfp4 {
+                let global = match rule {
+                    Rule::Nvfp4 { global } => global,
+                    _ => 1.0,
+                };
+                let (x1, y1) = (&x[e * 4..], &mut y[e / 2..]);
+                let scales = &mut scales[g - g0..];
+                let run = Nvfp4Run::<MINI> { g6, global, sp, geo, g0: g, g1, x: x1, y: y1, scales };
+                let done = simd.enter(run);
+                (g, e, b) = (g + done, e + done * geo.b, (b + done) % geo.nb);
+                if g == g1 {
+                    break;
+                }
+                n = 1;
+            } else if let Some((mode, qmin, qmax)) = block_run {
                 let (x1, y1) = (&x[e * 4..], &mut y[e * sp.bits as usize / 8..]);
                 let (scales, zero_points) = (&mut *scales, zero_points.as_deref_mut());
                 let (k0, bits) = (g - g0, sp.bits);
@@ -1517,6 +1536,124 @@ impl Kernel for BlockRun<'_, '_> {
                     block_codes::<S, { quantize::DIV_FAST }>(simd, &sp, xb, &p, yb);
                 } else {
                     block_codes::<S, { quantize::DIV_RUNTIME }>(simd, &sp, xb, &p, yb);
+                }
+            }
+            e += n * bl;
+            g += n;
+            b = bb;
+            if n < lanes && g < g1 {
+                break; // a short block next
+            }
+        }
+        g - g0
+    }
+}
+
+/// Whole NVFP4 blocks along the last axis (f32 x, e2m1 y, blocks of whole vectors),
+/// `LANES` blocks at a time: each block's `amax_nan`, then the group's e4m3fn scale codes
+/// and divisors as one vector (the rule's f32 operations per lane, `FastRule::Nvfp4`'s
+/// rounding), then the codes with each block's divisor broadcast. Stops at a short block
+/// and returns the blocks done; `Contig` takes the rest.
+struct Nvfp4Run<'a, 'y, const MINI: u8> {
+    /// `6 * global` and `global`, as the rule computes them.
+    g6: f32,
+    global: f32,
+    sp: Spec,
+    geo: Geometry,
+    g0: usize,
+    g1: usize,
+    x: &'a [u8],
+    y: &'y mut [u8],
+    scales: &'y mut [u8],
+}
+
+impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
+    type Output = usize;
+    #[inline(always)]
+    fn run<S: Simd>(self, simd: S) -> usize {
+        let Nvfp4Run { g6, global, sp, geo, g0, g1, x, y, scales } = self;
+        let (lanes, bl) = (S::LANES, geo.b);
+        let (mut b, mut e, mut g) = (g0 % geo.nb, 0usize, g0);
+        let zero_i = simd.splat_i(0);
+        while g < g1 {
+            let mut n = 0;
+            let mut ab = [0u8; 64];
+            let mut bb = b;
+            while n < lanes && g + n < g1 {
+                let len = if bb + 1 == geo.nb { geo.d - bb * bl } else { bl };
+                if len != bl {
+                    break;
+                }
+                let e0 = e + n * bl;
+                let (a, _) = stats_contig(simd, Src::F32, &x[4 * e0..4 * (e0 + bl)], false);
+                ab[4 * n..4 * n + 4].copy_from_slice(&a.to_le_bytes());
+                n += 1;
+                bb = if bb + 1 == geo.nb { 0 } else { bb + 1 };
+            }
+            if n == 0 {
+                break;
+            }
+            // Scale codes (qdq_ref::scaled::nvfp4_block_scale): v = amax / (6 g); NaN ->
+            // 0x7f, 0 -> 0x38, else e4m3fn(clamp(v, 2^-9, 448)) nearest-even.
+            let v = simd.div(simd.load_f32(&ab), simd.splat(g6));
+            let vc = simd.min(simd.max(v, simd.splat(1.0 / 512.0)), simd.splat(448.0));
+            let vb = simd.bits(vc);
+            let rnd = simd.add_i(simd.add_i(vb, simd.splat_i(0x7_ffff)), simd.and_i(simd.shr(vb, 20), simd.splat_i(1)));
+            let normal = simd.sub_i(simd.shr(rnd, 20), simd.splat_i(120 << 3));
+            let sub = simd.cvt_rne(simd.mul(vc, simd.splat(512.0)));
+            let is_sub = simd.lt_i(vb, simd.splat_i((1.0f32 / 64.0).to_bits() as i32));
+            let code = simd.select_i(is_sub, sub, normal);
+            let code = simd.select_i(simd.eq(v, simd.splat(0.0)), simd.splat_i(0x38), code);
+            let code = simd.select_i(simd.is_nan(v), simd.splat_i(0x7f), code);
+            // Divisors d = f32(decode(code) * g): subnormal codes c / 512, normal ones the f32
+            // pattern rebiased 7 -> 127, NaN for 0x7f.
+            let dec = simd.select(
+                simd.lt_i(code, simd.splat_i(8)),
+                simd.mul(simd.cvt_f32(code), simd.splat(1.0 / 512.0)),
+                simd.f32_of(simd.shl(simd.add_i(code, simd.splat_i(120 << 3)), 20)),
+            );
+            let dec = simd.select(simd.eq_i(code, simd.splat_i(0x7f)), simd.splat(f32::NAN), dec);
+            let d = simd.mul(dec, simd.splat(global));
+            let fast = !simd.mask_bits(quantize::slow_scale_lanes(simd, d));
+            let (mut cb, mut db) = ([0u8; 64], [0u8; 64]);
+            simd.store_i32(code, &mut cb);
+            simd.store_f32(d, &mut db);
+            for j in 0..n {
+                let k = g - g0 + j;
+                scales[k] = cb[4 * j];
+                let dj = lanes_f32(&db, j);
+                let p = Lanes {
+                    divisor: simd.splat(dj),
+                    raw: simd.splat(dj),
+                    r: simd.splat(1.0 / dj),
+                    fast: fast >> j & 1 == 1,
+                    pow2: false,
+                    z: zero_i,
+                    lo: simd.splat(0.0),
+                    hi: simd.splat(0.0),
+                    zf: simd.splat(0.0),
+                };
+                let e0 = e + j * bl;
+                let xb = &x[4 * e0..4 * (e0 + bl)];
+                for v in 0..bl / lanes {
+                    let c = if p.fast {
+                        quantize::quantize_vec_d::<S, MINI, false, { quantize::DIV_FAST }>(
+                            simd,
+                            &sp,
+                            &xb[4 * v * lanes..],
+                            &p,
+                        )
+                        .0
+                    } else {
+                        quantize::quantize_vec_d::<S, MINI, false, { quantize::DIV_RUNTIME }>(
+                            simd,
+                            &sp,
+                            &xb[4 * v * lanes..],
+                            &p,
+                        )
+                        .0
+                    };
+                    simd.store_u4(c, &mut y[(e0 + v * lanes) / 2..]);
                 }
             }
             e += n * bl;

@@ -495,6 +495,45 @@ fn nvfp4_cases(cases: &[(Vec<usize>, isize, usize)], seed: u64) {
 
 pub fn nvfp4_matches_reference() {
     nvfp4_cases(&block_cases(false), 306);
+    nvfp4_scale_ties();
+}
+
+/// NVFP4 block scales on the ties of e4m3fn's rounding: with the global scale 0.5, a block
+/// whose amax is 3 v has the exact scale value v = amax / 3, here every midpoint between
+/// neighbouring e4m3fn values (subnormal and normal) and its neighbouring floats, f32 x
+/// along the last axis in blocks of 16.
+fn nvfp4_scale_ties() {
+    let mut amax = Vec::new();
+    for c in 1u8..0x7e {
+        let (lo, hi) = (Float8E4M3Fn(c).to_f32(), Float8E4M3Fn(c + 1).to_f32());
+        let mid = (lo + hi) / 2.0;
+        for v in [mid, mid.next_down(), mid.next_up()] {
+            amax.push(3.0 * v);
+        }
+    }
+    let blocks = amax.len();
+    let x: Vec<f32> = (0..blocks * 16)
+        .map(|i| {
+            let (b, t) = (i / 16, i % 16);
+            // The amax in a varying position, the rest below it.
+            if t == b % 16 {
+                if b % 2 == 0 {
+                    amax[b]
+                } else {
+                    -amax[b]
+                }
+            } else {
+                amax[b] * ((t * 7 % 16) as f32 / 17.0)
+            }
+        })
+        .collect();
+    let layout = Layout::blocked(&[blocks, 16], 1, 16).unwrap();
+    let x = X::F32(x);
+    let want = nvfp4_once(None, &x, layout, 0.5);
+    for (name, cfg) in configs() {
+        let got = nvfp4_once(Some(&cfg), &x, layout, 0.5);
+        check(&format!("{name}: NVFP4 scale ties"), &want, &got);
+    }
 }
 
 /// Large shapes: parts of block rows on every executor, uniform and non-uniform.
