@@ -7,10 +7,19 @@
 //!     stats:  per block, lo / hi (NaN-skipping min / max, 0 included) or max |x| bits (NaN first)
 //!     params: the scale rule -> the caller's scale and zero-point buffers
 //!     codes:  QuantizeLinear's vector code per block with those parameters broadcast
-//!   MX floor rule, f32, blocks of whole vectors (MxRun), per whole block (two at a time
-//!   when a block is two vectors):
-//!     a = max |x| bits; c = clamp(exp(a) - 127 - emax, -127, 127) + 127   (normal a only)
-//!     codes = encode(x * 2^(127 - c)), four vectors a store; any other block: Contig, alone
+//!   f32 x, blocks of whole vectors, whole blocks (any other block: Contig, alone):
+//!     MX floor rule (MxRun), per block (two at a time when a block is two vectors):
+//!       a = max |x| bits; c = clamp(exp(a) - 127 - emax, -127, 127) + 127   (normal a only)
+//!       codes = encode(x * 2^(127 - c)), four vectors a store
+//!     symmetric / asymmetric rules, f32 scales (BlockRun), NVFP4 (Nvfp4Run), LANES blocks
+//!     at a time: per block its statistics; the group's parameters as one vector (lane j
+//!     is block j); per block its codes with lane j broadcast
+//!   blocks along an outer axis, f32 x, rows of whole groups of 4 vectors (OrtWide): units of
+//!   up to 1024 columns of one block row, row by row (runs of memory):
+//!     stats of unit 0;  for each unit u: its parameters per lane, then for each row j:
+//!     codes of row j of u, stats of row j of u + 1 (streaming in while u is in cache)
+//!     onnxruntime mode:   c = trunc(clamp(x * r, qmin - z, qmax - z) + copysign(1/2-, .)) + z
+//!     symmetric / asym.:  QuantizeLinear's integer code with per-column scales
 //!   other layouts, per tile of block rows (about 4096 elements, so the second read hits L1):
 //!     the same statistics and rule, then QuantizeLinear's kernel over the tile
 //!     (the onnxruntime mode: its own element rule on the same segment walk)
@@ -19,7 +28,10 @@
 //!
 //! Statistics are exact (minima and maxima of values or bit patterns). The parameters come
 //! from `qdq_ref`'s functions, or, for the MX floor rule and NVFP4's block scale on ordinary
-//! amax values, from inline twins that the unit tests compare with them ([`FastRule`]).
+//! amax values, from inline twins that the unit tests compare with them ([`FastRule`]), or,
+//! in the vector kernels, from the same IEEE operations per lane in the same order (the
+//! differential tests include every rounding tie of the e4m3fn block scale and of
+//! onnxruntime's half-away rounding).
 //! The codes come from the QuantizeLinear kernels the differential tests pin down (a
 //! power-of-two scale divides by one multiplication with its exact reciprocal: the same
 //! real number, rounded once). So every ISA and thread count gives the reference's bits.
