@@ -1266,14 +1266,22 @@ fn ort_wide<S: Simd>(
 #[inline(always)]
 fn ort_stats_row<S: Simd>(simd: S, x: &[u8], e: usize, cols: usize, b: &mut OrtBufs, first: bool) {
     let vb = 4 * S::LANES;
-    let row = &x[4 * e..][..4 * cols];
-    let zero = simd.splat(0.0);
-    for v in 0..cols / S::LANES {
-        let val = simd.load_f32(&row[v * vb..]);
-        let (l, h) =
-            if first { (zero, zero) } else { (simd.load_f32(&b.lo[v * vb..]), simd.load_f32(&b.hi[v * vb..])) };
-        simd.store_f32(simd.min(val, l), &mut b.lo[v * vb..]);
-        simd.store_f32(simd.max(val, h), &mut b.hi[v * vb..]);
+    let row = x[4 * e..][..4 * cols].chunks_exact(vb);
+    let acc = b.lo[..4 * cols].chunks_exact_mut(vb).zip(b.hi[..4 * cols].chunks_exact_mut(vb));
+    if first {
+        let zero = simd.splat(0.0);
+        for (xv, (lo, hi)) in row.zip(acc) {
+            let val = simd.load_f32(xv);
+            simd.store_f32(simd.min(val, zero), lo);
+            simd.store_f32(simd.max(val, zero), hi);
+        }
+    } else {
+        for (xv, (lo, hi)) in row.zip(acc) {
+            let val = simd.load_f32(xv);
+            let (l, h) = (simd.load_f32(lo), simd.load_f32(hi));
+            simd.store_f32(simd.min(val, l), lo);
+            simd.store_f32(simd.max(val, h), hi);
+        }
     }
 }
 
@@ -1368,37 +1376,68 @@ fn ort_codes_row<S: Simd, const SIGNED: bool>(
     y: &mut [u8],
     pf: Option<&[u8]>,
 ) {
-    let vb = 4 * S::LANES;
-    let row = &x[4 * e..][..4 * cols];
-    let out = &mut y[e / 2..][..cols / 2];
-    let big = simd.splat(2_147_483_648.0);
-    let (sign, half) = (simd.splat_i(i32::MIN), simd.bits(simd.splat(HALF_BELOW)));
-    for g in 0..cols / (4 * S::LANES) {
-        if let Some(p) = pf {
-            let span = 16 * S::LANES;
-            for o in (g * span..((g + 1) * span).min(p.len())).step_by(64) {
-                simd.prefetch(&p[o..]);
+    // Groups of four vectors: x, the per-column parameters and y in chunks of exactly their
+    // bytes (no bounds checks in the loop), and the row to prefetch alongside.
+    let gb = 16 * S::LANES;
+    let xs = x[4 * e..][..4 * cols].chunks_exact(gb);
+    let params = b.rcp[..4 * cols].chunks_exact(gb).zip(b.z[..4 * cols].chunks_exact(gb));
+    let bounds = b.lo_b[..4 * cols].chunks_exact(gb).zip(b.hi_b[..4 * cols].chunks_exact(gb));
+    let out = y[e / 2..][..cols / 2].chunks_exact_mut(2 * S::LANES);
+    let groups = xs.zip(params).zip(bounds).zip(out);
+    match pf {
+        Some(p) => {
+            // The next unit's row may be shorter than this one: prefetch while it lasts.
+            let mut pgs = p.chunks_exact(gb);
+            for (((xg, (rg, zg)), (lg, hg)), yg) in groups {
+                if let Some(pg) = pgs.next() {
+                    for o in (0..gb).step_by(64) {
+                        simd.prefetch(&pg[o..]);
+                    }
+                }
+                ort_codes_group::<S, SIGNED>(simd, xg, rg, zg, lg, hg, yg);
             }
         }
-        let mut c = [simd.splat_i(0); 4];
-        for (t, ct) in c.iter_mut().enumerate() {
-            let o = (4 * g + t) * vb;
-            let q = simd.mul(simd.load_f32(&row[o..]), simd.load_f32(&b.rcp[o..]));
-            // Signed: z = 0, bounds [-8, 7] (no per-column loads).
-            let (lo_b, hi_b) = if SIGNED {
-                (simd.splat(-8.0), simd.splat(7.0))
-            } else {
-                (simd.load_f32(&b.lo_b[o..]), simd.load_f32(&b.hi_b[o..]))
-            };
-            // min's NaN rule gives `big` for a NaN q too.
-            let bad = simd.eq(simd.min(q, big), big);
-            let qc = simd.min(simd.max(simd.select(bad, lo_b, q), lo_b), hi_b);
-            let h = simd.f32_of(simd.or_i(simd.and_i(simd.bits(qc), sign), half));
-            let c = simd.cvt_trunc(simd.add(qc, h));
-            *ct = if SIGNED { c } else { simd.add_i(c, simd.load_i32(&b.z[o..])) };
+        None => {
+            for (((xg, (rg, zg)), (lg, hg)), yg) in groups {
+                ort_codes_group::<S, SIGNED>(simd, xg, rg, zg, lg, hg, yg);
+            }
         }
-        simd.store_u4x4(c, &mut out[2 * g * S::LANES..]);
     }
+}
+
+/// Four vectors of [`ort_codes_row`]: x, reciprocals, zero points and clamp bounds of
+/// `4 * LANES` columns (`16 * LANES` bytes each), and their `2 * LANES` bytes of y.
+#[inline(always)]
+fn ort_codes_group<S: Simd, const SIGNED: bool>(
+    simd: S,
+    x: &[u8],
+    rcp: &[u8],
+    z: &[u8],
+    lo_b: &[u8],
+    hi_b: &[u8],
+    y: &mut [u8],
+) {
+    let vb = 4 * S::LANES;
+    let big = simd.splat(2_147_483_648.0);
+    let (sign, half) = (simd.splat_i(i32::MIN), simd.bits(simd.splat(HALF_BELOW)));
+    let mut c = [simd.splat_i(0); 4];
+    for (t, ct) in c.iter_mut().enumerate() {
+        let o = t * vb;
+        let q = simd.mul(simd.load_f32(&x[o..]), simd.load_f32(&rcp[o..]));
+        // Signed: z = 0, bounds [-8, 7] (no per-column loads).
+        let (lo, hi) = if SIGNED {
+            (simd.splat(-8.0), simd.splat(7.0))
+        } else {
+            (simd.load_f32(&lo_b[o..]), simd.load_f32(&hi_b[o..]))
+        };
+        // min's NaN rule gives `big` for a NaN q too.
+        let bad = simd.eq(simd.min(q, big), big);
+        let qc = simd.min(simd.max(simd.select(bad, lo, q), lo), hi);
+        let h = simd.f32_of(simd.or_i(simd.and_i(simd.bits(qc), sign), half));
+        let c = simd.cvt_trunc(simd.add(qc, h));
+        *ct = if SIGNED { c } else { simd.add_i(c, simd.load_i32(&z[o..])) };
+    }
+    simd.store_u4x4(c, y);
 }
 
 /// The symmetric or asymmetric rule's parameters (f32 scales, integer y in `[qmin, qmax]`
@@ -1732,47 +1771,49 @@ fn block_codes_row<S: Simd>(
     y: &mut [u8],
     pf: Option<&[u8]>,
 ) {
-    let vb = 4 * S::LANES;
-    let row = &x[4 * e..][..4 * cols];
-    let bw = bits as usize;
-    let out = &mut y[e * bw / 8..][..cols * bw / 8];
+    // Groups of four vectors, as in `ort_codes_row`: every slice in chunks of exactly its
+    // bytes, so the loop has no bounds checks.
+    let (vb, gb, bw) = (4 * S::LANES, 16 * S::LANES, bits as usize);
     let sp = Spec { src: Src::F32, prec: Prec::F32, src_exact: true, enc: Encode::Int { qmin, qmax }, bits };
-    for g in 0..cols / (4 * S::LANES) {
-        if let Some(p) = pf {
-            let span = 16 * S::LANES;
-            for o in (g * span..((g + 1) * span).min(p.len())).step_by(64) {
-                simd.prefetch(&p[o..]);
+    let xs = x[4 * e..][..4 * cols].chunks_exact(gb);
+    let scales = b.s[..4 * cols].chunks_exact(gb).zip(b.rcp[..4 * cols].chunks_exact(gb));
+    let zs = b.z[..4 * cols].chunks_exact(gb).zip(b.fast[..cols / S::LANES].chunks_exact(4));
+    let bounds = b.lo_b[..4 * cols].chunks_exact(gb).zip(b.hi_b[..4 * cols].chunks_exact(gb));
+    let out = y[e * bw / 8..][..cols * bw / 8].chunks_exact_mut(4 * S::LANES * bw / 8);
+    let mut pgs = pf.map(|p| p.chunks_exact(gb));
+    for ((((xg, (sg, rg)), (zg, fg)), (lg, hg)), yg) in xs.zip(scales).zip(zs).zip(bounds).zip(out) {
+        if let Some(pg) = pgs.as_mut().and_then(|it| it.next()) {
+            for o in (0..gb).step_by(64) {
+                simd.prefetch(&pg[o..]);
             }
         }
         let mut c = [simd.splat_i(0); 4];
         for (t, ct) in c.iter_mut().enumerate() {
-            let v = 4 * g + t;
-            let o = v * vb;
-            let s = simd.load_f32(&b.s[o..]);
+            let o = t * vb;
+            let s = simd.load_f32(&sg[o..]);
             let p = Lanes {
                 divisor: s,
                 raw: s,
-                r: simd.load_f32(&b.rcp[o..]),
-                fast: b.fast[v],
+                r: simd.load_f32(&rg[o..]),
+                fast: fg[t],
                 pow2: false,
-                z: simd.load_i32(&b.z[o..]),
-                lo: simd.load_f32(&b.lo_b[o..]),
-                hi: simd.load_f32(&b.hi_b[o..]),
+                z: simd.load_i32(&zg[o..]),
+                lo: simd.load_f32(&lg[o..]),
+                hi: simd.load_f32(&hg[o..]),
                 zf: simd.splat(0.0),
             };
-            *ct = if b.fast[v] {
-                quantize::quantize_vec_d::<S, 0, false, { quantize::DIV_FAST }>(simd, &sp, &row[o..], &p).0
+            *ct = if fg[t] {
+                quantize::quantize_vec_d::<S, 0, false, { quantize::DIV_FAST }>(simd, &sp, &xg[o..], &p).0
             } else {
-                quantize::quantize_vec_d::<S, 0, false, { quantize::DIV_RUNTIME }>(simd, &sp, &row[o..], &p).0
+                quantize::quantize_vec_d::<S, 0, false, { quantize::DIV_RUNTIME }>(simd, &sp, &xg[o..], &p).0
             };
         }
-        let at = 4 * g * S::LANES * bw / 8;
         match bits {
-            4 => simd.store_u4x4(c, &mut out[at..]),
-            8 => simd.store_u8x4(c, &mut out[at..]),
+            4 => simd.store_u4x4(c, yg),
+            8 => simd.store_u8x4(c, yg),
             _ => {
                 for (t, ct) in c.into_iter().enumerate() {
-                    store_codes(simd, bits, ct, out, (4 * g + t) * S::LANES);
+                    store_codes(simd, bits, ct, yg, t * S::LANES);
                 }
             }
         }
