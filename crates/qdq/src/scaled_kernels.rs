@@ -163,14 +163,12 @@ fn stats_contig_with<S: Simd, const F32: bool, const RANGE: bool>(simd: S, src: 
             am[0] = max_i(simd, abs_bits(simd, v), am[0]);
         }
     }
-    let mut b = [0u8; 64];
     if range {
         reduce_range(simd, &lo, &hi)
     } else {
+        // Magnitude bits are non-negative as i32 (NaN patterns included).
         let m = max_i(simd, max_i(simd, am[0], am[1]), max_i(simd, am[2], am[3]));
-        simd.store_i32(m, &mut b);
-        let a = (0..lanes).map(|t| lanes_f32(&b, t).to_bits()).max().unwrap_or(0);
-        let a = f32::from_bits(a);
+        let a = f32::from_bits(simd.hmax_i(m) as u32);
         (a, a)
     }
 }
@@ -179,19 +177,11 @@ fn stats_contig_with<S: Simd, const F32: bool, const RANGE: bool>(simd: S, src: 
 /// skipped NaN, so no lane is NaN).
 #[inline(always)]
 fn reduce_range<S: Simd>(simd: S, lo: &[S::F; 4], hi: &[S::F; 4]) -> (f32, f32) {
-    let mut b = [0u8; 64];
+    // The lanes are numbers (NaN-skipping accumulators); which of ±0 comes out plays no
+    // part in any rule.
     let l = simd.min(simd.min(lo[0], lo[1]), simd.min(lo[2], lo[3]));
     let h = simd.max(simd.max(hi[0], hi[1]), simd.max(hi[2], hi[3]));
-    let (mut l0, mut h0) = (0.0f32, 0.0f32);
-    simd.store_f32(l, &mut b);
-    for t in 0..S::LANES {
-        l0 = l0.min(lanes_f32(&b, t));
-    }
-    simd.store_f32(h, &mut b);
-    for t in 0..S::LANES {
-        h0 = h0.max(lanes_f32(&b, t));
-    }
-    (l0, h0)
+    (simd.hmin(l).min(0.0), simd.hmax(h).max(0.0))
 }
 
 /// Per-column statistics of a strip: `rows` rows of `w <= 4 * LANES` columns, row `j`
@@ -775,11 +765,10 @@ fn mx_code<S: Simd>(simd: S, xb: &[u8], emax: i32) -> Option<u8> {
     if !pairs.remainder().is_empty() {
         am = max_i(simd, abs_bits(simd, simd.load_f32(pairs.remainder())), am);
     }
-    let am = max_i(simd, am, am1);
-    let mut buf = [0u8; 64];
-    simd.store_i32(am, &mut buf);
-    let a = (0..S::LANES).map(|t| lanes_f32(&buf, t).to_bits()).max().unwrap_or(0);
-    FastRule::MxFloor(emax).code(f32::from_bits(a))
+    // Magnitude bits are non-negative as i32 (NaN patterns included), so the signed
+    // maximum is theirs.
+    let a = simd.hmax_i(max_i(simd, am, am1));
+    FastRule::MxFloor(emax).code(f32::from_bits(a as u32))
 }
 
 /// The exact reciprocal `2^(127 - c)` of the e8m0 scale `2^(c - 127)` for a code of

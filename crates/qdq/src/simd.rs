@@ -183,6 +183,27 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     fn store_u6(self, a: Self::I, out: &mut [u8]);
     /// Stores all lanes as i32 (`4 * LANES` bytes).
     fn store_i32(self, a: Self::I, out: &mut [u8]);
+    /// The minimum of the lanes, none of them NaN (which of ±0 wins is unspecified).
+    #[inline(always)]
+    fn hmin(self, a: Self::F) -> f32 {
+        let mut b = [0u8; 64];
+        self.store_f32(a, &mut b);
+        (1..Self::LANES).map(|t| lane_f32(&b, t)).fold(lane_f32(&b, 0), f32::min)
+    }
+    /// The maximum of the lanes, none of them NaN (which of ±0 wins is unspecified).
+    #[inline(always)]
+    fn hmax(self, a: Self::F) -> f32 {
+        let mut b = [0u8; 64];
+        self.store_f32(a, &mut b);
+        (1..Self::LANES).map(|t| lane_f32(&b, t)).fold(lane_f32(&b, 0), f32::max)
+    }
+    /// The signed maximum of the lanes.
+    #[inline(always)]
+    fn hmax_i(self, a: Self::I) -> i32 {
+        let mut b = [0u8; 64];
+        self.store_i32(a, &mut b);
+        (0..Self::LANES).map(|t| lane_f32(&b, t).to_bits() as i32).max().unwrap_or(i32::MIN)
+    }
     /// A hint that the cache line holding `b[0]` will be read soon (a no-op where the ISA
     /// module provides none: NEON and the portable ISA). It never faults and changes no
     /// result.
@@ -210,3 +231,9 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
 /// The clamp bound of quotients bound for an integer type: beyond every integer range (so
 /// a clamped quotient saturates exactly like the true one) and exactly convertible to i32.
 pub(crate) const LIM: f32 = (1u32 << 30) as f32;
+
+/// Lane `t` of a little-endian vector store, as f32.
+#[inline(always)]
+fn lane_f32(b: &[u8; 64], t: usize) -> f32 {
+    f32::from_le_bytes([b[4 * t], b[4 * t + 1], b[4 * t + 2], b[4 * t + 3]])
+}

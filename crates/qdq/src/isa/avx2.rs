@@ -321,6 +321,21 @@ impl Simd for Avx2 {
         }
     }
     #[inline(always)]
+    fn hmin(self, a: __m256) -> f32 {
+        let v = self.0.sse._mm_min_ps(self.0.avx._mm256_castps256_ps128(a), self.0.avx._mm256_extractf128_ps::<1>(a));
+        sse::hmin4(self.0, v)
+    }
+    #[inline(always)]
+    fn hmax(self, a: __m256) -> f32 {
+        let v = self.0.sse._mm_max_ps(self.0.avx._mm256_castps256_ps128(a), self.0.avx._mm256_extractf128_ps::<1>(a));
+        sse::hmax4(self.0, v)
+    }
+    #[inline(always)]
+    fn hmax_i(self, a: __m256i) -> i32 {
+        let hi = self.0.avx2._mm256_extracti128_si256::<1>(a);
+        sse::hmax4_i(self.0, self.0.sse4_1._mm_max_epi32(self.0.avx._mm256_castsi256_si128(a), hi))
+    }
+    #[inline(always)]
     fn store_i32(self, a: __m256i, out: &mut [u8]) {
         let out = &mut out[..32];
         // SAFETY: `out` is exactly the 32 bytes written.

@@ -354,6 +354,27 @@ impl Simd for Avx512 {
         }
     }
     #[inline(always)]
+    fn hmin(self, a: __m512) -> f32 {
+        let h = v!(_mm512_castpd_ps(_mm512_shuffle_f64x2::<0b1110>(_mm512_castps_pd(a), _mm512_castps_pd(a))));
+        let m = v!(_mm512_castps512_ps256(_mm512_min_ps(a, h)));
+        let m = v!(_mm_min_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps::<1>(m)));
+        sse::hmin4(self.0.v3, m)
+    }
+    #[inline(always)]
+    fn hmax(self, a: __m512) -> f32 {
+        let h = v!(_mm512_castpd_ps(_mm512_shuffle_f64x2::<0b1110>(_mm512_castps_pd(a), _mm512_castps_pd(a))));
+        let m = v!(_mm512_castps512_ps256(_mm512_max_ps(a, h)));
+        let m = v!(_mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps::<1>(m)));
+        sse::hmax4(self.0.v3, m)
+    }
+    #[inline(always)]
+    fn hmax_i(self, a: __m512i) -> i32 {
+        let m = v!(_mm512_max_epi32(a, _mm512_shuffle_i64x2::<0b1110>(a, a)));
+        let m = v!(_mm512_castsi512_si256(m));
+        let m = v!(_mm_max_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256::<1>(m)));
+        sse::hmax4_i(self.0.v3, m)
+    }
+    #[inline(always)]
     fn store_i32(self, a: __m512i, out: &mut [u8]) {
         let out = &mut out[..64];
         // SAFETY: `out` is exactly the 64 bytes written.

@@ -50,3 +50,24 @@ pub(super) fn pack_sixes(simd: V3F16c, bytes: __m128i) -> __m128i {
     let t = simd.sse2._mm_or_si128(simd.sse2._mm_or_si128(b0, b1), simd.sse2._mm_or_si128(b2, b3));
     simd.ssse3._mm_shuffle_epi8(t, simd.sse2._mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1))
 }
+
+/// The minimum of four f32 lanes, none of them NaN (which of ±0 wins is unspecified).
+#[inline(always)]
+pub(super) fn hmin4(simd: V3F16c, v: __m128) -> f32 {
+    let m = simd.sse._mm_min_ps(v, simd.sse._mm_movehl_ps(v, v));
+    simd.sse._mm_cvtss_f32(simd.sse._mm_min_ss(m, simd.sse._mm_shuffle_ps::<0b01>(m, m)))
+}
+
+/// The maximum of four f32 lanes, none of them NaN (which of ±0 wins is unspecified).
+#[inline(always)]
+pub(super) fn hmax4(simd: V3F16c, v: __m128) -> f32 {
+    let m = simd.sse._mm_max_ps(v, simd.sse._mm_movehl_ps(v, v));
+    simd.sse._mm_cvtss_f32(simd.sse._mm_max_ss(m, simd.sse._mm_shuffle_ps::<0b01>(m, m)))
+}
+
+/// The signed maximum of four i32 lanes.
+#[inline(always)]
+pub(super) fn hmax4_i(simd: V3F16c, v: __m128i) -> i32 {
+    let m = simd.sse4_1._mm_max_epi32(v, simd.sse2._mm_shuffle_epi32::<0b1110>(v));
+    simd.sse2._mm_cvtsi128_si32(simd.sse4_1._mm_max_epi32(m, simd.sse2._mm_shuffle_epi32::<0b01>(m)))
+}
