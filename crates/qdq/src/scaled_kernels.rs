@@ -1260,21 +1260,22 @@ fn ort_wide<S: Simd>(
 fn ort_stats_row<S: Simd>(simd: S, x: &[u8], e: usize, cols: usize, b: &mut OrtBufs, first: bool) {
     let vb = 4 * S::LANES;
     let row = x[4 * e..][..4 * cols].chunks_exact(vb);
-    let acc = b.lo[..4 * cols].chunks_exact_mut(vb).zip(b.hi[..4 * cols].chunks_exact_mut(vb));
     if first {
+        // Zeros first, then the one fold (not `min(val, 0)` in a loop of its own: the
+        // portable ISA's compare-and-select with a constant operand came out of LLVM for
+        // aarch64 passing a NaN `val` through, which the fold against memory does not).
         let zero = simd.splat(0.0);
-        for (xv, (lo, hi)) in row.zip(acc) {
-            let val = simd.load_f32(xv);
-            simd.store_f32(simd.min(val, zero), lo);
-            simd.store_f32(simd.max(val, zero), hi);
+        for (lo, hi) in b.lo[..4 * cols].chunks_exact_mut(vb).zip(b.hi[..4 * cols].chunks_exact_mut(vb)) {
+            simd.store_f32(zero, lo);
+            simd.store_f32(zero, hi);
         }
-    } else {
-        for (xv, (lo, hi)) in row.zip(acc) {
-            let val = simd.load_f32(xv);
-            let (l, h) = (simd.load_f32(lo), simd.load_f32(hi));
-            simd.store_f32(simd.min(val, l), lo);
-            simd.store_f32(simd.max(val, h), hi);
-        }
+    }
+    let acc = b.lo[..4 * cols].chunks_exact_mut(vb).zip(b.hi[..4 * cols].chunks_exact_mut(vb));
+    for (xv, (lo, hi)) in row.zip(acc) {
+        let val = simd.load_f32(xv);
+        let (l, h) = (simd.load_f32(lo), simd.load_f32(hi));
+        simd.store_f32(simd.min(val, l), lo);
+        simd.store_f32(simd.max(val, h), hi);
     }
 }
 
