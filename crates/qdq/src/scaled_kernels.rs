@@ -1538,22 +1538,7 @@ impl Kernel for BlockRun<'_, '_> {
         let bw = bits as usize;
         let (mut b, mut e, mut g) = (g0 % geo.nb, 0usize, g0);
         while g < g1 {
-            // Up to LANES whole blocks.
-            let mut n = 0;
-            let (mut lb, mut hb) = ([0u8; 64], [0u8; 64]);
-            let mut bb = b;
-            while n < lanes && g + n < g1 {
-                let len = if bb + 1 == geo.nb { geo.d - bb * bl } else { bl };
-                if len != bl {
-                    break;
-                }
-                let e0 = e + n * bl;
-                let (l, h) = stats_contig(simd, Src::F32, &x[4 * e0..4 * (e0 + bl)], true);
-                lb[4 * n..4 * n + 4].copy_from_slice(&l.to_le_bytes());
-                hb[4 * n..4 * n + 4].copy_from_slice(&h.to_le_bytes());
-                n += 1;
-                bb = if bb + 1 == geo.nb { 0 } else { bb + 1 };
-            }
+            let (n, bb, lb, hb) = group_stats(simd, &geo, x, b, e, g, g1, true);
             if n == 0 {
                 break;
             }
@@ -1600,6 +1585,40 @@ impl Kernel for BlockRun<'_, '_> {
     }
 }
 
+/// The statistics of up to `LANES` whole blocks along the last axis (f32 x) for the group
+/// kernels: from block `g` (block `b` of its row, first element `e` of `x`), stopping
+/// before `g1` or a short block. Returns how many, the row position after them, and their
+/// `(lo, hi)` (`range`) or `amax_nan` (both) as f32 lanes.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn group_stats<S: Simd>(
+    simd: S,
+    geo: &Geometry,
+    x: &[u8],
+    b: usize,
+    e: usize,
+    g: usize,
+    g1: usize,
+    range: bool,
+) -> (usize, usize, [u8; 64], [u8; 64]) {
+    let bl = geo.b;
+    let (mut n, mut bb) = (0, b);
+    let (mut lb, mut hb) = ([0u8; 64], [0u8; 64]);
+    while n < S::LANES && g + n < g1 {
+        let len = if bb + 1 == geo.nb { geo.d - bb * bl } else { bl };
+        if len != bl {
+            break;
+        }
+        let e0 = e + n * bl;
+        let (l, h) = stats_contig(simd, Src::F32, &x[4 * e0..4 * (e0 + bl)], range);
+        lb[4 * n..4 * n + 4].copy_from_slice(&l.to_le_bytes());
+        hb[4 * n..4 * n + 4].copy_from_slice(&h.to_le_bytes());
+        n += 1;
+        bb = if bb + 1 == geo.nb { 0 } else { bb + 1 };
+    }
+    (n, bb, lb, hb)
+}
+
 /// Whole NVFP4 blocks along the last axis (f32 x, e2m1 y, blocks of whole vectors),
 /// `LANES` blocks at a time: each block's `amax_nan`, then the group's e4m3fn scale codes
 /// and divisors as one vector (the rule's f32 operations per lane, `FastRule::Nvfp4`'s
@@ -1627,20 +1646,7 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
         let (mut b, mut e, mut g) = (g0 % geo.nb, 0usize, g0);
         let zero_i = simd.splat_i(0);
         while g < g1 {
-            let mut n = 0;
-            let mut ab = [0u8; 64];
-            let mut bb = b;
-            while n < lanes && g + n < g1 {
-                let len = if bb + 1 == geo.nb { geo.d - bb * bl } else { bl };
-                if len != bl {
-                    break;
-                }
-                let e0 = e + n * bl;
-                let (a, _) = stats_contig(simd, Src::F32, &x[4 * e0..4 * (e0 + bl)], false);
-                ab[4 * n..4 * n + 4].copy_from_slice(&a.to_le_bytes());
-                n += 1;
-                bb = if bb + 1 == geo.nb { 0 } else { bb + 1 };
-            }
+            let (n, bb, ab, _) = group_stats(simd, &geo, x, b, e, g, g1, false);
             if n == 0 {
                 break;
             }
