@@ -47,7 +47,7 @@ use crate::quantize::{
     self, e8m0_value, load_codes, store_codes, BlockScale, Encode, Job, Lanes, Prec, ScaleKind, Spec, Src, ANY,
 };
 use crate::segments::Segments;
-use crate::simd::{Simd, LIM};
+use crate::simd::Simd;
 use crate::threads::for_parts;
 use crate::walk::{self, RunOp};
 use crate::Config;
@@ -656,10 +656,10 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for Contig<'_, '_, SR
             _ => None,
         };
         let block_run = match (rule, src, job.enc) {
-            (Rule::Block { mode, scale_type: DataType::F32 }, Src::F32, Encode::Int { qmin, qmax })
+            (Rule::Block { mode, scale_type: DataType::F32 }, Src::F32, Encode::Int { .. })
                 if mode != BlockMode::Onnxruntime && geo.b.is_multiple_of(S::LANES) =>
             {
-                Some((mode, qmin, qmax))
+                Some(mode)
             }
             _ => None,
         };
@@ -670,40 +670,27 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for Contig<'_, '_, SR
         let mut g = g0;
         while g < g1 {
             let mut n = (g1 - g).min(GROUP);
-            if let Some(g6) = nvfp4 {
+            // Whole blocks through a kernel of their own, up to the first that needs the
+            // general rule (or a short one), which then goes alone through the group code.
+            let y_at = e * sp.bits as usize / 8;
+            let whole = if let Some(g6) = nvfp4 {
                 let global = match rule {
                     Rule::Nvfp4 { global } => global,
                     _ => 1.0,
                 };
-                let (x1, y1) = (&x[e * 4..], &mut y[e / 2..]);
-                let scales = &mut scales[g - g0..];
-                let run = Nvfp4Run::<MINI> { g6, global, sp, geo, g0: g, g1, x: x1, y: y1, scales };
-                let done = simd.enter(run);
-                (g, e, b) = (g + done, e + done * geo.b, (b + done) % geo.nb);
-                if g == g1 {
-                    break;
-                }
-                n = 1;
-            } else if let Some((mode, qmin, qmax)) = block_run {
-                let (x1, y1) = (&x[e * 4..], &mut y[e * sp.bits as usize / 8..]);
-                let (scales, zero_points) = (&mut *scales, zero_points.as_deref_mut());
-                let (k0, bits) = (g - g0, sp.bits);
-                let run = BlockRun { mode, qmin, qmax, bits, geo, g0: g, g1, k0, x: x1, y: y1, scales, zero_points };
-                let done = simd.enter(run);
-                (g, e, b) = (g + done, e + done * geo.b, (b + done) % geo.nb);
-                if g == g1 {
-                    break;
-                }
-                n = 1;
+                let (x, y, scales) = (&x[e * 4..], &mut y[y_at..], &mut scales[g - g0..]);
+                Some(simd.enter(Nvfp4Run::<MINI> { g6, global, sp, geo, g0: g, g1, x, y, scales }))
+            } else if let Some(mode) = block_run {
+                let (x, y, scales, zero_points) =
+                    (&x[e * 4..], &mut y[y_at..], &mut *scales, zero_points.as_deref_mut());
+                Some(simd.enter(BlockRun { mode, out, sp, geo, g0: g, g1, k0: g - g0, x, y, scales, zero_points }))
             } else if let Some(emax) = mx {
-                // MX whole blocks up to the first that needs the general rule (or a short
-                // one), which then goes alone through the group code below.
-                let bits = sp.bits as usize;
-                let (x1, y1) = (&x[e * 4..], &mut y[e * bits / 8..]);
-                let job1 = Job { x: x1, ..job };
-                let run =
-                    MxRun::<SRC, MINI, BITS> { emax, geo, g0: g, g1, job: job1, y: y1, scales: &mut scales[g - g0..] };
-                let done = simd.enter(run);
+                let (job, y, scales) = (Job { x: &x[e * 4..], ..job }, &mut y[y_at..], &mut scales[g - g0..]);
+                Some(simd.enter(MxRun::<SRC, MINI, BITS> { emax, geo, g0: g, g1, job, y, scales }))
+            } else {
+                None
+            };
+            if let Some(done) = whole {
                 (g, e, b) = (g + done, e + done * geo.b, (b + done) % geo.nb);
                 if g == g1 {
                     break;
@@ -1412,24 +1399,17 @@ fn ort_codes_group<S: Simd, const SIGNED: bool>(
     y: &mut [u8],
 ) {
     let vb = 4 * S::LANES;
-    let big = simd.splat(2_147_483_648.0);
-    let (sign, half) = (simd.splat_i(i32::MIN), simd.bits(simd.splat(HALF_BELOW)));
     let mut c = [simd.splat_i(0); 4];
     for (t, ct) in c.iter_mut().enumerate() {
         let o = t * vb;
-        let q = simd.mul(simd.load_f32(&x[o..]), simd.load_f32(&rcp[o..]));
+        let (xv, r) = (simd.load_f32(&x[o..]), simd.load_f32(&rcp[o..]));
         // Signed: z = 0, bounds [-8, 7] (no per-column loads).
-        let (lo, hi) = if SIGNED {
-            (simd.splat(-8.0), simd.splat(7.0))
+        *ct = if SIGNED {
+            ort_code_vec(simd, xv, r, simd.splat_i(0), simd.splat(-8.0), simd.splat(7.0))
         } else {
-            (simd.load_f32(&lo_b[o..]), simd.load_f32(&hi_b[o..]))
+            let (lo, hi) = (simd.load_f32(&lo_b[o..]), simd.load_f32(&hi_b[o..]));
+            ort_code_vec(simd, xv, r, simd.load_i32(&z[o..]), lo, hi)
         };
-        // min's NaN rule gives `big` for a NaN q too.
-        let bad = simd.eq(simd.min(q, big), big);
-        let qc = simd.min(simd.max(simd.select(bad, lo, q), lo), hi);
-        let h = simd.f32_of(simd.or_i(simd.and_i(simd.bits(qc), sign), half));
-        let c = simd.cvt_trunc(simd.add(qc, h));
-        *ct = if SIGNED { c } else { simd.add_i(c, simd.load_i32(&z[o..])) };
     }
     simd.store_u4x4(c, y);
 }
@@ -1506,9 +1486,9 @@ fn block_params_vec<S: Simd>(simd: S, mode: BlockMode, qmin: i32, qmax: i32, lo:
 /// short block and returns the blocks done; `Contig` takes the rest.
 struct BlockRun<'a, 'y> {
     mode: BlockMode,
-    qmin: i32,
-    qmax: i32,
-    bits: u32,
+    /// y's type, and the vector code's spec for it (f32 x, an integer encoding).
+    out: DataType,
+    sp: Spec,
     geo: Geometry,
     /// Blocks `[g0, g1)`; block `g0` is part-relative block `k0` and starts at `x[0]`.
     g0: usize,
@@ -1524,18 +1504,12 @@ impl Kernel for BlockRun<'_, '_> {
     type Output = usize;
     #[inline(always)]
     fn run<S: Simd>(self, simd: S) -> usize {
-        let BlockRun { mode, qmin, qmax, bits, geo, g0, g1, k0, x, y, scales, mut zero_points } = self;
+        let BlockRun { mode, out, sp, geo, g0, g1, k0, x, y, scales, mut zero_points } = self;
+        // f32 x at the division precision f32, as compile-time facts in this kernel's frame.
+        let sp = sp.fold::<0, 0, ANY>();
+        let Encode::Int { qmin, qmax } = sp.enc else { return 0 };
         let (lanes, bl) = (S::LANES, geo.b);
-        let out_t = match (bits, qmin < 0) {
-            (4, true) => DataType::I4,
-            (4, false) => DataType::U4,
-            (2, true) => DataType::I2,
-            (2, false) => DataType::U2,
-            (8, true) => DataType::I8,
-            _ => DataType::U8,
-        };
-        let sp = Spec { src: Src::F32, prec: Prec::F32, src_exact: true, enc: Encode::Int { qmin, qmax }, bits };
-        let bw = bits as usize;
+        let bw = sp.bits as usize;
         let (mut b, mut e, mut g) = (g0 % geo.nb, 0usize, g0);
         while g < g1 {
             let (n, bb, lb, hb) = group_stats(simd, &geo, x, b, e, g, g1, true);
@@ -1543,7 +1517,6 @@ impl Kernel for BlockRun<'_, '_> {
                 break;
             }
             let (sv, zv) = block_params_vec(simd, mode, qmin, qmax, simd.load_f32(&lb), simd.load_f32(&hb));
-            let fast = !simd.mask_bits(quantize::slow_scale_lanes(simd, sv));
             let (mut s_b, mut z_b) = ([0u8; 64], [0u8; 64]);
             simd.store_f32(sv, &mut s_b);
             simd.store_i32(zv, &mut z_b);
@@ -1553,19 +1526,9 @@ impl Kernel for BlockRun<'_, '_> {
                 let z = i32::from_le_bytes([z_b[4 * j], z_b[4 * j + 1], z_b[4 * j + 2], z_b[4 * j + 3]]);
                 scales[4 * k..4 * k + 4].copy_from_slice(&s.to_le_bytes());
                 if let Some(zp) = zero_points.as_deref_mut() {
-                    packing::set_int(out_t, zp, k, z as i64);
+                    packing::set_int(out, zp, k, z as i64);
                 }
-                let p = Lanes {
-                    divisor: simd.splat(s),
-                    raw: simd.splat(s),
-                    r: simd.splat(1.0 / s),
-                    fast: fast >> j & 1 == 1,
-                    pow2: false,
-                    z: simd.splat_i(z),
-                    lo: simd.splat((qmin - z) as f32),
-                    hi: simd.splat((qmax - z) as f32),
-                    zf: simd.splat(0.0),
-                };
+                let p = BlockScale::new(s, z).lanes(simd, sp.enc);
                 let e0 = e + j * bl;
                 let (xb, yb) = (&x[4 * e0..4 * (e0 + bl)], &mut y[e0 * bw / 8..(e0 + bl) * bw / 8]);
                 if p.fast {
@@ -1642,9 +1605,10 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
     #[inline(always)]
     fn run<S: Simd>(self, simd: S) -> usize {
         let Nvfp4Run { g6, global, sp, geo, g0, g1, x, y, scales } = self;
+        // f32 x at the division precision f32, 4-bit codes, as compile-time facts here.
+        let sp = sp.fold::<0, 0, 4>();
         let (lanes, bl) = (S::LANES, geo.b);
         let (mut b, mut e, mut g) = (g0 % geo.nb, 0usize, g0);
-        let zero_i = simd.splat_i(0);
         while g < g1 {
             let (n, bb, ab, _) = group_stats(simd, &geo, x, b, e, g, g1, false);
             if n == 0 {
@@ -1679,13 +1643,16 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
                 let k = g - g0 + j;
                 scales[k] = cb[4 * j];
                 let dj = lanes_f32(&db, j);
+                // Not `BlockScale::new(dj, 0).lanes(..)`: its per-block reciprocal and
+                // power-of-two tests cost 16-element blocks about 8 % (timed at 1 Mi, AVX-512);
+                // the group's fast-range mask is already a vector here.
                 let p = Lanes {
                     divisor: simd.splat(dj),
                     raw: simd.splat(dj),
                     r: simd.splat(1.0 / dj),
                     fast: fast >> j & 1 == 1,
                     pow2: false,
-                    z: zero_i,
+                    z: simd.splat_i(0),
                     lo: simd.splat(0.0),
                     hi: simd.splat(0.0),
                     zf: simd.splat(0.0),
@@ -1990,28 +1957,28 @@ fn ort_part<S: Simd>(simd: S, x: &[u8], i: usize, take: usize, p: &(S::F, S::I),
     }
 }
 
-/// [`qdq_ref::scaled::ort_value`] per lane.
+/// [`qdq_ref::scaled::ort_value`] per lane, for the strip and walker paths: the rule of
+/// [`ort_code_vec`] with the clamp bounds from the zero points.
 #[inline(always)]
 fn ort_codes<S: Simd>(simd: S, x: S::F, p: &(S::F, S::I), signed: bool) -> S::I {
     let (qmin, qmax) = if signed { (-8, 7) } else { (0, 15) };
-    let q = simd.mul(x, p.0);
-    // x86 converts NaN, ±inf and |roundf(q)| >= 2^31 to i32::MIN: those lanes give qmin.
+    let lo = simd.cvt_f32(simd.sub_i(simd.splat_i(qmin), p.1));
+    let hi = simd.cvt_f32(simd.sub_i(simd.splat_i(qmax), p.1));
+    ort_code_vec(simd, x, p.0, p.1, lo, hi)
+}
+
+/// One vector of onnxruntime's element rule (see [`ort_codes_row`]): reciprocals `r`, zero
+/// points `z` and the bounds `qmin - z`, `qmax - z` per lane.
+#[inline(always)]
+fn ort_code_vec<S: Simd>(simd: S, x: S::F, r: S::F, z: S::I, lo: S::F, hi: S::F) -> S::I {
+    let q = simd.mul(x, r);
+    // q >= 2^31 and NaN (min's NaN rule gives `big` for it) -> qmin, as x86's conversion.
     let big = simd.splat(2_147_483_648.0);
-    let a = simd.f32_of(abs_bits(simd, q));
-    let bad = simd.or_m(simd.is_nan(q), simd.eq(simd.min(a, big), big));
-    let qc = simd.clamp_abs(q, simd.splat(LIM));
-    let rne = simd.cvt_rne(qc);
-    // Round half away from zero: d = q - rne(q) is exact, and a tie (d = ±1/2) that RNE
-    // took toward zero moves one further: up where d = 1/2 and rne >= 0, down where
-    // d = -1/2 and rne <= 0.
-    let d = simd.sub(qc, simd.cvt_f32(rne));
-    let (zero, one) = (simd.splat_i(0), simd.splat_i(1));
-    let up = simd.select_i(simd.eq(d, simd.splat(0.5)), simd.select_i(simd.lt_i(rne, zero), zero, one), zero);
-    let down = simd.select_i(simd.eq(d, simd.splat(-0.5)), simd.select_i(simd.lt_i(zero, rne), zero, one), zero);
-    let i = simd.sub_i(simd.add_i(rne, up), down);
-    let v = simd.add_i(i, p.1);
-    let v = max_i(simd, simd.min_i(v, simd.splat_i(qmax)), simd.splat_i(qmin));
-    simd.select_i(bad, simd.splat_i(qmin), v)
+    let bad = simd.eq(simd.min(q, big), big);
+    let qc = simd.min(simd.max(simd.select(bad, lo, q), lo), hi);
+    let h =
+        simd.f32_of(simd.or_i(simd.and_i(simd.bits(qc), simd.splat_i(i32::MIN)), simd.bits(simd.splat(HALF_BELOW))));
+    simd.add_i(simd.cvt_trunc(simd.add(qc, h)), z)
 }
 
 /// Blockwise, MX or NVFP4 quantization, validated: parts of whole block rows on `cfg`'s
