@@ -46,6 +46,9 @@ pub(crate) struct MiniFormat {
     pub nan_all_ones: bool,
     /// ... or the lone 0x80 code (fnuz).
     pub nan_is_neg_zero: bool,
+    /// 4-bit formats (float4 e2m1): the 16 codes' values, little-endian f32, for
+    /// [`Simd::lut16`] (zeros for wider formats).
+    pub lut: [u8; 64],
 }
 
 impl MiniFormat {
@@ -79,6 +82,7 @@ impl MiniFormat {
             ieee: matches!(f.flavour, Flavour::Ieee),
             nan_all_ones: matches!(f.flavour, Flavour::Fn),
             nan_is_neg_zero: matches!(f.flavour, Flavour::Fnuz),
+            lut: lut16(f),
         }
     }
 
@@ -108,18 +112,20 @@ impl MiniFormat {
     #[inline(always)]
     pub(crate) const fn of_id(id: u8) -> MiniFormat {
         use qdq_ref::float::{E2M1, E2M3, E3M2, E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ};
+        // Inline constants: each arm is evaluated at compile time (table included), so a
+        // constant `id` leaves nothing of the format to compute at run time.
         match id {
-            2 => MiniFormat::new(&E4M3FN, true),
-            3 => MiniFormat::new(&E4M3FN, false),
-            4 => MiniFormat::new(&E5M2, true),
-            5 => MiniFormat::new(&E5M2, false),
-            6 => MiniFormat::new(&E4M3FNUZ, true),
-            7 => MiniFormat::new(&E4M3FNUZ, false),
-            8 => MiniFormat::new(&E5M2FNUZ, true),
-            9 => MiniFormat::new(&E5M2FNUZ, false),
-            10 => MiniFormat::new(&E2M1, true),
-            11 => MiniFormat::new(&E2M3, true),
-            _ => MiniFormat::new(&E3M2, true),
+            2 => const { MiniFormat::new(&E4M3FN, true) },
+            3 => const { MiniFormat::new(&E4M3FN, false) },
+            4 => const { MiniFormat::new(&E5M2, true) },
+            5 => const { MiniFormat::new(&E5M2, false) },
+            6 => const { MiniFormat::new(&E4M3FNUZ, true) },
+            7 => const { MiniFormat::new(&E4M3FNUZ, false) },
+            8 => const { MiniFormat::new(&E5M2FNUZ, true) },
+            9 => const { MiniFormat::new(&E5M2FNUZ, false) },
+            10 => const { MiniFormat::new(&E2M1, true) },
+            11 => const { MiniFormat::new(&E2M3, true) },
+            _ => const { MiniFormat::new(&E3M2, true) },
         }
     }
 
@@ -132,6 +138,34 @@ impl MiniFormat {
     fn emin(&self) -> i32 {
         1 - self.bias
     }
+}
+
+/// The values of a 4-bit float format's 16 codes as little-endian f32 (zeros for other
+/// widths): `(1 + m / 2^M) 2^(e - bias)` for exponent field `e > 0`, `m 2^(1 - bias - M)`
+/// for `e = 0`, the sign from bit 3. Such formats have no NaN or infinity.
+const fn lut16(f: &qdq_ref::float::FloatFormat) -> [u8; 64] {
+    let mut t = [0u8; 64];
+    if f.exp_bits + f.man_bits != 3 {
+        return t;
+    }
+    let mut c = 0;
+    while c < 16 {
+        let e = ((c & 7) >> f.man_bits) as i32;
+        let m = (c as u32) & ((1 << f.man_bits) - 1);
+        let mag = if e > 0 {
+            (((e - f.bias + 127) as u32) << 23) | (m << (23 - f.man_bits))
+        } else {
+            // Exact: a small integer times a power of two within f32's normal range.
+            (m as f32 * f32::from_bits(((1 - f.bias - f.man_bits as i32 + 127) as u32) << 23)).to_bits()
+        };
+        let b = (mag | if c & 8 != 0 { 0x8000_0000 } else { 0 }).to_le_bytes();
+        t[4 * c] = b[0];
+        t[4 * c + 1] = b[1];
+        t[4 * c + 2] = b[2];
+        t[4 * c + 3] = b[3];
+        c += 1;
+    }
+    t
 }
 
 /// `2^e` as f32 for `-126 <= e <= 127`.
@@ -206,9 +240,16 @@ pub(crate) fn encode_minifloat_checked<S: Simd>(simd: S, v: S::F, f: &MiniFormat
 /// (the replicated sign bits are masked off). A normal code becomes the f32 with the same
 /// mantissa and an exponent too small by `127 - bias`, a subnormal code the f32 subnormal
 /// with the same mantissa, and one exact multiply by `2^(127 - bias)` rebiases both. Then
-/// the specials: NaN codes, and the all-ones exponent of the IEEE formats.
+/// the specials: NaN codes, and the all-ones exponent of the IEEE formats. ISAs with a
+/// fast [`Simd::lut16`] decode 4-bit codes by table instead (`MiniFormat::lut`).
 #[inline(always)]
 pub(crate) fn decode_minifloat<S: Simd>(simd: S, c: S::I, f: &MiniFormat) -> S::F {
+    if S::LUT16 && f.sign_pos == 3 {
+        // 4-bit codes: a 16-entry table lookup (no special values to select). It also keeps
+        // the subnormal f32 below out of the multiply (some x86 cores slow down on
+        // subnormal operands; float4's 0.5 is such a code).
+        return simd.lut16(&f.lut, c);
+    }
     let w = f.sign_pos + 1;
     let t = simd.shl(c, 32 - w);
     let mag_mask = ((1i32 << (w - 1)) - 1) << (23 - f.man);
@@ -279,4 +320,22 @@ pub(crate) fn round_f16_generic<S: Simd>(simd: S, v: S::F) -> S::F {
 #[inline(always)]
 pub(crate) fn round_bf16<S: Simd>(simd: S, v: S::F) -> S::F {
     bf16_bits_to_f32(simd, f32_to_bf16_bits(simd, v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lut16_is_the_float4_decode() {
+        let f = MiniFormat::of_id(MiniFormat::id(qdq_ref::DataType::E2M1, true));
+        for c in 0..16u32 {
+            let i = 4 * c as usize;
+            let got = f32::from_le_bytes([f.lut[i], f.lut[i + 1], f.lut[i + 2], f.lut[i + 3]]);
+            let want = qdq_ref::float::E2M1.decode(c) as f32;
+            assert_eq!(got.to_bits(), want.to_bits(), "code {c:#x}");
+        }
+        // Wider formats carry no table.
+        assert!(MiniFormat::of_id(MiniFormat::id(qdq_ref::DataType::E4M3Fn, true)).lut.iter().all(|&b| b == 0));
+    }
 }

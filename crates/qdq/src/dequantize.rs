@@ -197,21 +197,48 @@ impl<const BITS: u8, const MINI: u8> Kernel for BlockedLastOf<'_, '_, BITS, MINI
         let mini = mini.as_ref();
         let signed = matches!(job.x.dtype, DataType::I8 | DataType::I4);
         let flip = simd.splat_i(if signed { 1 << (bits - 1) } else { 0 });
+        // Float codes have no zero point (`Job::new`); saying so here drops its per-block
+        // test from their loops.
+        let zero_point = if MINI == 0 { job.zero_point } else { None };
         let xb = &job.x.data[begin * bits / 8..end * bits / 8];
         let yb = &mut y[..(end - begin) * 4];
-        let blocks = xb.chunks_exact(block * bits / 8).zip(yb.chunks_exact_mut(block * 4));
-        for (g, (xk, yk)) in blocks.enumerate() {
-            let k = begin / block + g;
-            let sc = simd.splat(job.scale_kind.get_inline(job.scale, k));
-            let canon = needs_canon(simd, mini, sc);
-            let z = match job.zero_point {
-                Some(zp) => zero_point_at(&zp, k),
-                None => 0,
+        let (xstep, ystep) = (block * bits / 8, block * 4);
+        // Blocks go in groups of `LANES`: the group's scales are decoded as one vector (one
+        // load and, for e8m0, a few integer operations instead of a branchy scalar decode
+        // per block) and its NaN test is made once; each block then broadcasts its lane.
+        let groups = xb.chunks(lanes * xstep).zip(yb.chunks_mut(lanes * ystep));
+        for (g, (xg, yg)) in groups.enumerate() {
+            let k0 = begin / block + g * lanes;
+            let mut sb = [0u8; 64];
+            let whole = xg.len() == lanes * xstep;
+            let canon_all = if whole {
+                let v = job.scale_kind.load(simd, job.scale, k0);
+                simd.store_f32(v, &mut sb);
+                needs_canon(simd, mini, v)
+            } else {
+                false
             };
-            let zf = simd.add_i(simd.splat_i(z), flip);
-            for (xv, yv) in xk.chunks_exact(lanes * bits / 8).zip(yk.chunks_exact_mut(lanes * 4)) {
-                let c = load_full(simd, BITS as u32, xv, 0);
-                store_as(simd, Out::F32, simd.mul(decode(simd, c, flip, zf, mini), sc), canon, yv);
+            let (xv_len, yv_len) = (lanes * bits / 8, lanes * 4);
+            let blocks = xg.chunks_exact(xstep).zip(yg.chunks_exact_mut(ystep));
+            for (j, (xk, yk)) in blocks.enumerate() {
+                let k = k0 + j;
+                let (sc, canon) = if whole {
+                    (
+                        simd.splat(f32::from_le_bytes([sb[4 * j], sb[4 * j + 1], sb[4 * j + 2], sb[4 * j + 3]])),
+                        canon_all,
+                    )
+                } else {
+                    let sc = simd.splat(job.scale_kind.get_inline(job.scale, k));
+                    (sc, needs_canon(simd, mini, sc))
+                };
+                let zf = match zero_point {
+                    Some(zp) => simd.add_i(simd.splat_i(zero_point_at(&zp, k)), flip),
+                    None => flip,
+                };
+                for (xv, yv) in xk.chunks_exact(xv_len).zip(yk.chunks_exact_mut(yv_len)) {
+                    let c = load_full(simd, BITS as u32, xv, 0);
+                    store_as(simd, Out::F32, simd.mul(decode(simd, c, flip, zf, mini), sc), canon, yv);
+                }
             }
         }
     }

@@ -21,6 +21,9 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// Whether the kernels instantiate their compile-time specialisations for this ISA
     /// (the portable fallback is not worth the compile time).
     const SPECIALIZE: bool = true;
+    /// Whether [`Simd::lut16`] is a register lookup (otherwise it goes lane by lane, and
+    /// the kernels keep their arithmetic decoders).
+    const LUT16: bool = false;
     /// `LANES` f32.
     type F: Copy;
     /// `LANES` i32.
@@ -203,6 +206,17 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
         let mut b = [0u8; 64];
         self.store_i32(a, &mut b);
         (0..Self::LANES).map(|t| lane_f32(&b, t).to_bits() as i32).max().unwrap_or(i32::MIN)
+    }
+    /// Lane `i` is `t[c_i & 15]`, `t` being 16 little-endian f32.
+    #[inline(always)]
+    fn lut16(self, t: &[u8; 64], c: Self::I) -> Self::F {
+        let (mut b, mut o) = ([0u8; 64], [0u8; 64]);
+        self.store_i32(c, &mut b);
+        for l in 0..Self::LANES {
+            let i = (b[4 * l] & 15) as usize;
+            o[4 * l..4 * l + 4].copy_from_slice(&t[4 * i..4 * i + 4]);
+        }
+        self.load_f32(&o)
     }
     /// A hint that the cache line holding `b[0]` will be read soon (a no-op where the ISA
     /// module provides none: NEON and the portable ISA). It never faults and changes no

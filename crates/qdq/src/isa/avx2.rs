@@ -67,6 +67,7 @@ impl Simd for Avx2 {
     }
 
     const LANES: usize = 8;
+    const LUT16: bool = true;
     type F = __m256;
     type I = __m256i;
     type M = __m256i;
@@ -312,6 +313,14 @@ impl Simd for Avx2 {
         let out = &mut out[..32];
         // SAFETY: `out` is exactly the 32 bytes written.
         unsafe { _mm256_storeu_ps(out.as_mut_ptr().cast(), a) }
+    }
+    #[inline(always)]
+    fn lut16(self, t: &[u8; 64], c: __m256i) -> __m256 {
+        // `vpermps` indexes 8 entries by the low 3 bits; bit 3, moved to the sign, picks
+        // the half.
+        let lo = self.0.avx2._mm256_permutevar8x32_ps(self.load_f32(&t[..32]), c);
+        let hi = self.0.avx2._mm256_permutevar8x32_ps(self.load_f32(&t[32..]), c);
+        self.0.avx._mm256_blendv_ps(lo, hi, self.0.avx._mm256_castsi256_ps(self.0.avx2._mm256_slli_epi32::<28>(c)))
     }
     #[inline(always)]
     fn prefetch(self, b: &[u8]) {

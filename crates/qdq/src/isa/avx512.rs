@@ -97,6 +97,7 @@ impl Simd for Avx512 {
     }
 
     const LANES: usize = 16;
+    const LUT16: bool = true;
     type F = __m512;
     type I = __m512i;
     type M = __mmask16;
@@ -345,6 +346,11 @@ impl Simd for Avx512 {
         let out = &mut out[..64];
         // SAFETY: `out` is exactly the 64 bytes written.
         unsafe { _mm512_storeu_ps(out.as_mut_ptr().cast(), a) }
+    }
+    #[inline(always)]
+    fn lut16(self, t: &[u8; 64], c: __m512i) -> __m512 {
+        let t = self.load_f32(t);
+        v!(_mm512_permutexvar_ps(c, t))
     }
     #[inline(always)]
     fn prefetch(self, b: &[u8]) {
