@@ -1505,8 +1505,15 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
                 let xv = &xq[v * lanes * xs..(v + 1) * lanes * xs];
                 *cv = quantize_vec_d::<S, MINI, false, DIV_FAST>(simd, &sp, xv, p).0;
             }
-            if sp.bits == 8 {
+            if sp.bits == 8 && MINI != 0 {
+                // Float codes: the magnitude code and the sign bit, within [0, 255].
+                simd.store_u8x4_exact(c, yq);
+            } else if sp.bits == 8 {
                 simd.store_u8x4(c, yq);
+            } else if sp.bits == 16 {
+                // Clamped to the type's range: the saturating packs are exact.
+                let signed = matches!(sp.enc, Encode::Int { qmin, .. } if qmin < 0);
+                simd.store_16x4(c, signed, yq);
             } else if sp.bits == 4 {
                 simd.store_u4x4(c, yq);
             } else {

@@ -158,6 +158,23 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
         self.store_u8(c2, &mut out[2 * n..3 * n]);
         self.store_u8(c3, &mut out[3 * n..4 * n]);
     }
+    /// [`Simd::store_u8x4`] for lanes known to lie within `[0, 255]` (float8 codes), which
+    /// saturating packs narrow without masking first.
+    #[inline(always)]
+    fn store_u8x4_exact(self, c: [Self::I; 4], out: &mut [u8]) {
+        self.store_u8x4(c, out)
+    }
+    /// Stores four vectors of 16-bit codes (`8 * LANES` bytes), each lane within the i16
+    /// range (`signed`) or the u16 range, as four [`Simd::store_u16`]s would. ISAs with
+    /// saturating packs override it (in range, saturation changes nothing).
+    #[inline(always)]
+    fn store_16x4(self, c: [Self::I; 4], signed: bool, out: &mut [u8]) {
+        let _ = signed;
+        let n = 2 * Self::LANES;
+        for (k, ck) in c.into_iter().enumerate() {
+            self.store_u16(ck, &mut out[k * n..(k + 1) * n]);
+        }
+    }
     /// Packs the low 4 bits of each lane of four vectors (`2 * LANES` bytes; lanes within
     /// `[-128, 127]`), as four [`Simd::store_u4`]s would. ISAs with wide packs override it.
     #[inline(always)]

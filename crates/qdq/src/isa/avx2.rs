@@ -370,6 +370,37 @@ impl Simd for Avx2 {
         unsafe { _mm_storel_epi64(out.as_mut_ptr().cast(), self.bytes(a)) }
     }
     #[inline(always)]
+    fn store_u8x4_exact(self, c: [__m256i; 4], out: &mut [u8]) {
+        let v = {
+            let a = self.0.avx2._mm256_packs_epi32(c[0], c[1]);
+            let b = self.0.avx2._mm256_packs_epi32(c[2], c[3]);
+            let p = self.0.avx2._mm256_packus_epi16(a, b);
+            self.0.avx2._mm256_permutevar8x32_epi32(p, self.0.avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+        };
+        let out = &mut out[..32];
+        // SAFETY: `out` is exactly the 32 bytes written.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
+    }
+    #[inline(always)]
+    fn store_16x4(self, c: [__m256i; 4], signed: bool, out: &mut [u8]) {
+        // (No closure for the pack: it would not inherit the ISA's features.)
+        let (lo, hi) = if signed {
+            (self.0.avx2._mm256_packs_epi32(c[0], c[1]), self.0.avx2._mm256_packs_epi32(c[2], c[3]))
+        } else {
+            (self.0.avx2._mm256_packus_epi32(c[0], c[1]), self.0.avx2._mm256_packus_epi32(c[2], c[3]))
+        };
+        // The packs interleave 128-bit halves; one qword permute restores the order.
+        let lo = self.0.avx2._mm256_permute4x64_epi64::<0b1101_1000>(lo);
+        let hi = self.0.avx2._mm256_permute4x64_epi64::<0b1101_1000>(hi);
+        let out = &mut out[..64];
+        let (o0, o1) = out.split_at_mut(32);
+        // SAFETY: `o0` and `o1` are exactly the 32 bytes each store writes.
+        unsafe {
+            _mm256_storeu_si256(o0.as_mut_ptr().cast(), lo);
+            _mm256_storeu_si256(o1.as_mut_ptr().cast(), hi);
+        }
+    }
+    #[inline(always)]
     fn store_u8x4(self, c: [__m256i; 4], out: &mut [u8]) {
         let v = {
             let m = self.0.avx._mm256_set1_epi32(0xff);
