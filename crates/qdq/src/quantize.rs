@@ -530,6 +530,11 @@ fn sat8_step<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::I;
     if let Some(c) = simd.cvt_rne_x4(q) {
         return c;
     }
+    // Rare. Through an opaque copy of the slice, the redo reloads x instead of the loop
+    // keeping the first loads live (spilled every step) for its sake. (Not the parameters:
+    // where they are values in registers, an opaque reference would make every block store
+    // them.)
+    let x = core::hint::black_box(x);
     let mut c = [simd.splat_i(0); 4];
     for (k, ck) in c.iter_mut().enumerate() {
         *ck = cvt_rne_clamped(simd, quotient_sat::<S, true>(simd, sp, &x[k * vb..(k + 1) * vb], p[k]));
