@@ -92,6 +92,11 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     fn min_i(self, a: Self::I, b: Self::I) -> Self::I {
         self.select_i(self.lt_i(a, b), a, b)
     }
+    /// Signed maximum.
+    #[inline(always)]
+    fn max_i(self, a: Self::I, b: Self::I) -> Self::I {
+        self.select_i(self.lt_i(a, b), b, a)
+    }
     /// `a ^ (b & c)` (one `vpternlogd` with AVX-512).
     #[inline(always)]
     fn xor_and(self, a: Self::I, b: Self::I, c: Self::I) -> Self::I {
@@ -195,6 +200,20 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// zero points in the order it packs `c`; a broadcast zero point packs once, out of the
     /// loop.
     fn store_sat8x4(self, c: [Self::I; 4], z: [Self::I; 4], signed: bool, out: &mut [u8]);
+    /// [`Simd::store_sat8x4`] for the 4-bit types: `clamp(c + z, qmin, qmax)` of i4
+    /// (`signed`) or u4, packed as [`Simd::store_u4x4`] packs (`2 * LANES` bytes), the
+    /// zero points within `[-8, 15]`.
+    #[inline(always)]
+    fn store_sat4x4(self, c: [Self::I; 4], z: [Self::I; 4], signed: bool, out: &mut [u8]) {
+        let (lo, hi) = if signed { (-8, 7) } else { (0, 15) };
+        let mut v = c;
+        for (vk, zk) in v.iter_mut().zip(z) {
+            // i32::MIN (NaN) and every lane below -2^30 sit far below the range already.
+            let w = self.add_i(self.max_i(*vk, self.splat_i(-(1 << 30))), zk);
+            *vk = self.min_i(self.max_i(w, self.splat_i(lo)), self.splat_i(hi));
+        }
+        self.store_u4x4(v, out)
+    }
     /// Packs the low 4 bits of each lane (`LANES / 2` bytes).
     fn store_u4(self, a: Self::I, out: &mut [u8]);
     /// Packs the low 2 bits of each lane (`LANES / 4` bytes).

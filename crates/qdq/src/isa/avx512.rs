@@ -216,6 +216,10 @@ impl Simd for Avx512 {
         v!(_mm512_min_epi32(a, b))
     }
     #[inline(always)]
+    fn max_i(self, a: __m512i, b: __m512i) -> __m512i {
+        v!(_mm512_max_epi32(a, b))
+    }
+    #[inline(always)]
     fn xor_and(self, a: __m512i, b: __m512i, c: __m512i) -> __m512i {
         // Truth table of A ^ (B & C) over (A, B, C) = (0xf0, 0xcc, 0xaa): 0x78.
         v!(_mm512_ternarylogic_epi32::<0x78>(a, b, c))

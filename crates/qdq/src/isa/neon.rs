@@ -183,6 +183,10 @@ impl Simd for Neon {
         self.0.neon.vminq_s32(a, b)
     }
     #[inline(always)]
+    fn max_i(self, a: int32x4_t, b: int32x4_t) -> int32x4_t {
+        self.0.neon.vmaxq_s32(a, b)
+    }
+    #[inline(always)]
     fn lt_i(self, a: int32x4_t, b: int32x4_t) -> uint32x4_t {
         self.0.neon.vcltq_s32(a, b)
     }
