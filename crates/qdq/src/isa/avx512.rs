@@ -431,6 +431,29 @@ impl Simd for Avx512 {
         unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) }
     }
     #[inline(always)]
+    fn store_sat4x4(self, c: [__m512i; 4], z: [__m512i; 4], signed: bool, out: &mut [u8]) {
+        let v = v!({
+            // As store_sat8x4, then the byte clamp to the 4-bit range and the nibble pack
+            // of store_u4x4.
+            let a = _mm512_adds_epi16(_mm512_packs_epi32(c[0], c[1]), _mm512_packs_epi32(z[0], z[1]));
+            let b = _mm512_adds_epi16(_mm512_packs_epi32(c[2], c[3]), _mm512_packs_epi32(z[2], z[3]));
+            let p = if signed {
+                let p = _mm512_packs_epi16(a, b);
+                _mm512_min_epi8(_mm512_max_epi8(p, _mm512_set1_epi8(-8)), _mm512_set1_epi8(7))
+            } else {
+                _mm512_min_epu8(_mm512_packus_epi16(a, b), _mm512_set1_epi8(15))
+            };
+            let p =
+                _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), p);
+            let lo = _mm512_and_si512(p, _mm512_set1_epi16(0x000f));
+            let hi = _mm512_and_si512(_mm512_srli_epi16::<4>(p), _mm512_set1_epi16(0x00f0));
+            _mm512_cvtepi16_epi8(_mm512_or_si512(lo, hi))
+        });
+        let out = &mut out[..32];
+        // SAFETY: `out` is exactly the 32 bytes written.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
+    }
+    #[inline(always)]
     fn store_u4x4(self, c: [__m512i; 4], out: &mut [u8]) {
         let v = v!({
             // Signed saturating packs keep every lane of [-128, 127] as its two's complement
