@@ -250,11 +250,37 @@ pub(crate) fn decode_minifloat<S: Simd>(simd: S, c: S::I, f: &MiniFormat) -> S::
         // subnormal operands; float4's 0.5 is such a code).
         return simd.lut16(&f.lut, c);
     }
+    decode_minifloat_times(simd, c, f, simd.splat(pow2f(127 - f.bias)))
+}
+
+/// The scale `s = sc * 2^(127 - bias)` for [`decode_minifloat_times`], which then returns
+/// `decode(c) * sc` with one multiply instead of two, where that is exact: a format without
+/// IEEE specials decoded by the multiply (not the float4 table), and `s` exact in every
+/// lane (the power-of-two scaling overflows for large `sc`; a NaN `sc` is refused too).
+/// The product is then `decode(c) * sc` rounded once, bit for bit, NaN codes included
+/// (their NaN times anything is that NaN on x86 and NEON).
+#[inline(always)]
+pub(crate) fn fold_scale<S: Simd>(simd: S, sc: S::F, f: &MiniFormat) -> Option<S::F> {
+    if !S::SPECIALIZE || f.ieee || (S::LUT16 && f.sign_pos == 3) {
+        return None;
+    }
+    let k = 127 - f.bias;
+    let s = simd.mul(sc, simd.splat(pow2f(k)));
+    let back = simd.mul(s, simd.splat(pow2f(-k)));
+    let all = (1u32 << S::LANES) - 1;
+    (simd.mask_bits(simd.eq(back, sc)) == all).then_some(s)
+}
+
+/// [`decode_minifloat`]'s arithmetic decoder with the rebias multiplier `m`: `2^(127 - bias)`
+/// for the decoded values, or a scale of [`fold_scale`] for the scaled ones (formats
+/// without IEEE specials only).
+#[inline(always)]
+pub(crate) fn decode_minifloat_times<S: Simd>(simd: S, c: S::I, f: &MiniFormat, m: S::F) -> S::F {
     let w = f.sign_pos + 1;
     let t = simd.shl(c, 32 - w);
     let mag_mask = ((1i32 << (w - 1)) - 1) << (23 - f.man);
     let bits = simd.and_i(simd.sra(t, 9 + f.man - w), simd.splat_i(i32::MIN | mag_mask));
-    let mut v = simd.mul(simd.f32_of(bits), simd.splat(pow2f(127 - f.bias)));
+    let mut v = simd.mul(simd.f32_of(bits), m);
     if f.ieee {
         let e_bits = f.sign_pos - f.man;
         let exp_t = ((1i32 << e_bits) - 1) << (32 - w + f.man);
