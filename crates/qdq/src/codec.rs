@@ -46,9 +46,6 @@ pub(crate) struct MiniFormat {
     pub nan_all_ones: bool,
     /// ... or the lone 0x80 code (fnuz).
     pub nan_is_neg_zero: bool,
-    /// 4-bit formats (float4 e2m1): the 16 codes' values, little-endian f32, for
-    /// [`Simd::lut16`] (zeros for wider formats).
-    pub lut: [u8; 64],
 }
 
 impl MiniFormat {
@@ -82,7 +79,6 @@ impl MiniFormat {
             ieee: matches!(f.flavour, Flavour::Ieee),
             nan_all_ones: matches!(f.flavour, Flavour::Fn),
             nan_is_neg_zero: matches!(f.flavour, Flavour::Fnuz),
-            lut: lut16(f),
         }
     }
 
@@ -139,6 +135,10 @@ impl MiniFormat {
         1 - self.bias
     }
 }
+
+/// float4 e2m1's 16 code values, the table of [`decode_minifloat`]'s [`Simd::lut16`] path
+/// (the only 4-bit float format, so a `MiniFormat` of 4 bits is this one).
+static E2M1_LUT: [u8; 64] = lut16(&qdq_ref::float::E2M1);
 
 /// The values of a 4-bit float format's 16 codes as little-endian f32 (zeros for other
 /// widths): `(1 + m / 2^M) 2^(e - bias)` for exponent field `e > 0`, `m 2^(1 - bias - M)`
@@ -241,14 +241,14 @@ pub(crate) fn encode_minifloat_checked<S: Simd>(simd: S, v: S::F, f: &MiniFormat
 /// mantissa and an exponent too small by `127 - bias`, a subnormal code the f32 subnormal
 /// with the same mantissa, and one exact multiply by `2^(127 - bias)` rebiases both. Then
 /// the specials: NaN codes, and the all-ones exponent of the IEEE formats. ISAs with a
-/// fast [`Simd::lut16`] decode 4-bit codes by table instead (`MiniFormat::lut`).
+/// fast [`Simd::lut16`] decode 4-bit codes (float4 e2m1) by table instead.
 #[inline(always)]
 pub(crate) fn decode_minifloat<S: Simd>(simd: S, c: S::I, f: &MiniFormat) -> S::F {
     if S::LUT16 && f.sign_pos == 3 {
         // 4-bit codes: a 16-entry table lookup (no special values to select). It also keeps
         // the subnormal f32 below out of the multiply (some x86 cores slow down on
         // subnormal operands; float4's 0.5 is such a code).
-        return simd.lut16(&f.lut, c);
+        return simd.lut16(&E2M1_LUT, c);
     }
     decode_minifloat_times(simd, c, f, simd.splat(pow2f(127 - f.bias)))
 }
@@ -354,14 +354,19 @@ mod tests {
 
     #[test]
     fn lut16_is_the_float4_decode() {
-        let f = MiniFormat::of_id(MiniFormat::id(qdq_ref::DataType::E2M1, true));
         for c in 0..16u32 {
             let i = 4 * c as usize;
-            let got = f32::from_le_bytes([f.lut[i], f.lut[i + 1], f.lut[i + 2], f.lut[i + 3]]);
+            let t = &E2M1_LUT;
+            let got = f32::from_le_bytes([t[i], t[i + 1], t[i + 2], t[i + 3]]);
             let want = qdq_ref::float::E2M1.decode(c) as f32;
             assert_eq!(got.to_bits(), want.to_bits(), "code {c:#x}");
         }
-        // Wider formats carry no table.
-        assert!(MiniFormat::of_id(MiniFormat::id(qdq_ref::DataType::E4M3Fn, true)).lut.iter().all(|&b| b == 0));
+        // The table is only for 4-bit formats; e2m1 is the only one.
+        assert!(lut16(&qdq_ref::float::E4M3FN).iter().all(|&b| b == 0));
+        for t in qdq_ref::DataType::QUANTIZED {
+            if let Some(f) = qdq_ref::float::FloatFormat::of(t) {
+                assert_eq!(f.exp_bits + f.man_bits == 3, t == qdq_ref::DataType::E2M1, "{t:?}");
+            }
+        }
     }
 }

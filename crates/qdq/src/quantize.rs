@@ -543,17 +543,20 @@ fn sat8_step<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::I;
 }
 
 /// The 8-bit fast path over whole steps of four vectors, for the 8- and 4-bit integer
-/// types (`BITS`): `x` and `y` hold exactly the steps' bytes (chunked iteration, so no
-/// bounds checks in the loop; `SIGNED` picks the final pack at compile time).
+/// types (`bits`): `x` and `y` hold exactly the steps' bytes (chunked iteration, so no
+/// bounds checks in the loop; `SIGNED` picks the final pack at compile time). The width is
+/// a branch per step rather than a compile-time variant: an unoptimised build's frame holds
+/// every variant its caller may take.
 #[inline(always)]
-fn sat8_loop<S: Simd, const SIGNED: bool, const BITS: usize>(simd: S, sp: &Spec, x: &[u8], y: &mut [u8], p: &Lanes<S>) {
+fn sat8_loop<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, x: &[u8], y: &mut [u8], p: &Lanes<S>, bits: usize) {
     let lanes = S::LANES;
     let vb = lanes * sp.src.size();
-    for (xb, yb) in x.chunks_exact(4 * vb).zip(y.chunks_exact_mut(4 * lanes * BITS / 8)) {
+    for (xb, yb) in x.chunks_exact(4 * vb).zip(y.chunks_exact_mut(4 * lanes * bits / 8)) {
         let c = sat8_step(simd, sp, xb, [p, p, p, p]);
-        match BITS {
-            8 => simd.store_sat8x4(c, [p.z; 4], SIGNED, yb),
-            _ => simd.store_sat4x4(c, [p.z; 4], SIGNED, yb),
+        if bits == 8 {
+            simd.store_sat8x4(c, [p.z; 4], SIGNED, yb);
+        } else {
+            simd.store_sat4x4(c, [p.z; 4], SIGNED, yb);
         }
     }
 }
@@ -1489,11 +1492,9 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
         if let (true, Encode::Int { qmin, .. }) = (sat8, sp.enc) {
             let ob = sp.bits as usize;
             let yb = &mut self.y[(i - begin) * ob / 8..(i - begin + n * 4 * lanes) * ob / 8];
-            return match (qmin < 0, ob == 4) {
-                (true, false) => sat8_loop::<S, true, 8>(simd, &sp, xb, yb, p),
-                (false, false) => sat8_loop::<S, false, 8>(simd, &sp, xb, yb, p),
-                (true, true) => sat8_loop::<S, true, 4>(simd, &sp, xb, yb, p),
-                (false, true) => sat8_loop::<S, false, 4>(simd, &sp, xb, yb, p),
+            return match qmin < 0 {
+                true => sat8_loop::<S, true>(simd, &sp, xb, yb, p, ob),
+                false => sat8_loop::<S, false>(simd, &sp, xb, yb, p, ob),
             };
         }
         // Scales outside the fast range: a vector at a time, the division chosen per vector.
