@@ -208,8 +208,10 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
         let (lo, hi) = if signed { (-8, 7) } else { (0, 15) };
         let mut v = c;
         for (vk, zk) in v.iter_mut().zip(z) {
-            // i32::MIN (NaN) and every lane below -2^30 sit far below the range already.
-            let w = self.add_i(self.max_i(*vk, self.splat_i(-(1 << 30))), zk);
+            // Lanes beyond ±2^30 (saturated conversions, i32::MIN for NaN) are beyond the
+            // range anyway; bounding them first keeps the addition from overflowing.
+            let b = self.min_i(self.max_i(*vk, self.splat_i(-(1 << 30))), self.splat_i(1 << 30));
+            let w = self.add_i(b, zk);
             *vk = self.min_i(self.max_i(w, self.splat_i(lo)), self.splat_i(hi));
         }
         self.store_u4x4(v, out)
