@@ -235,6 +235,16 @@ impl<const BITS: u8, const MINI: u8> Kernel for BlockedLastOf<'_, '_, BITS, MINI
                     Some(zp) => simd.add_i(simd.splat_i(zero_point_at(&zp, k)), flip),
                     None => flip,
                 };
+                if BITS == 4 && xk.len().is_multiple_of(4 * xv_len) {
+                    // Four vectors of nibbles per load and unpack (MX's blocks of 32).
+                    for (xq, yq) in xk.chunks_exact(4 * xv_len).zip(yk.chunks_exact_mut(4 * yv_len)) {
+                        let c4 = simd.load_u4x4(xq);
+                        for (c, yv) in c4.into_iter().zip(yq.chunks_exact_mut(yv_len)) {
+                            store_as(simd, Out::F32, simd.mul(decode(simd, c, flip, zf, mini), sc), canon, yv);
+                        }
+                    }
+                    continue;
+                }
                 for (xv, yv) in xk.chunks_exact(xv_len).zip(yk.chunks_exact_mut(yv_len)) {
                     let c = load_full(simd, BITS as u32, xv, 0);
                     store_as(simd, Out::F32, simd.mul(decode(simd, c, flip, zf, mini), sc), canon, yv);
@@ -440,8 +450,13 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
         }
         for (xq, yq) in steps {
             let mut v = [sc; 4];
+            // 4-bit codes: one load and unpack for the four vectors.
+            let c4 = if bits == 4 { Some(simd.load_u4x4(xq)) } else { None };
             for (k, vk) in v.iter_mut().enumerate() {
-                let c = load_full(simd, bits, xq, k * lanes);
+                let c = match c4 {
+                    Some(c4) => c4[k],
+                    None => load_full(simd, bits, xq, k * lanes),
+                };
                 *vk = simd.mul(decode(simd, c, flip, zf, mini), sc);
             }
             for (k, vk) in v.into_iter().enumerate() {

@@ -141,6 +141,18 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     fn load_u8(self, b: &[u8]) -> Self::I;
     /// `LANES / 2` bytes of packed nibbles (element 2k in the low nibble), zero-extended.
     fn load_u4(self, b: &[u8]) -> Self::I;
+    /// Four vectors of packed 4-bit codes (`2 * LANES` bytes), zero-extended, as four
+    /// [`Simd::load_u4`]s would load them. ISAs with byte unpacks override it.
+    #[inline(always)]
+    fn load_u4x4(self, b: &[u8]) -> [Self::I; 4] {
+        let h = Self::LANES / 2;
+        [
+            self.load_u4(&b[..h]),
+            self.load_u4(&b[h..2 * h]),
+            self.load_u4(&b[2 * h..3 * h]),
+            self.load_u4(&b[3 * h..4 * h]),
+        ]
+    }
     /// `LANES / 4` bytes of packed crumbs (`x0 | x1 << 2 | x2 << 4 | x3 << 6`), zero-extended.
     fn load_u2(self, b: &[u8]) -> Self::I;
     /// `3 * LANES / 4` bytes of packed 6-bit codes (LSB-first stream), zero-extended.
