@@ -911,7 +911,9 @@ impl BlockedGroups<'_, '_> {
             let (mut ja, mut quarter) = (0, 0);
             for (xq, yq) in x.chunks_exact(4 * vb).zip(yg.chunks_exact_mut(4 * lanes)) {
                 let jb = ja + usize::from(pair);
-                let (pa, pb) = (gp.block(simd, ja), gp.block(simd, jb));
+                let pa = gp.block(simd, ja);
+                // (A quarter of a larger block reuses its parameters, not reads them again.)
+                let pb = if pair { gp.block(simd, jb) } else { pa };
                 let c = sat8_step(simd, &sp, xq, [&pa, &pa, &pb, &pb]);
                 simd.store_sat8x4(c, [pa.z, pa.z, pb.z, pb.z], SIGNED, yq);
                 quarter += 4 * lanes;
