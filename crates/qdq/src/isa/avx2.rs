@@ -58,6 +58,28 @@ impl Avx2 {
                 ._mm_unpacklo_epi32(self.0.avx._mm256_castsi256_si128(b), self.0.avx2._mm256_extracti128_si256::<1>(b))
         }
     }
+
+    /// Stores 32 codes, bytes of `p` in the order two rounds of packs leave four vectors
+    /// (128-bit halves interleaved), as 16 bytes of nibbles: element 2k's low 4 bits in
+    /// the low nibble, 2k + 1's in the high one.
+    #[inline(always)]
+    fn store_nibbles(self, p: __m256i, out: &mut [u8]) {
+        let (avx, avx2) = (self.0.avx, self.0.avx2);
+        let v = {
+            // The dword permute restores element order; then, per 16-bit lane, element
+            // 2k's nibble low and 2k + 1's high; then the words' low bytes, the two
+            // halves' 8 bytes joined by a qword permute.
+            let p = avx2._mm256_permutevar8x32_epi32(p, avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+            let lo = avx2._mm256_and_si256(p, avx._mm256_set1_epi16(0x000f));
+            let hi = avx2._mm256_and_si256(avx2._mm256_srli_epi16::<4>(p), avx._mm256_set1_epi16(0x00f0));
+            let t = avx2._mm256_or_si256(lo, hi);
+            let q = avx2._mm256_packus_epi16(t, t);
+            avx._mm256_castsi256_si128(avx2._mm256_permute4x64_epi64::<0b1000>(q))
+        };
+        let out = &mut out[..16];
+        // SAFETY: `out` is exactly the 16 bytes written.
+        unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), v) }
+    }
 }
 
 impl Simd for Avx2 {
@@ -462,48 +484,24 @@ impl Simd for Avx2 {
     #[inline(always)]
     fn store_sat4x4(self, c: [__m256i; 4], z: [__m256i; 4], signed: bool, out: &mut [u8]) {
         let (avx, avx2) = (self.0.avx, self.0.avx2);
-        let v = {
-            // As store_sat8x4 (i16 saturation, the zero point, i8 / u8 saturation), then
-            // the byte clamp to the 4-bit range.
-            let a = avx2._mm256_adds_epi16(avx2._mm256_packs_epi32(c[0], c[1]), avx2._mm256_packs_epi32(z[0], z[1]));
-            let b = avx2._mm256_adds_epi16(avx2._mm256_packs_epi32(c[2], c[3]), avx2._mm256_packs_epi32(z[2], z[3]));
-            let p = if signed {
-                let p = avx2._mm256_packs_epi16(a, b);
-                avx2._mm256_min_epi8(avx2._mm256_max_epi8(p, avx._mm256_set1_epi8(-8)), avx._mm256_set1_epi8(7))
-            } else {
-                avx2._mm256_min_epu8(avx2._mm256_packus_epi16(a, b), avx._mm256_set1_epi8(15))
-            };
-            let p = avx2._mm256_permutevar8x32_epi32(p, avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-            // Element 2k's nibble low, 2k + 1's high (as store_u4x4).
-            let lo = avx2._mm256_and_si256(p, avx._mm256_set1_epi16(0x000f));
-            let hi = avx2._mm256_and_si256(avx2._mm256_srli_epi16::<4>(p), avx._mm256_set1_epi16(0x00f0));
-            let t = avx2._mm256_or_si256(lo, hi);
-            let q = avx2._mm256_packus_epi16(t, t);
-            avx._mm256_castsi256_si128(avx2._mm256_permute4x64_epi64::<0b1000>(q))
+        // As store_sat8x4 (i16 saturation, the zero point, i8 / u8 saturation), then the
+        // byte clamp to the 4-bit range.
+        let a = avx2._mm256_adds_epi16(avx2._mm256_packs_epi32(c[0], c[1]), avx2._mm256_packs_epi32(z[0], z[1]));
+        let b = avx2._mm256_adds_epi16(avx2._mm256_packs_epi32(c[2], c[3]), avx2._mm256_packs_epi32(z[2], z[3]));
+        let p = if signed {
+            let p = avx2._mm256_packs_epi16(a, b);
+            avx2._mm256_min_epi8(avx2._mm256_max_epi8(p, avx._mm256_set1_epi8(-8)), avx._mm256_set1_epi8(7))
+        } else {
+            avx2._mm256_min_epu8(avx2._mm256_packus_epi16(a, b), avx._mm256_set1_epi8(15))
         };
-        let out = &mut out[..16];
-        // SAFETY: `out` is exactly the 16 bytes written.
-        unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), v) }
+        self.store_nibbles(p, out)
     }
     #[inline(always)]
     fn store_u4x4(self, c: [__m256i; 4], out: &mut [u8]) {
-        let (avx, avx2) = (self.0.avx, self.0.avx2);
-        let v = {
-            // Signed saturating packs keep every lane of [-128, 127] as its two's complement
-            // byte; the permute undoes their 128-bit interleave (bytes in element order).
-            let p = avx2._mm256_packs_epi16(avx2._mm256_packs_epi32(c[0], c[1]), avx2._mm256_packs_epi32(c[2], c[3]));
-            let p = avx2._mm256_permutevar8x32_epi32(p, avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-            // Per 16-bit lane: element 2k's nibble low, 2k + 1's high; then the words'
-            // low bytes, the two halves' 8 bytes joined by a qword permute.
-            let lo = avx2._mm256_and_si256(p, avx._mm256_set1_epi16(0x000f));
-            let hi = avx2._mm256_and_si256(avx2._mm256_srli_epi16::<4>(p), avx._mm256_set1_epi16(0x00f0));
-            let t = avx2._mm256_or_si256(lo, hi);
-            let q = avx2._mm256_packus_epi16(t, t);
-            avx._mm256_castsi256_si128(avx2._mm256_permute4x64_epi64::<0b1000>(q))
-        };
-        let out = &mut out[..16];
-        // SAFETY: `out` is exactly the 16 bytes written.
-        unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), v) }
+        // Signed saturating packs keep every lane of [-128, 127] as its two's complement byte.
+        let avx2 = self.0.avx2;
+        let p = avx2._mm256_packs_epi16(avx2._mm256_packs_epi32(c[0], c[1]), avx2._mm256_packs_epi32(c[2], c[3]));
+        self.store_nibbles(p, out)
     }
     #[inline(always)]
     fn store_u4(self, a: __m256i, out: &mut [u8]) {

@@ -88,6 +88,25 @@ impl Avx512 {
         // SAFETY: AVX-512F is proven by the V4 token (module docs).
         v!(_mm512_cvtepi32_epi8(a))
     }
+
+    /// Stores 64 codes, bytes of `p` in the order two rounds of packs leave four vectors
+    /// (128-bit lanes interleaved), as 32 bytes of nibbles: element 2k's low 4 bits in the
+    /// low nibble, 2k + 1's in the high one.
+    #[inline(always)]
+    fn store_nibbles(self, p: __m512i, out: &mut [u8]) {
+        let v = v!({
+            // The dword permute restores element order; then, per 16-bit lane, element
+            // 2k's nibble low and 2k + 1's high, and the words' low bytes.
+            let p =
+                _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), p);
+            let lo = _mm512_and_si512(p, _mm512_set1_epi16(0x000f));
+            let hi = _mm512_and_si512(_mm512_srli_epi16::<4>(p), _mm512_set1_epi16(0x00f0));
+            _mm512_cvtepi16_epi8(_mm512_or_si512(lo, hi))
+        });
+        let out = &mut out[..32];
+        // SAFETY: `out` is exactly the 32 bytes written.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
+    }
 }
 
 impl Simd for Avx512 {
@@ -432,43 +451,23 @@ impl Simd for Avx512 {
     }
     #[inline(always)]
     fn store_sat4x4(self, c: [__m512i; 4], z: [__m512i; 4], signed: bool, out: &mut [u8]) {
-        let v = v!({
-            // As store_sat8x4, then the byte clamp to the 4-bit range and the nibble pack
-            // of store_u4x4.
+        // As store_sat8x4, then the byte clamp to the 4-bit range.
+        let p = v!({
             let a = _mm512_adds_epi16(_mm512_packs_epi32(c[0], c[1]), _mm512_packs_epi32(z[0], z[1]));
             let b = _mm512_adds_epi16(_mm512_packs_epi32(c[2], c[3]), _mm512_packs_epi32(z[2], z[3]));
-            let p = if signed {
-                let p = _mm512_packs_epi16(a, b);
-                _mm512_min_epi8(_mm512_max_epi8(p, _mm512_set1_epi8(-8)), _mm512_set1_epi8(7))
+            if signed {
+                _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(a, b), _mm512_set1_epi8(-8)), _mm512_set1_epi8(7))
             } else {
                 _mm512_min_epu8(_mm512_packus_epi16(a, b), _mm512_set1_epi8(15))
-            };
-            let p =
-                _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), p);
-            let lo = _mm512_and_si512(p, _mm512_set1_epi16(0x000f));
-            let hi = _mm512_and_si512(_mm512_srli_epi16::<4>(p), _mm512_set1_epi16(0x00f0));
-            _mm512_cvtepi16_epi8(_mm512_or_si512(lo, hi))
+            }
         });
-        let out = &mut out[..32];
-        // SAFETY: `out` is exactly the 32 bytes written.
-        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
+        self.store_nibbles(p, out)
     }
     #[inline(always)]
     fn store_u4x4(self, c: [__m512i; 4], out: &mut [u8]) {
-        let v = v!({
-            // Signed saturating packs keep every lane of [-128, 127] as its two's complement
-            // byte; the permute undoes their 128-bit interleave. Then, per 16-bit lane,
-            // element 2k's nibble low and 2k + 1's high, and the words' low bytes.
-            let p = _mm512_packs_epi16(_mm512_packs_epi32(c[0], c[1]), _mm512_packs_epi32(c[2], c[3]));
-            let p =
-                _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), p);
-            let lo = _mm512_and_si512(p, _mm512_set1_epi16(0x000f));
-            let hi = _mm512_and_si512(_mm512_srli_epi16::<4>(p), _mm512_set1_epi16(0x00f0));
-            _mm512_cvtepi16_epi8(_mm512_or_si512(lo, hi))
-        });
-        let out = &mut out[..32];
-        // SAFETY: `out` is exactly the 32 bytes written.
-        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
+        // Signed saturating packs keep every lane of [-128, 127] as its two's complement byte.
+        let p = v!(_mm512_packs_epi16(_mm512_packs_epi32(c[0], c[1]), _mm512_packs_epi32(c[2], c[3])));
+        self.store_nibbles(p, out)
     }
     #[inline(always)]
     fn store_u4(self, a: __m512i, out: &mut [u8]) {
