@@ -172,9 +172,10 @@ fn blocked_last<S: Simd>(job: &Job<'_>, begin: usize, end: usize) -> Option<usiz
     }
 }
 
-/// Dequantize of whole blocks along the last axis ([`blocked_last`]): per block its scale
-/// and zero point once, then its vectors, without the segment walk's per-run setup (which
-/// cost as much as a 32-element block's own work). Block `k` is elements `[k B, (k + 1) B)`.
+/// Dequantize of whole blocks along the last axis ([`blocked_last`]): the scales of each
+/// group of `LANES` blocks decoded as one vector, per block its zero point, then its
+/// vectors, without the segment walk's per-run setup (which cost as much as a 32-element
+/// block's own work). Block `k` is elements `[k B, (k + 1) B)`.
 struct BlockedLast<'a, 'y> {
     job: Job<'a>,
     begin: usize,
@@ -430,7 +431,8 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
         let xb = &self.job.x.data[i * xbits / 8..(i + n * 4 * lanes) * xbits / 8];
         let yb = &mut self.y[(i - self.begin) * os..(i - self.begin + n * 4 * lanes) * os];
         let steps = xb.chunks_exact(4 * lanes * xbits / 8).zip(yb.chunks_exact_mut(4 * lanes * os));
-        // (A `match`, not `and_then`: closures do not inherit the ISA's target features.)
+        // (`fold_scale` outside any closure: closures do not inherit the ISA's target
+        // features; the `map` only pairs values.)
         let fold = match mini {
             Some(f) => fold_scale(simd, sc, f).map(|s| (f, s)),
             None => None,

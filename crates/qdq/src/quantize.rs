@@ -489,8 +489,8 @@ fn int_valid<S: Simd>(simd: S, q: S::F, r: S::I, p: &Lanes<S>) -> u32 {
     simd.mask_bits(simd.eq_i(simd.cvt_rne(wide), r))
 }
 
-/// The quotient of one vector for [`Simd::store_sat8x4`] (8-bit integer outputs, a
-/// broadcast scale on the fast path), before the rounding. With `CLAMPED`, the first product
+/// The quotient of one vector for [`Simd::store_sat8x4`] / [`Simd::store_sat4x4`] (8- and
+/// 4-bit integer outputs, a broadcast scale on the fast path), before the rounding. With `CLAMPED`, the first product
 /// is clamped to `±2^30` so that the correction stays finite for infinite or huge x (NaN
 /// stays NaN); without, infinite or huge x make the correction NaN or the quotient beyond
 /// i32, which [`Simd::cvt_rne_x4`] reports.
@@ -507,7 +507,7 @@ fn quotient_sat<S: Simd, const CLAMPED: bool>(simd: S, sp: &Spec, xb: &[u8], p: 
 }
 
 /// `cvt_rne(clamp(q, -2^30, 2^30))` with NaN landing on `-2^30`: lanes the saturating packs
-/// of [`Simd::store_sat8x4`] take to the codes of the general path.
+/// of [`Simd::store_sat8x4`] / [`Simd::store_sat4x4`] take to the codes of the general path.
 #[inline(always)]
 fn cvt_rne_clamped<S: Simd>(simd: S, q: S::F) -> S::I {
     let lim = simd.splat(LIM);
@@ -515,7 +515,7 @@ fn cvt_rne_clamped<S: Simd>(simd: S, q: S::F) -> S::I {
     simd.cvt_rne(simd.max(simd.min(lim, q), simd.sub(simd.splat(0.0), lim)))
 }
 
-/// One step of the 8-bit fast path: four vectors of `x` (`4 * LANES` elements), vector `k`
+/// One step of the 8-bit fast path (8- and 4-bit integer types): four vectors of `x` (`4 * LANES` elements), vector `k`
 /// with parameters `p[k]`, converted by [`Simd::cvt_rne_x4`] without clamps; if it cannot
 /// vouch for a lane (NaN, infinite or huge x), the four are redone with the clamps. Loops,
 /// not four written-out calls: the optimiser unrolls them, and an unoptimised build then

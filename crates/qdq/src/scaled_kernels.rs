@@ -93,12 +93,6 @@ fn lanes_f32(b: &[u8; 64], t: usize) -> f32 {
     f32::from_le_bytes([b[4 * t], b[4 * t + 1], b[4 * t + 2], b[4 * t + 3]])
 }
 
-/// Signed maximum of i32 lanes.
-#[inline(always)]
-fn max_i<S: Simd>(simd: S, a: S::I, b: S::I) -> S::I {
-    simd.select_i(simd.lt_i(a, b), b, a)
-}
-
 /// `|x|`'s bit pattern (NaN patterns order above +inf's, above every finite one).
 #[inline(always)]
 fn abs_bits<S: Simd>(simd: S, v: S::F) -> S::I {
@@ -136,7 +130,7 @@ fn stats_contig_with<S: Simd, const F32: bool, const RANGE: bool>(simd: S, src: 
                 lo[k] = simd.min(v, lo[k]);
                 hi[k] = simd.max(v, hi[k]);
             } else {
-                am[k] = max_i(simd, abs_bits(simd, v), am[k]);
+                am[k] = simd.max_i(abs_bits(simd, v), am[k]);
             }
         }
     }
@@ -147,7 +141,7 @@ fn stats_contig_with<S: Simd, const F32: bool, const RANGE: bool>(simd: S, src: 
             lo[0] = simd.min(v, lo[0]);
             hi[0] = simd.max(v, hi[0]);
         } else {
-            am[0] = max_i(simd, abs_bits(simd, v), am[0]);
+            am[0] = simd.max_i(abs_bits(simd, v), am[0]);
         }
     }
     let tail = singles.remainder();
@@ -160,14 +154,14 @@ fn stats_contig_with<S: Simd, const F32: bool, const RANGE: bool>(simd: S, src: 
             lo[0] = simd.min(v, lo[0]);
             hi[0] = simd.max(v, hi[0]);
         } else {
-            am[0] = max_i(simd, abs_bits(simd, v), am[0]);
+            am[0] = simd.max_i(abs_bits(simd, v), am[0]);
         }
     }
     if range {
         reduce_range(simd, &lo, &hi)
     } else {
         // Magnitude bits are non-negative as i32 (NaN patterns included).
-        let m = max_i(simd, max_i(simd, am[0], am[1]), max_i(simd, am[2], am[3]));
+        let m = simd.max_i(simd.max_i(am[0], am[1]), simd.max_i(am[2], am[3]));
         let a = f32::from_bits(simd.hmax_i(m) as u32);
         (a, a)
     }
@@ -221,7 +215,7 @@ fn stats_strip<S: Simd>(
                 lo[v] = simd.min(val, lo[v]);
                 hi[v] = simd.max(val, hi[v]);
             } else {
-                am[v] = max_i(simd, abs_bits(simd, val), am[v]);
+                am[v] = simd.max_i(abs_bits(simd, val), am[v]);
             }
         }
     }
@@ -746,15 +740,15 @@ fn mx_code<S: Simd>(simd: S, xb: &[u8], emax: i32) -> Option<u8> {
     let (mut am, mut am1) = (simd.splat_i(0), simd.splat_i(0));
     let mut pairs = xb.chunks_exact(2 * vb);
     for v in &mut pairs {
-        am = max_i(simd, abs_bits(simd, simd.load_f32(&v[..vb])), am);
-        am1 = max_i(simd, abs_bits(simd, simd.load_f32(&v[vb..])), am1);
+        am = simd.max_i(abs_bits(simd, simd.load_f32(&v[..vb])), am);
+        am1 = simd.max_i(abs_bits(simd, simd.load_f32(&v[vb..])), am1);
     }
     if !pairs.remainder().is_empty() {
-        am = max_i(simd, abs_bits(simd, simd.load_f32(pairs.remainder())), am);
+        am = simd.max_i(abs_bits(simd, simd.load_f32(pairs.remainder())), am);
     }
     // Magnitude bits are non-negative as i32 (NaN patterns included), so the signed
     // maximum is theirs.
-    let a = simd.hmax_i(max_i(simd, am, am1));
+    let a = simd.hmax_i(simd.max_i(am, am1));
     FastRule::MxFloor(emax).code(f32::from_bits(a as u32))
 }
 

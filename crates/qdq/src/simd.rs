@@ -204,23 +204,25 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
         self.store_u4(c3, &mut out[3 * h..4 * h]);
     }
     /// Stores `4 * LANES` 8-bit codes: lane `l` of vector `k` is `c[k]` and its zero point
-    /// `z[k]` (lanes within `[-2^30, 2^30]`, or `i32::MIN` for NaN, and zero points within
-    /// `[-32768, 32767]`), each saturated to i16, added with i16 saturation, then saturated
-    /// to i8 (`signed`) or u8. For an 8-bit type this is `clamp(c + z, qmin, qmax)` with
-    /// `i32::MIN` landing on qmin: the saturating packs of x86 and NEON are the clamp (a
-    /// lane beyond ±32767 stays beyond the 8-bit range after adding z). Each ISA packs the
+    /// `z[k]` (lanes any i32, as [`Simd::cvt_rne_x4`] or a clamp to `±2^30` leave them,
+    /// where a lane beyond `±2^30` stands for an out-of-range quotient of its sign; zero
+    /// points within `[-32768, 32767]`), each saturated to i16, added with i16 saturation,
+    /// then saturated to i8 (`signed`) or u8. For an 8-bit type this is
+    /// `clamp(c + z, qmin, qmax)`: the saturating packs of x86 and NEON are the clamp (a lane
+    /// beyond ±32767 stays beyond the 8-bit range after adding z). Each ISA packs the
     /// zero points in the order it packs `c`; a broadcast zero point packs once, out of the
     /// loop.
     fn store_sat8x4(self, c: [Self::I; 4], z: [Self::I; 4], signed: bool, out: &mut [u8]);
     /// [`Simd::store_sat8x4`] for the 4-bit types: `clamp(c + z, qmin, qmax)` of i4
-    /// (`signed`) or u4, packed as [`Simd::store_u4x4`] packs (`2 * LANES` bytes), the
-    /// zero points within `[-8, 15]`.
+    /// (`signed`) or u4, packed as [`Simd::store_u4x4`] packs (`2 * LANES` bytes); the lanes
+    /// any i32 as for `store_sat8x4` (NEON's conversion saturates to `i32::MAX` / `MIN`),
+    /// the zero points within `[-8, 15]`.
     #[inline(always)]
     fn store_sat4x4(self, c: [Self::I; 4], z: [Self::I; 4], signed: bool, out: &mut [u8]) {
         let (lo, hi) = if signed { (-8, 7) } else { (0, 15) };
         let mut v = c;
         for (vk, zk) in v.iter_mut().zip(z) {
-            // Lanes beyond ±2^30 (saturated conversions, i32::MIN for NaN) are beyond the
+            // Lanes beyond ±2^30 (out-of-range quotients, saturated or not) are beyond the
             // range anyway; bounding them first keeps the addition from overflowing.
             let b = self.min_i(self.max_i(*vk, self.splat_i(-(1 << 30))), self.splat_i(1 << 30));
             let w = self.add_i(b, zk);
