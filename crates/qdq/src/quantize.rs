@@ -832,6 +832,25 @@ impl<S: Simd> AxisSat8Rows<'_, S> {
         let (params, x, y, begin) = (&self.params[..self.nv], self.x, self.y, self.begin);
         let lanes = S::LANES;
         let xs = sp.src.size();
+        if c0 == 0 && params.len() * lanes == channels {
+            // The tile is every channel: the rows are one contiguous run, walked in steps
+            // with the parameter group cycling (no per-row slicing and bounds checks).
+            let (e0, e1) = (r0 * channels, r1 * channels);
+            let xb = &x[e0 * xs..e1 * xs];
+            let yb = &mut y[e0 - begin..e1 - begin];
+            let groups = params.len() / 4;
+            let mut q = 0;
+            for (xq, yq) in xb.chunks_exact(4 * lanes * xs).zip(yb.chunks_exact_mut(4 * lanes)) {
+                let p = &params[4 * q..4 * q + 4];
+                let c = sat8_step(simd, &sp, xq, [&p[0], &p[1], &p[2], &p[3]]);
+                simd.store_sat8x4(c, [p[0].z, p[1].z, p[2].z, p[3].z], SIGNED, yq);
+                q += 1;
+                if q == groups {
+                    q = 0;
+                }
+            }
+            return;
+        }
         for row in r0..r1 {
             let e0 = row * channels + c0;
             for q in 0..params.len() / 4 {
