@@ -542,8 +542,8 @@ fn sat8_step<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::I;
     c
 }
 
-/// The 8-bit fast path over whole steps of four vectors, for the 8- and 4-bit integer
-/// types (`bits`): `x` and `y` hold exactly the steps' bytes (chunked iteration, so no
+/// The 8-bit fast path over whole steps of four vectors, for the 8-, 4- and 16-bit
+/// integer types (`bits`): `x` and `y` hold exactly the steps' bytes (chunked iteration, so no
 /// bounds checks in the loop; `SIGNED` picks the final pack at compile time). The width is
 /// a branch per step rather than a compile-time variant: an unoptimised build's frame holds
 /// every variant its caller may take.
@@ -551,12 +551,21 @@ fn sat8_step<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::I;
 fn sat8_loop<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, x: &[u8], y: &mut [u8], p: &Lanes<S>, bits: usize) {
     let lanes = S::LANES;
     let vb = lanes * sp.src.size();
+    // 16-bit types clamp in i32 (the packs cannot add a 16-bit zero point with saturation):
+    // `[qmin - z, qmax - z]`, exact integers as the clamp's floats.
+    let (lo, hi) = (simd.cvt_rne(p.lo), simd.cvt_rne(p.hi));
     for (xb, yb) in x.chunks_exact(4 * vb).zip(y.chunks_exact_mut(4 * lanes * bits / 8)) {
         let c = sat8_step(simd, sp, xb, [p, p, p, p]);
         if bits == 8 {
             simd.store_sat8x4(c, [p.z; 4], SIGNED, yb);
-        } else {
+        } else if bits == 4 {
             simd.store_sat4x4(c, [p.z; 4], SIGNED, yb);
+        } else {
+            let mut v = c;
+            for vk in v.iter_mut() {
+                *vk = simd.add_i(simd.min_i(simd.max_i(*vk, lo), hi), p.z);
+            }
+            simd.store_16x4(v, SIGNED, yb);
         }
     }
 }
@@ -1509,7 +1518,8 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
         // Four vectors per step: independent chains for the out-of-order core, and one wide
         // store for 8-bit outputs.
         let xb = &job.x[i * xs..(i + n * 4 * lanes) * xs];
-        let sat8 = MINI == 0 && matches!(sp.bits, 8 | 4) && p.fast && S::HAS_FMA;
+        let sat8 =
+            MINI == 0 && (matches!(sp.bits, 8 | 4) || (sp.bits == 16 && S::CHECKED_CVT16)) && p.fast && S::HAS_FMA;
         if let (true, Encode::Int { qmin, .. }) = (sat8, sp.enc) {
             let ob = sp.bits as usize;
             let yb = &mut self.y[(i - begin) * ob / 8..(i - begin + n * 4 * lanes) * ob / 8];
