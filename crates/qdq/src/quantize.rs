@@ -548,24 +548,57 @@ fn sat8_step<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::I;
 /// a branch per step rather than a compile-time variant: an unoptimised build's frame holds
 /// every variant its caller may take.
 #[inline(always)]
-fn sat8_loop<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, x: &[u8], y: &mut [u8], p: &Lanes<S>, bits: usize) {
+fn sat8_loop<S: Simd, const SIGNED: bool, const SRC: u8, const PREC: u8>(
+    simd: S,
+    sp: &Spec,
+    x: &[u8],
+    y: &mut [u8],
+    p: &Lanes<S>,
+    bits: usize,
+) {
     let lanes = S::LANES;
     let vb = lanes * sp.src.size();
-    // 16-bit types clamp in i32 (the packs cannot add a 16-bit zero point with saturation):
-    // `[qmin - z, qmax - z]`, exact integers as the clamp's floats.
-    let (lo, hi) = (simd.cvt_rne(p.lo), simd.cvt_rne(p.hi));
+    if bits == 16 {
+        // A kernel of its own: an unoptimised build keeps its locals out of this frame.
+        return simd.enter(Sat16Loop::<S, SIGNED, SRC, PREC> { sp, x, y, p });
+    }
     for (xb, yb) in x.chunks_exact(4 * vb).zip(y.chunks_exact_mut(4 * lanes * bits / 8)) {
         let c = sat8_step(simd, sp, xb, [p, p, p, p]);
         if bits == 8 {
             simd.store_sat8x4(c, [p.z; 4], SIGNED, yb);
-        } else if bits == 4 {
-            simd.store_sat4x4(c, [p.z; 4], SIGNED, yb);
         } else {
-            let mut v = c;
-            for vk in v.iter_mut() {
-                *vk = simd.add_i(simd.min_i(simd.max_i(*vk, lo), hi), p.z);
+            simd.store_sat4x4(c, [p.z; 4], SIGNED, yb);
+        }
+    }
+}
+
+/// [`sat8_loop`] for the 16-bit types, which clamp in i32 (the packs cannot add a 16-bit
+/// zero point with saturation): to `[qmin - z, qmax - z]`, exact integers as the floats
+/// of the general path's clamp, then the zero point, then [`Simd::store_16x4`]. `SRC` and
+/// `PREC` are the caller's variant, folded back into the spec (see [`Spec::fold`]).
+struct Sat16Loop<'a, 'y, S: Simd, const SIGNED: bool, const SRC: u8, const PREC: u8> {
+    sp: &'a Spec,
+    x: &'a [u8],
+    y: &'y mut [u8],
+    p: &'a Lanes<S>,
+}
+
+impl<S: Simd, const SIGNED: bool, const SRC: u8, const PREC: u8> IsaKernel<S>
+    for Sat16Loop<'_, '_, S, SIGNED, SRC, PREC>
+{
+    type Output = ();
+    #[inline(always)]
+    fn run_on(self, simd: S) {
+        let Sat16Loop { sp, x, y, p } = self;
+        let sp = &sp.fold::<SRC, PREC, 16>();
+        let (lanes, vb) = (S::LANES, S::LANES * sp.src.size());
+        let (lo, hi) = (simd.cvt_rne(p.lo), simd.cvt_rne(p.hi));
+        for (xb, yb) in x.chunks_exact(4 * vb).zip(y.chunks_exact_mut(8 * lanes)) {
+            let mut c = sat8_step(simd, sp, xb, [p, p, p, p]);
+            for ck in c.iter_mut() {
+                *ck = simd.add_i(simd.min_i(simd.max_i(*ck, lo), hi), p.z);
             }
-            simd.store_16x4(v, SIGNED, yb);
+            simd.store_16x4(c, SIGNED, yb);
         }
     }
 }
@@ -841,13 +874,18 @@ impl<S: Simd> AxisSat8Rows<'_, S> {
         let (params, x, y, begin) = (&self.params[..self.nv], self.x, self.y, self.begin);
         let lanes = S::LANES;
         let xs = sp.src.size();
-        if c0 == 0 && params.len() * lanes == channels {
-            // The tile is every channel: the rows are one contiguous run, walked in steps
-            // with the parameter group cycling (no per-row slicing and bounds checks).
-            let (e0, e1) = (r0 * channels, r1 * channels);
-            let xb = &x[e0 * xs..e1 * xs];
-            let yb = &mut y[e0 - begin..e1 - begin];
-            let groups = params.len() / 4;
+        // Runs of whole tiles: where the tile is every channel, the rows are one contiguous
+        // run (no per-row slicing and bounds checks); otherwise one run per row. The
+        // parameter group cycles along a run. (One copy of the step: an unoptimised build
+        // gives each copy its own stack slots.)
+        let tile = params.len() * lanes;
+        let whole = c0 == 0 && tile == channels;
+        let (runs, run_len) = if whole { (1, (r1 - r0) * channels) } else { (r1 - r0, tile) };
+        let groups = params.len() / 4;
+        for run in 0..runs {
+            let e0 = if whole { r0 * channels } else { (r0 + run) * channels + c0 };
+            let xb = &x[e0 * xs..(e0 + run_len) * xs];
+            let yb = &mut y[e0 - begin..e0 - begin + run_len];
             let mut q = 0;
             for (xq, yq) in xb.chunks_exact(4 * lanes * xs).zip(yb.chunks_exact_mut(4 * lanes)) {
                 let p = &params[4 * q..4 * q + 4];
@@ -857,18 +895,6 @@ impl<S: Simd> AxisSat8Rows<'_, S> {
                 if q == groups {
                     q = 0;
                 }
-            }
-            return;
-        }
-        for row in r0..r1 {
-            let e0 = row * channels + c0;
-            for q in 0..params.len() / 4 {
-                let e = e0 + 4 * q * lanes;
-                let xq = &x[e * xs..(e + 4 * lanes) * xs];
-                let p = &params[4 * q..4 * q + 4];
-                let c = sat8_step(simd, &sp, xq, [&p[0], &p[1], &p[2], &p[3]]);
-                let z = [p[0].z, p[1].z, p[2].z, p[3].z];
-                simd.store_sat8x4(c, z, SIGNED, &mut y[e - begin..e - begin + 4 * lanes]);
             }
         }
     }
@@ -1524,8 +1550,8 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
             let ob = sp.bits as usize;
             let yb = &mut self.y[(i - begin) * ob / 8..(i - begin + n * 4 * lanes) * ob / 8];
             return match qmin < 0 {
-                true => sat8_loop::<S, true>(simd, &sp, xb, yb, p, ob),
-                false => sat8_loop::<S, false>(simd, &sp, xb, yb, p, ob),
+                true => sat8_loop::<S, true, SRC, PREC>(simd, &sp, xb, yb, p, ob),
+                false => sat8_loop::<S, false, SRC, PREC>(simd, &sp, xb, yb, p, ob),
             };
         }
         // Scales outside the fast range: a vector at a time, the division chosen per vector.
