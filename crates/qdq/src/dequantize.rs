@@ -434,8 +434,9 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
         // (`fold_scale` outside any closure: closures do not inherit the ISA's target
         // features; the `map` only pairs values.)
         let fold = match mini {
-            Some(f) => fold_scale(simd, sc, f).map(|s| (f, s)),
-            None => None,
+            // (`MINI != 0` first: integer variants do not instantiate the loop below.)
+            Some(f) if MINI != 0 => fold_scale(simd, sc, f).map(|s| (f, s)),
+            _ => None,
         };
         if let Some((f, s)) = fold {
             // Float codes with the decoder's rebias folded into the scale: one multiply.

@@ -542,26 +542,15 @@ fn sat8_step<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::I;
     c
 }
 
-/// The 8-bit fast path over whole steps of four vectors, for the 8-, 4- and 16-bit
-/// integer types (`bits`): `x` and `y` hold exactly the steps' bytes (chunked iteration, so no
+/// The 8-bit fast path over whole steps of four vectors, for the 8- and 4-bit integer
+/// types (`bits`): `x` and `y` hold exactly the steps' bytes (chunked iteration, so no
 /// bounds checks in the loop; `SIGNED` picks the final pack at compile time). The width is
 /// a branch per step rather than a compile-time variant: an unoptimised build's frame holds
 /// every variant its caller may take.
 #[inline(always)]
-fn sat8_loop<S: Simd, const SIGNED: bool, const SRC: u8, const PREC: u8>(
-    simd: S,
-    sp: &Spec,
-    x: &[u8],
-    y: &mut [u8],
-    p: &Lanes<S>,
-    bits: usize,
-) {
+fn sat8_loop<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, x: &[u8], y: &mut [u8], p: &Lanes<S>, bits: usize) {
     let lanes = S::LANES;
     let vb = lanes * sp.src.size();
-    if bits == 16 {
-        // A kernel of its own: an unoptimised build keeps its locals out of this frame.
-        return simd.enter(Sat16Loop::<S, SIGNED, SRC, PREC> { sp, x, y, p });
-    }
     for (xb, yb) in x.chunks_exact(4 * vb).zip(y.chunks_exact_mut(4 * lanes * bits / 8)) {
         let c = sat8_step(simd, sp, xb, [p, p, p, p]);
         if bits == 8 {
@@ -572,7 +561,8 @@ fn sat8_loop<S: Simd, const SIGNED: bool, const SRC: u8, const PREC: u8>(
     }
 }
 
-/// [`sat8_loop`] for the 16-bit types, which clamp in i32 (the packs cannot add a 16-bit
+/// The 8-bit fast path's steps for the 16-bit types (as a kernel of its own, entered where
+/// [`Simd::CHECKED_CVT16`]), which clamp in i32 (the packs cannot add a 16-bit
 /// zero point with saturation): to `[qmin - z, qmax - z]`, exact integers as the floats
 /// of the general path's clamp, then the zero point, then [`Simd::store_16x4`]. `SRC` and
 /// `PREC` are the caller's variant, folded back into the spec (see [`Spec::fold`]).
@@ -1544,14 +1534,25 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
         // Four vectors per step: independent chains for the out-of-order core, and one wide
         // store for 8-bit outputs.
         let xb = &job.x[i * xs..(i + n * 4 * lanes) * xs];
-        let sat8 =
-            MINI == 0 && (matches!(sp.bits, 8 | 4) || (sp.bits == 16 && S::CHECKED_CVT16)) && p.fast && S::HAS_FMA;
+        // 16-bit integers on the ISAs where the checked conversion pays. The conditions on
+        // constants come first, so the kernel is not even instantiated for the variants
+        // and ISAs that cannot take it (compile time).
+        if S::CHECKED_CVT16 && MINI == 0 && (BITS == 16 || BITS == ANY) && S::HAS_FMA {
+            if let (16, true, Encode::Int { qmin, .. }) = (sp.bits, p.fast, sp.enc) {
+                let (x, y, sp) = (xb, &mut self.y[2 * (i - begin)..2 * (i - begin + n * 4 * lanes)], &sp);
+                return match qmin < 0 {
+                    true => simd.enter(Sat16Loop::<S, true, SRC, PREC> { sp, x, y, p }),
+                    false => simd.enter(Sat16Loop::<S, false, SRC, PREC> { sp, x, y, p }),
+                };
+            }
+        }
+        let sat8 = MINI == 0 && matches!(sp.bits, 8 | 4) && p.fast && S::HAS_FMA;
         if let (true, Encode::Int { qmin, .. }) = (sat8, sp.enc) {
             let ob = sp.bits as usize;
             let yb = &mut self.y[(i - begin) * ob / 8..(i - begin + n * 4 * lanes) * ob / 8];
             return match qmin < 0 {
-                true => sat8_loop::<S, true, SRC, PREC>(simd, &sp, xb, yb, p, ob),
-                false => sat8_loop::<S, false, SRC, PREC>(simd, &sp, xb, yb, p, ob),
+                true => sat8_loop::<S, true>(simd, &sp, xb, yb, p, ob),
+                false => sat8_loop::<S, false>(simd, &sp, xb, yb, p, ob),
             };
         }
         // Scales outside the fast range: a vector at a time, the division chosen per vector.
