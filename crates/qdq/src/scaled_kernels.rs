@@ -47,7 +47,7 @@ use crate::quantize::{
     self, e8m0_value, load_codes, store_codes, BlockScale, Encode, Job, Lanes, Prec, ScaleKind, Spec, Src, ANY,
 };
 use crate::segments::Segments;
-use crate::simd::Simd;
+use crate::simd::{lane_f32, Simd};
 use crate::threads::for_parts;
 use crate::walk::{self, RunOp};
 use crate::Config;
@@ -86,12 +86,6 @@ impl Rule {
 // ---------------------------------------------------------------------------------------
 // Statistics
 // ---------------------------------------------------------------------------------------
-
-/// f32 lanes of a little-endian vector store.
-#[inline(always)]
-fn lanes_f32(b: &[u8; 64], t: usize) -> f32 {
-    f32::from_le_bytes([b[4 * t], b[4 * t + 1], b[4 * t + 2], b[4 * t + 3]])
-}
 
 /// `|x|`'s bit pattern (NaN patterns order above +inf's, above every finite one).
 #[inline(always)]
@@ -227,12 +221,12 @@ fn stats_strip<S: Simd>(
             simd.store_f32(lo[v], &mut b);
             simd.store_f32(hi[v], &mut c);
             for t in 0..n {
-                out[v * lanes + t] = (lanes_f32(&b, t), lanes_f32(&c, t));
+                out[v * lanes + t] = (lane_f32(&b, t), lane_f32(&c, t));
             }
         } else {
             simd.store_i32(am[v], &mut b);
             for t in 0..n {
-                let a = lanes_f32(&b, t);
+                let a = lane_f32(&b, t);
                 out[v * lanes + t] = (a, a);
             }
         }
@@ -1298,7 +1292,7 @@ fn ort_params<S: Simd>(
                 for t in 0..lanes {
                     let col = e + v * lanes + t;
                     let first = || (0..len).map(|j| read_x(Src::F32, x, col + j * inner)).find(|q| !q.is_nan());
-                    let (s, _) = r::ort_params(lanes_f32(&lb, t), lanes_f32(&hb, t), true, first);
+                    let (s, _) = r::ort_params(lane_f32(&lb, t), lane_f32(&hb, t), true, first);
                     sb[4 * t..4 * t + 4].copy_from_slice(&s.to_le_bytes());
                 }
                 simd.load_f32(&sb)
@@ -1516,7 +1510,7 @@ impl Kernel for BlockRun<'_, '_> {
             simd.store_i32(zv, &mut z_b);
             for j in 0..n {
                 let k = k0 + (g - g0) + j;
-                let s = lanes_f32(&s_b, j);
+                let s = lane_f32(&s_b, j);
                 let z = i32::from_le_bytes([z_b[4 * j], z_b[4 * j + 1], z_b[4 * j + 2], z_b[4 * j + 3]]);
                 scales[4 * k..4 * k + 4].copy_from_slice(&s.to_le_bytes());
                 if let Some(zp) = zero_points.as_deref_mut() {
@@ -1636,7 +1630,7 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
             for j in 0..n {
                 let k = g - g0 + j;
                 scales[k] = cb[4 * j];
-                let dj = lanes_f32(&db, j);
+                let dj = lane_f32(&db, j);
                 // Not `BlockScale::new(dj, 0).lanes(..)`: its per-block reciprocal and
                 // power-of-two tests cost 16-element blocks about 8 % (timed at 1 Mi, AVX-512);
                 // the group's fast-range mask is already a vector here.

@@ -305,6 +305,6 @@ pub(crate) const LIM: f32 = (1u32 << 30) as f32;
 
 /// Lane `t` of a little-endian vector store, as f32.
 #[inline(always)]
-fn lane_f32(b: &[u8; 64], t: usize) -> f32 {
+pub(crate) fn lane_f32(b: &[u8; 64], t: usize) -> f32 {
     f32::from_le_bytes([b[4 * t], b[4 * t + 1], b[4 * t + 2], b[4 * t + 3]])
 }
