@@ -391,7 +391,8 @@ fn quantize_vec<S: Simd, const MINI: u8>(simd: S, sp: &Spec, xb: &[u8], p: &Lane
 }
 
 /// How a kernel divides, when it knows before its loop: [`DIV_RUNTIME`] reads `Lanes::pow2`
-/// and `Lanes::fast` per vector; [`DIV_FAST`] is Markstein's division (a fast scale, FMA).
+/// and `Lanes::fast` per vector; [`DIV_FAST`] is Markstein's division on ISAs with FMA (the
+/// caller knows the scale is fast) and the product or true division without.
 pub(crate) const DIV_RUNTIME: u8 = 0;
 /// See [`DIV_RUNTIME`].
 pub(crate) const DIV_FAST: u8 = 1;
@@ -423,6 +424,9 @@ pub(crate) fn quantize_vec_d<S: Simd, const MINI: u8, const MASK: bool, const DI
     p: &Lanes<S>,
 ) -> (S::I, u32) {
     let (pow2, fast) = match DIV {
+        // Without FMA there is no Markstein's division: the exact product where the
+        // reciprocal is exact, else the true division.
+        DIV_FAST if !S::HAS_FMA => (p.pow2, false),
         DIV_FAST => (false, true),
         DIV_POW2 => (true, false),
         _ => (p.pow2, p.fast),
@@ -1217,6 +1221,28 @@ pub(crate) fn store_codes<S: Simd>(simd: S, bits: u32, c: S::I, y: &mut [u8], e:
     }
 }
 
+/// Stores the codes of four vectors (`4 * LANES` elements; `y` holds exactly their bytes,
+/// from a packing boundary), two or four vectors per pack where the width allows.
+#[inline(always)]
+pub(crate) fn store_codes_x4<S: Simd, const MINI: u8>(simd: S, sp: &Spec, c: [S::I; 4], y: &mut [u8]) {
+    if sp.bits == 8 && MINI != 0 && matches!(sp.enc, Encode::Mini { .. }) {
+        // Float codes: the magnitude code and the sign bit, within [0, 255].
+        simd.store_u8x4_exact(c, y);
+    } else if sp.bits == 8 {
+        simd.store_u8x4(c, y);
+    } else if sp.bits == 16 {
+        // Clamped to the type's range: the saturating packs are exact.
+        let signed = matches!(sp.enc, Encode::Int { qmin, .. } if qmin < 0);
+        simd.store_16x4(c, signed, y);
+    } else if sp.bits == 4 {
+        simd.store_u4x4(c, y);
+    } else {
+        for (k, ck) in c.into_iter().enumerate() {
+            store_codes(simd, sp.bits, ck, y, k * S::LANES);
+        }
+    }
+}
+
 /// Elements per packing group: a full-vector store must start at a multiple of this.
 pub(crate) fn group(t: DataType) -> usize {
     match t.bits() {
@@ -1575,22 +1601,7 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
                 let xv = &xq[v * lanes * xs..(v + 1) * lanes * xs];
                 *cv = quantize_vec_d::<S, MINI, false, DIV_FAST>(simd, &sp, xv, p).0;
             }
-            if sp.bits == 8 && MINI != 0 {
-                // Float codes: the magnitude code and the sign bit, within [0, 255].
-                simd.store_u8x4_exact(c, yq);
-            } else if sp.bits == 8 {
-                simd.store_u8x4(c, yq);
-            } else if sp.bits == 16 {
-                // Clamped to the type's range: the saturating packs are exact.
-                let signed = matches!(sp.enc, Encode::Int { qmin, .. } if qmin < 0);
-                simd.store_16x4(c, signed, yq);
-            } else if sp.bits == 4 {
-                simd.store_u4x4(c, yq);
-            } else {
-                for (k, ck) in c.into_iter().enumerate() {
-                    store_codes(simd, sp.bits, ck, yq, k * lanes);
-                }
-            }
+            store_codes_x4::<S, MINI>(simd, &sp, c, yq);
         }
     }
 

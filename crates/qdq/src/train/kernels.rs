@@ -21,8 +21,8 @@ use crate::codec::{decode_minifloat, encode_minifloat_checked, MiniFormat};
 use crate::dequantize::{store, store_out, Out};
 use crate::isa::{IsaKernel, Kernel};
 use crate::quantize::{
-    divide, group, load_codes, quantize_vec_m, seq_lanes, splat_lanes, store_codes, Encode, Job, Lanes, Prec, Spec,
-    Src, ANY,
+    divide, group, load_codes, quantize_vec_d, quantize_vec_m, seq_lanes, splat_lanes, store_codes, store_codes_x4,
+    Encode, Job, Lanes, Prec, Spec, Src, ANY, DIV_FAST,
 };
 use crate::segments::Segments;
 use crate::simd::Simd;
@@ -182,23 +182,51 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8> RunOp<S> for Forwar
     }
 
     #[inline(always)]
-    fn steps(&mut self, simd: S, p: &Lanes<S>, _k: usize, i: usize, n: usize) {
+    fn steps(&mut self, simd: S, p: &Lanes<S>, k: usize, i: usize, n: usize) {
+        let lanes = S::LANES;
+        if S::HAS_FMA && !p.fast {
+            // Scales outside Markstein's range (rare): a vector at a time, through the
+            // shared out-of-line copy, which chooses the division per vector.
+            for v in 0..4 * n {
+                self.part(simd, p, k, i + v * lanes, lanes);
+            }
+            return;
+        }
         // Whole steps over exactly their bytes (chunked iteration, as in QuantizeLinear's
-        // steps: no bounds checks or offsets in the loop).
+        // steps: no bounds checks or offsets in the loop), the division known outside the
+        // loop (Markstein's with FMA, else the true division), and the codes of four
+        // vectors packed together.
         let mut f = self.f;
         f.sp = f.sp.fold::<SRC, PREC, ANY>();
-        let (lanes, mut mask) = (S::LANES, self.mask.as_deref_mut());
+        let mut mask = self.mask.as_deref_mut();
         let (xs, ob) = (f.sp.src.size(), f.out_bits());
         let xb = &f.job.x[i * xs..(i + n * 4 * lanes) * xs];
         let yb = &mut self.y[(i - f.begin) * ob / 8..(i - f.begin + n * 4 * lanes) * ob / 8];
         let mut at = (i - f.begin) / 8;
         for (xq, yq) in xb.chunks_exact(4 * lanes * xs).zip(yb.chunks_exact_mut(4 * lanes * ob / 8)) {
             let mut w = 0u64;
-            for k in 0..4 {
-                let x = &xq[k * lanes * xs..(k + 1) * lanes * xs];
-                let (codes, bits) = quantize_vec_m::<S, MINI, true>(simd, &f.sp, x, p);
-                f.put_vec::<S, MINI>(simd, p, codes, &mut yq[k * lanes * ob / 8..(k + 1) * lanes * ob / 8]);
-                w |= u64::from(bits) << (k * lanes);
+            // The SIMD ISAs store after the four vectors (codes packed together); the
+            // portable ISA (arrays for vectors) stores each vector as it comes.
+            let packed = S::SPECIALIZE;
+            let mut c = [simd.splat_i(0); 4];
+            for (v, cv) in c.iter_mut().enumerate() {
+                let x = &xq[v * lanes * xs..(v + 1) * lanes * xs];
+                let (codes, bits) = quantize_vec_d::<S, MINI, true, DIV_FAST>(simd, &f.sp, x, p);
+                if packed {
+                    *cv = codes;
+                } else {
+                    f.put_vec::<S, MINI>(simd, p, codes, &mut yq[v * lanes * ob / 8..(v + 1) * lanes * ob / 8]);
+                }
+                w |= u64::from(bits) << (v * lanes);
+            }
+            match f.product {
+                Product::Codes if packed => store_codes_x4::<S, MINI>(simd, &f.sp, c, yq),
+                Product::Dequantized(_) if packed => {
+                    for (v, cv) in c.into_iter().enumerate() {
+                        f.put_vec::<S, MINI>(simd, p, cv, &mut yq[v * lanes * ob / 8..(v + 1) * lanes * ob / 8]);
+                    }
+                }
+                _ => {}
             }
             if let Some(m) = mask.as_deref_mut() {
                 m[at..at + lanes / 2].copy_from_slice(&w.to_le_bytes()[..lanes / 2]);
