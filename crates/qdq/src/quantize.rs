@@ -379,7 +379,8 @@ impl Spec {
             _ => self.prec,
         };
         let bits = if BITS == ANY { self.bits } else { BITS as u32 };
-        let src_exact = if PREC == 0 { true } else { self.src_exact };
+        // f32 arithmetic, or a source in its own precision: no rounding of x.
+        let src_exact = if PREC == 0 || (SRC == PREC && SRC != ANY) { true } else { self.src_exact };
         Spec { src, prec, src_exact, enc: self.enc, bits }
     }
 }
