@@ -547,6 +547,45 @@ fn sat8_step<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::I;
     c
 }
 
+/// One step of the 8-bit fast path stored: [`sat8_step`]'s quotients, converted, checked
+/// and stored by [`Simd::cvt_store_sat8x4`] for 8-bit codes (the check after the first
+/// packs), or [`Simd::store_sat4x4`] for 4-bit ones; a step the check refuses is redone
+/// with the clamps (`x` reloaded through an opaque copy, as in `sat8_step`).
+#[inline(always)]
+fn sat8_step_store<S: Simd, const SIGNED: bool>(
+    simd: S,
+    sp: &Spec,
+    x: &[u8],
+    p: [&Lanes<S>; 4],
+    y: &mut [u8],
+    bits: usize,
+) {
+    let z = [p[0].z, p[1].z, p[2].z, p[3].z];
+    let vb = S::LANES * sp.src.size();
+    let mut q = [simd.splat(0.0); 4];
+    for (k, qk) in q.iter_mut().enumerate() {
+        *qk = quotient_sat::<S, false>(simd, sp, &x[k * vb..(k + 1) * vb], p[k]);
+    }
+    if bits == 8 {
+        if simd.cvt_store_sat8x4(q, z, SIGNED, y) {
+            return;
+        }
+    } else if let Some(c) = simd.cvt_rne_x4(q) {
+        return simd.store_sat4x4(c, z, SIGNED, y);
+    }
+    // Rare: the redo with the clamps (one copy for both widths).
+    let x = core::hint::black_box(x);
+    let mut c = [simd.splat_i(0); 4];
+    for (k, ck) in c.iter_mut().enumerate() {
+        *ck = cvt_rne_clamped(simd, quotient_sat::<S, true>(simd, sp, &x[k * vb..(k + 1) * vb], p[k]));
+    }
+    if bits == 8 {
+        simd.store_sat8x4(c, z, SIGNED, y);
+    } else {
+        simd.store_sat4x4(c, z, SIGNED, y);
+    }
+}
+
 /// The 8-bit fast path over whole steps of four vectors, for the 8- and 4-bit integer
 /// types (`bits`): `x` and `y` hold exactly the steps' bytes (chunked iteration, so no
 /// bounds checks in the loop; `SIGNED` picks the final pack at compile time). The width is
@@ -557,12 +596,7 @@ fn sat8_loop<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, x: &[u8], y: &mut 
     let lanes = S::LANES;
     let vb = lanes * sp.src.size();
     for (xb, yb) in x.chunks_exact(4 * vb).zip(y.chunks_exact_mut(4 * lanes * bits / 8)) {
-        let c = sat8_step(simd, sp, xb, [p, p, p, p]);
-        if bits == 8 {
-            simd.store_sat8x4(c, [p.z; 4], SIGNED, yb);
-        } else {
-            simd.store_sat4x4(c, [p.z; 4], SIGNED, yb);
-        }
+        sat8_step_store::<S, SIGNED>(simd, sp, xb, [p, p, p, p], yb, bits);
     }
 }
 
@@ -884,8 +918,7 @@ impl<S: Simd> AxisSat8Rows<'_, S> {
             let mut q = 0;
             for (xq, yq) in xb.chunks_exact(4 * lanes * xs).zip(yb.chunks_exact_mut(4 * lanes)) {
                 let p = &params[4 * q..4 * q + 4];
-                let c = sat8_step(simd, &sp, xq, [&p[0], &p[1], &p[2], &p[3]]);
-                simd.store_sat8x4(c, [p[0].z, p[1].z, p[2].z, p[3].z], SIGNED, yq);
+                sat8_step_store::<S, SIGNED>(simd, &sp, xq, [&p[0], &p[1], &p[2], &p[3]], yq, 8);
                 q += 1;
                 if q == groups {
                     q = 0;
@@ -963,8 +996,7 @@ impl BlockedGroups<'_, '_> {
                 let pa = gp.block(simd, ja);
                 // (A quarter of a larger block reuses its parameters, not reads them again.)
                 let pb = if pair { gp.block(simd, jb) } else { pa };
-                let c = sat8_step(simd, &sp, xq, [&pa, &pa, &pb, &pb]);
-                simd.store_sat8x4(c, [pa.z, pa.z, pb.z, pb.z], SIGNED, yq);
+                sat8_step_store::<S, SIGNED>(simd, &sp, xq, [&pa, &pa, &pb, &pb], yq, 8);
                 quarter += 4 * lanes;
                 if pair || quarter == block {
                     ja = jb + 1;

@@ -218,6 +218,21 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// zero points in the order it packs `c`; a broadcast zero point packs once, out of the
     /// loop.
     fn store_sat8x4(self, c: [Self::I; 4], z: [Self::I; 4], signed: bool, out: &mut [u8]);
+    /// [`Simd::cvt_rne_x4`] of the quotients `q`, then [`Simd::store_sat8x4`] of the codes;
+    /// `false`, with nothing stored, where the conversion cannot vouch for every lane (the
+    /// caller then redoes the step with clamps). ISAs may refuse more lanes than
+    /// `cvt_rne_x4` does (AVX2 checks after the first saturating pack, which also refuses
+    /// lanes at or below -32768), never fewer.
+    #[inline(always)]
+    fn cvt_store_sat8x4(self, q: [Self::F; 4], z: [Self::I; 4], signed: bool, out: &mut [u8]) -> bool {
+        match self.cvt_rne_x4(q) {
+            Some(c) => {
+                self.store_sat8x4(c, z, signed, out);
+                true
+            }
+            None => false,
+        }
+    }
     /// [`Simd::store_sat8x4`] for the 4-bit types: `clamp(c + z, qmin, qmax)` of i4
     /// (`signed`) or u4, packed as [`Simd::store_u4x4`] packs (`2 * LANES` bytes); the lanes
     /// any i32 as for `store_sat8x4` (NEON's conversion saturates to `i32::MAX` / `MIN`),

@@ -483,6 +483,27 @@ impl Simd for Avx2 {
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
     }
     #[inline(always)]
+    fn cvt_store_sat8x4(self, q: [__m256; 4], z: [__m256i; 4], signed: bool, out: &mut [u8]) -> bool {
+        let (avx, avx2) = (self.0.avx, self.0.avx2);
+        let c = q.map(|v| self.cvt_rne(v));
+        // The check after the first packs: the "integer indefinite" i32::MIN of NaN and
+        // out-of-range lanes saturates to i16::MIN (as do legitimate lanes at or below
+        // -32768, which then only cost a redo). One min and one compare for the four vectors.
+        let (c01, c23) = (avx2._mm256_packs_epi32(c[0], c[1]), avx2._mm256_packs_epi32(c[2], c[3]));
+        let m = avx2._mm256_cmpeq_epi16(avx2._mm256_min_epi16(c01, c23), avx._mm256_set1_epi16(i16::MIN));
+        if avx._mm256_testz_si256(m, m) == 0 {
+            return false;
+        }
+        let a = avx2._mm256_adds_epi16(c01, avx2._mm256_packs_epi32(z[0], z[1]));
+        let b = avx2._mm256_adds_epi16(c23, avx2._mm256_packs_epi32(z[2], z[3]));
+        let p = if signed { avx2._mm256_packs_epi16(a, b) } else { avx2._mm256_packus_epi16(a, b) };
+        let v = avx2._mm256_permutevar8x32_epi32(p, avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        let out = &mut out[..32];
+        // SAFETY: `out` is exactly the 32 bytes written.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) };
+        true
+    }
+    #[inline(always)]
     fn store_sat4x4(self, c: [__m256i; 4], z: [__m256i; 4], signed: bool, out: &mut [u8]) {
         let (avx, avx2) = (self.0.avx, self.0.avx2);
         // As store_sat8x4 (i16 saturation, the zero point, i8 / u8 saturation), then the
