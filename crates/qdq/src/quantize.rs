@@ -622,8 +622,35 @@ impl<S: Simd, const SIGNED: bool, const SRC: u8, const PREC: u8> IsaKernel<S>
         let sp = &sp.fold::<SRC, PREC, 16>();
         let (lanes, vb) = (S::LANES, S::LANES * sp.src.size());
         let (lo, hi) = (simd.cvt_rne(p.lo), simd.cvt_rne(p.hi));
+        // A zero point at the middle of the i16 view (i16: 0, u16: 32768; the symmetric
+        // rule's) in every lane, and the type's full range, let the saturating packs be the
+        // clamp: `Simd::cvt_store_sat16x4`.
+        let mid = simd.mask_bits(simd.eq_i(p.z, simd.splat_i(if SIGNED { 0 } else { 32768 })));
+        let at_lo = simd.mask_bits(simd.eq_i(lo, simd.splat_i(-32768)));
+        let at_hi = simd.mask_bits(simd.eq_i(hi, simd.splat_i(32767)));
+        let packs = mid & at_lo & at_hi == (1u32 << lanes) - 1;
         for (xb, yb) in x.chunks_exact(4 * vb).zip(y.chunks_exact_mut(8 * lanes)) {
-            let mut c = sat8_step(simd, sp, xb, [p, p, p, p]);
+            let mut q = [simd.splat(0.0); 4];
+            for (k, qk) in q.iter_mut().enumerate() {
+                *qk = quotient_sat::<S, false>(simd, sp, &xb[k * vb..(k + 1) * vb], p);
+            }
+            if packs && simd.cvt_store_sat16x4(q, SIGNED, yb) {
+                continue;
+            }
+            let c = if packs { None } else { simd.cvt_rne_x4(q) };
+            let mut c = match c {
+                Some(c) => c,
+                None => {
+                    // Rare: the redo with the clamps (x reloaded, as in `sat8_step`).
+                    let xb = core::hint::black_box(xb);
+                    let mut c = [simd.splat_i(0); 4];
+                    for (k, ck) in c.iter_mut().enumerate() {
+                        let qk = quotient_sat::<S, true>(simd, sp, &xb[k * vb..(k + 1) * vb], p);
+                        *ck = cvt_rne_clamped(simd, qk);
+                    }
+                    c
+                }
+            };
             for ck in c.iter_mut() {
                 *ck = simd.add_i(simd.min_i(simd.max_i(*ck, lo), hi), p.z);
             }

@@ -233,6 +233,22 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
             None => false,
         }
     }
+    /// The 16-bit twin of [`Simd::cvt_store_sat8x4`] for a zero point at the middle of the
+    /// type's i16 view (0 for i16, 32768 for u16): [`Simd::cvt_rne_x4`] of `q`, each lane
+    /// saturated to i16, then for u16 (`!signed`) offset by 32768 (the top bit flipped), so
+    /// `clamp(c + z, qmin, qmax)`, stored as [`Simd::store_16x4`] stores (`16 * LANES`
+    /// bytes). `false`, with nothing stored, where the conversion cannot vouch for every
+    /// lane; ISAs may refuse more lanes (AVX2 refuses lanes at or below -32768 too).
+    #[inline(always)]
+    fn cvt_store_sat16x4(self, q: [Self::F; 4], signed: bool, out: &mut [u8]) -> bool {
+        let Some(mut c) = self.cvt_rne_x4(q) else { return false };
+        let (lo, hi, z) = if signed { (-32768, 32767, 0) } else { (-32768, 32767, 32768) };
+        for ck in c.iter_mut() {
+            *ck = self.add_i(self.min_i(self.max_i(*ck, self.splat_i(lo)), self.splat_i(hi)), self.splat_i(z));
+        }
+        self.store_16x4(c, signed, out);
+        true
+    }
     /// [`Simd::store_sat8x4`] for the 4-bit types: `clamp(c + z, qmin, qmax)` of i4
     /// (`signed`) or u4, packed as [`Simd::store_u4x4`] packs (`2 * LANES` bytes); the lanes
     /// any i32 as for `store_sat8x4` (NEON's conversion saturates to `i32::MAX` / `MIN`),

@@ -483,9 +483,44 @@ impl Simd for Avx2 {
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
     }
     #[inline(always)]
+    fn cvt_store_sat16x4(self, q: [__m256; 4], signed: bool, out: &mut [u8]) -> bool {
+        let (avx, avx2) = (self.0.avx, self.0.avx2);
+        // (A loop, not a closure: closures do not inherit the target features.)
+        let mut c = [avx._mm256_setzero_si256(); 4];
+        for (ck, v) in c.iter_mut().zip(q) {
+            *ck = self.cvt_rne(v);
+        }
+        // The signed saturating packs are the clamp to i16; the "integer indefinite"
+        // i32::MIN of NaN and out-of-range lanes lands on i16::MIN, checked as in
+        // cvt_store_sat8x4 (a legitimate -32768 only costs a redo).
+        let (c01, c23) = (avx2._mm256_packs_epi32(c[0], c[1]), avx2._mm256_packs_epi32(c[2], c[3]));
+        let m = avx2._mm256_cmpeq_epi16(avx2._mm256_min_epi16(c01, c23), avx._mm256_set1_epi16(i16::MIN));
+        if avx._mm256_testz_si256(m, m) == 0 {
+            return false;
+        }
+        // u16: clamp(c + 32768, 0, 65535) is the i16 clamp of c with the top bit flipped.
+        let flip = avx._mm256_set1_epi16(if signed { 0 } else { i16::MIN });
+        let (lo, hi) = (avx2._mm256_xor_si256(c01, flip), avx2._mm256_xor_si256(c23, flip));
+        // The packs interleave 128-bit halves; one qword permute restores the order.
+        let lo = avx2._mm256_permute4x64_epi64::<0b1101_1000>(lo);
+        let hi = avx2._mm256_permute4x64_epi64::<0b1101_1000>(hi);
+        let out = &mut out[..64];
+        let (o0, o1) = out.split_at_mut(32);
+        // SAFETY: `o0` and `o1` are exactly the 32 bytes each store writes.
+        unsafe {
+            _mm256_storeu_si256(o0.as_mut_ptr().cast(), lo);
+            _mm256_storeu_si256(o1.as_mut_ptr().cast(), hi);
+        }
+        true
+    }
+    #[inline(always)]
     fn cvt_store_sat8x4(self, q: [__m256; 4], z: [__m256i; 4], signed: bool, out: &mut [u8]) -> bool {
         let (avx, avx2) = (self.0.avx, self.0.avx2);
-        let c = q.map(|v| self.cvt_rne(v));
+        // (A loop, not a closure: closures do not inherit the target features.)
+        let mut c = [avx._mm256_setzero_si256(); 4];
+        for (ck, v) in c.iter_mut().zip(q) {
+            *ck = self.cvt_rne(v);
+        }
         // The check after the first packs: the "integer indefinite" i32::MIN of NaN and
         // out-of-range lanes saturates to i16::MIN (as do legitimate lanes at or below
         // -32768, which then only cost a redo). One min and one compare for the four vectors.
