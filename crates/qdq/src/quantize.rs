@@ -547,10 +547,11 @@ fn sat8_step<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::I;
     c
 }
 
-/// One step of the 8-bit fast path stored: [`sat8_step`]'s quotients, converted, checked
-/// and stored by [`Simd::cvt_store_sat8x4`] for 8-bit codes (the check after the first
-/// packs), or [`Simd::store_sat4x4`] for 4-bit ones; a step the check refuses is redone
-/// with the clamps (`x` reloaded through an opaque copy, as in `sat8_step`).
+/// One step of the 8-bit fast path stored: [`sat8_step`]'s quotients, converted and checked
+/// by [`Simd::cvt_store_sat8x4`] for 8-bit codes where [`Simd::PACK_CHECK`] (the check
+/// after the first packs), else by [`Simd::cvt_rne_x4`], then stored by
+/// [`Simd::store_sat8x4`] / [`Simd::store_sat4x4`]; a step the check refuses is redone with
+/// the clamps (`x` reloaded through an opaque copy, as in `sat8_step`).
 #[inline(always)]
 fn sat8_step_store<S: Simd, const SIGNED: bool>(
     simd: S,
@@ -566,19 +567,26 @@ fn sat8_step_store<S: Simd, const SIGNED: bool>(
     for (k, qk) in q.iter_mut().enumerate() {
         *qk = quotient_sat::<S, false>(simd, sp, &x[k * vb..(k + 1) * vb], p[k]);
     }
-    if bits == 8 {
+    let c = if S::PACK_CHECK && bits == 8 {
         if simd.cvt_store_sat8x4(q, z, SIGNED, y) {
             return;
         }
-    } else if let Some(c) = simd.cvt_rne_x4(q) {
-        return simd.store_sat4x4(c, z, SIGNED, y);
-    }
-    // Rare: the redo with the clamps (one copy for both widths).
-    let x = core::hint::black_box(x);
-    let mut c = [simd.splat_i(0); 4];
-    for (k, ck) in c.iter_mut().enumerate() {
-        *ck = cvt_rne_clamped(simd, quotient_sat::<S, true>(simd, sp, &x[k * vb..(k + 1) * vb], p[k]));
-    }
+        None
+    } else {
+        simd.cvt_rne_x4(q)
+    };
+    let c = match c {
+        Some(c) => c,
+        None => {
+            // Rare: the redo with the clamps.
+            let x = core::hint::black_box(x);
+            let mut c = [simd.splat_i(0); 4];
+            for (k, ck) in c.iter_mut().enumerate() {
+                *ck = cvt_rne_clamped(simd, quotient_sat::<S, true>(simd, sp, &x[k * vb..(k + 1) * vb], p[k]));
+            }
+            c
+        }
+    };
     if bits == 8 {
         simd.store_sat8x4(c, z, SIGNED, y);
     } else {

@@ -29,6 +29,11 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// twice in f32. Per-ISA, as measured: 1 Mi f32->u16 on a Zen 4 host ran 14 % faster
     /// with it on AVX2 and 6 % slower on AVX-512 (whose float clamps are cheap).
     const CHECKED_CVT16: bool = false;
+    /// Whether [`Simd::cvt_store_sat8x4`] checks more cheaply than [`Simd::cvt_rne_x4`]
+    /// followed by [`Simd::store_sat8x4`] (AVX2: after the first packs), so that the 8-bit
+    /// fast path calls it. A constant, so other ISAs do not even generate that call (an
+    /// unoptimised build gives every inlined call its own stack slots).
+    const PACK_CHECK: bool = false;
     /// `LANES` f32.
     type F: Copy;
     /// `LANES` i32.

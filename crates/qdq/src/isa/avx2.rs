@@ -91,6 +91,7 @@ impl Simd for Avx2 {
     const LANES: usize = 8;
     const LUT16: bool = true;
     const CHECKED_CVT16: bool = true;
+    const PACK_CHECK: bool = true;
     type F = __m256;
     type I = __m256i;
     type M = __m256i;
