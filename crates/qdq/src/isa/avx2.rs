@@ -59,6 +59,24 @@ impl Avx2 {
         }
     }
 
+    /// The conversions of four vectors and their first signed saturating packs (`(c0, c1)`
+    /// and `(c2, c3)` to i16, 128-bit halves interleaved), or `None` where the conversion
+    /// cannot vouch for a lane: its "integer indefinite" i32::MIN (NaN, out of range)
+    /// saturates to i16::MIN, found by one 16-bit min and one compare for the four vectors
+    /// (a legitimate lane at or below -32768 is refused too, and only costs a redo).
+    #[inline(always)]
+    fn cvt_packs_checked(self, q: [__m256; 4]) -> Option<(__m256i, __m256i)> {
+        let (avx, avx2) = (self.0.avx, self.0.avx2);
+        // (A loop, not a closure: closures do not inherit the target features.)
+        let mut c = [avx._mm256_setzero_si256(); 4];
+        for (ck, v) in c.iter_mut().zip(q) {
+            *ck = self.cvt_rne(v);
+        }
+        let (c01, c23) = (avx2._mm256_packs_epi32(c[0], c[1]), avx2._mm256_packs_epi32(c[2], c[3]));
+        let m = avx2._mm256_cmpeq_epi16(avx2._mm256_min_epi16(c01, c23), avx._mm256_set1_epi16(i16::MIN));
+        (avx._mm256_testz_si256(m, m) != 0).then_some((c01, c23))
+    }
+
     /// Stores 32 codes, bytes of `p` in the order two rounds of packs leave four vectors
     /// (128-bit halves interleaved), as 16 bytes of nibbles: element 2k's low 4 bits in
     /// the low nibble, 2k + 1's in the high one.
@@ -486,19 +504,8 @@ impl Simd for Avx2 {
     #[inline(always)]
     fn cvt_store_sat16x4(self, q: [__m256; 4], signed: bool, out: &mut [u8]) -> bool {
         let (avx, avx2) = (self.0.avx, self.0.avx2);
-        // (A loop, not a closure: closures do not inherit the target features.)
-        let mut c = [avx._mm256_setzero_si256(); 4];
-        for (ck, v) in c.iter_mut().zip(q) {
-            *ck = self.cvt_rne(v);
-        }
-        // The signed saturating packs are the clamp to i16; the "integer indefinite"
-        // i32::MIN of NaN and out-of-range lanes lands on i16::MIN, checked as in
-        // cvt_store_sat8x4 (a legitimate -32768 only costs a redo).
-        let (c01, c23) = (avx2._mm256_packs_epi32(c[0], c[1]), avx2._mm256_packs_epi32(c[2], c[3]));
-        let m = avx2._mm256_cmpeq_epi16(avx2._mm256_min_epi16(c01, c23), avx._mm256_set1_epi16(i16::MIN));
-        if avx._mm256_testz_si256(m, m) == 0 {
-            return false;
-        }
+        // The signed saturating packs are the clamp to i16.
+        let Some((c01, c23)) = self.cvt_packs_checked(q) else { return false };
         // u16: clamp(c + 32768, 0, 65535) is the i16 clamp of c with the top bit flipped.
         let flip = avx._mm256_set1_epi16(if signed { 0 } else { i16::MIN });
         let (lo, hi) = (avx2._mm256_xor_si256(c01, flip), avx2._mm256_xor_si256(c23, flip));
@@ -517,19 +524,7 @@ impl Simd for Avx2 {
     #[inline(always)]
     fn cvt_store_sat8x4(self, q: [__m256; 4], z: [__m256i; 4], signed: bool, out: &mut [u8]) -> bool {
         let (avx, avx2) = (self.0.avx, self.0.avx2);
-        // (A loop, not a closure: closures do not inherit the target features.)
-        let mut c = [avx._mm256_setzero_si256(); 4];
-        for (ck, v) in c.iter_mut().zip(q) {
-            *ck = self.cvt_rne(v);
-        }
-        // The check after the first packs: the "integer indefinite" i32::MIN of NaN and
-        // out-of-range lanes saturates to i16::MIN (as do legitimate lanes at or below
-        // -32768, which then only cost a redo). One min and one compare for the four vectors.
-        let (c01, c23) = (avx2._mm256_packs_epi32(c[0], c[1]), avx2._mm256_packs_epi32(c[2], c[3]));
-        let m = avx2._mm256_cmpeq_epi16(avx2._mm256_min_epi16(c01, c23), avx._mm256_set1_epi16(i16::MIN));
-        if avx._mm256_testz_si256(m, m) == 0 {
-            return false;
-        }
+        let Some((c01, c23)) = self.cvt_packs_checked(q) else { return false };
         let a = avx2._mm256_adds_epi16(c01, avx2._mm256_packs_epi32(z[0], z[1]));
         let b = avx2._mm256_adds_epi16(c23, avx2._mm256_packs_epi32(z[2], z[3]));
         let p = if signed { avx2._mm256_packs_epi16(a, b) } else { avx2._mm256_packus_epi16(a, b) };
