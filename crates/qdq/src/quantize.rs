@@ -611,8 +611,10 @@ fn sat8_loop<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, x: &[u8], y: &mut 
 /// The 8-bit fast path's steps for the 16-bit types (as a kernel of its own, entered where
 /// [`Simd::CHECKED_CVT16`]), which clamp in i32 (the packs cannot add a 16-bit
 /// zero point with saturation): to `[qmin - z, qmax - z]`, exact integers as the floats
-/// of the general path's clamp, then the zero point, then [`Simd::store_16x4`]. `SRC` and
-/// `PREC` are the caller's variant, folded back into the spec (see [`Spec::fold`]).
+/// of the general path's clamp, then the zero point, then [`Simd::store_16x4`]; or, where
+/// the zero point is the middle of the i16 view and the range the type's,
+/// [`Simd::cvt_store_sat16x4`], whose saturating packs are the clamp. `SRC` and `PREC` are
+/// the caller's variant, folded back into the spec (see [`Spec::fold`]).
 struct Sat16Loop<'a, 'y, S: Simd, const SIGNED: bool, const SRC: u8, const PREC: u8> {
     sp: &'a Spec,
     x: &'a [u8],

@@ -241,7 +241,7 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// The 16-bit twin of [`Simd::cvt_store_sat8x4`] for a zero point at the middle of the
     /// type's i16 view (0 for i16, 32768 for u16): [`Simd::cvt_rne_x4`] of `q`, each lane
     /// saturated to i16, then for u16 (`!signed`) offset by 32768 (the top bit flipped), so
-    /// `clamp(c + z, qmin, qmax)`, stored as [`Simd::store_16x4`] stores (`16 * LANES`
+    /// `clamp(c + z, qmin, qmax)`, stored as [`Simd::store_16x4`] stores (`8 * LANES`
     /// bytes). `false`, with nothing stored, where the conversion cannot vouch for every
     /// lane; ISAs may refuse more lanes (AVX2 refuses lanes at or below -32768 too).
     #[inline(always)]
