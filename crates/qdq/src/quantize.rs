@@ -527,18 +527,30 @@ fn cvt_rne_clamped<S: Simd>(simd: S, q: S::F) -> S::I {
 /// holds one copy of the vector code instead of eight.
 #[inline(always)]
 fn sat8_step<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::I; 4] {
+    match simd.cvt_rne_x4(sat8_quotients(simd, sp, x, p)) {
+        Some(c) => c,
+        None => sat8_redo(simd, sp, x, p),
+    }
+}
+
+/// The unclamped quotients of a step of the 8-bit fast path (vector `k` of `x` with `p[k]`).
+#[inline(always)]
+fn sat8_quotients<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::F; 4] {
     let vb = S::LANES * sp.src.size();
     let mut q = [simd.splat(0.0); 4];
     for (k, qk) in q.iter_mut().enumerate() {
         *qk = quotient_sat::<S, false>(simd, sp, &x[k * vb..(k + 1) * vb], p[k]);
     }
-    if let Some(c) = simd.cvt_rne_x4(q) {
-        return c;
-    }
-    // Rare. Through an opaque copy of the slice, the redo reloads x instead of the loop
-    // keeping the first loads live (spilled every step) for its sake. (Not the parameters:
-    // where they are values in registers, an opaque reference would make every block store
-    // them.)
+    q
+}
+
+/// The rare redo of a step whose conversion check failed: the quotients with the clamps,
+/// converted. Through an opaque copy of the slice, it reloads x instead of the loop keeping
+/// the first loads live (spilled every step) for its sake. (Not the parameters: where they
+/// are values in registers, an opaque reference would make every block store them.)
+#[inline(always)]
+fn sat8_redo<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::I; 4] {
+    let vb = S::LANES * sp.src.size();
     let x = core::hint::black_box(x);
     let mut c = [simd.splat_i(0); 4];
     for (k, ck) in c.iter_mut().enumerate() {
@@ -551,7 +563,7 @@ fn sat8_step<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::I;
 /// by [`Simd::cvt_store_sat8x4`] for 8-bit codes where [`Simd::PACK_CHECK`] (the check
 /// after the first packs), else by [`Simd::cvt_rne_x4`], then stored by
 /// [`Simd::store_sat8x4`] / [`Simd::store_sat4x4`]; a step the check refuses is redone with
-/// the clamps (`x` reloaded through an opaque copy, as in `sat8_step`).
+/// the clamps ([`sat8_redo`]).
 #[inline(always)]
 fn sat8_step_store<S: Simd, const SIGNED: bool>(
     simd: S,
@@ -562,11 +574,7 @@ fn sat8_step_store<S: Simd, const SIGNED: bool>(
     bits: usize,
 ) {
     let z = [p[0].z, p[1].z, p[2].z, p[3].z];
-    let vb = S::LANES * sp.src.size();
-    let mut q = [simd.splat(0.0); 4];
-    for (k, qk) in q.iter_mut().enumerate() {
-        *qk = quotient_sat::<S, false>(simd, sp, &x[k * vb..(k + 1) * vb], p[k]);
-    }
+    let q = sat8_quotients(simd, sp, x, p);
     let c = if S::PACK_CHECK && bits == 8 {
         if simd.cvt_store_sat8x4(q, z, SIGNED, y) {
             return;
@@ -577,15 +585,7 @@ fn sat8_step_store<S: Simd, const SIGNED: bool>(
     };
     let c = match c {
         Some(c) => c,
-        None => {
-            // Rare: the redo with the clamps.
-            let x = core::hint::black_box(x);
-            let mut c = [simd.splat_i(0); 4];
-            for (k, ck) in c.iter_mut().enumerate() {
-                *ck = cvt_rne_clamped(simd, quotient_sat::<S, true>(simd, sp, &x[k * vb..(k + 1) * vb], p[k]));
-            }
-            c
-        }
+        None => sat8_redo(simd, sp, x, p),
     };
     if bits == 8 {
         simd.store_sat8x4(c, z, SIGNED, y);
@@ -640,26 +640,14 @@ impl<S: Simd, const SIGNED: bool, const SRC: u8, const PREC: u8> IsaKernel<S>
         let at_hi = simd.mask_bits(simd.eq_i(hi, simd.splat_i(32767)));
         let packs = mid & at_lo & at_hi == (1u32 << lanes) - 1;
         for (xb, yb) in x.chunks_exact(4 * vb).zip(y.chunks_exact_mut(8 * lanes)) {
-            let mut q = [simd.splat(0.0); 4];
-            for (k, qk) in q.iter_mut().enumerate() {
-                *qk = quotient_sat::<S, false>(simd, sp, &xb[k * vb..(k + 1) * vb], p);
-            }
+            let q = sat8_quotients(simd, sp, xb, [p; 4]);
             if packs && simd.cvt_store_sat16x4(q, SIGNED, yb) {
                 continue;
             }
             let c = if packs { None } else { simd.cvt_rne_x4(q) };
             let mut c = match c {
                 Some(c) => c,
-                None => {
-                    // Rare: the redo with the clamps (x reloaded, as in `sat8_step`).
-                    let xb = core::hint::black_box(xb);
-                    let mut c = [simd.splat_i(0); 4];
-                    for (k, ck) in c.iter_mut().enumerate() {
-                        let qk = quotient_sat::<S, true>(simd, sp, &xb[k * vb..(k + 1) * vb], p);
-                        *ck = cvt_rne_clamped(simd, qk);
-                    }
-                    c
-                }
+                None => sat8_redo(simd, sp, xb, [p; 4]),
             };
             for ck in c.iter_mut() {
                 *ck = simd.add_i(simd.min_i(simd.max_i(*ck, lo), hi), p.z);

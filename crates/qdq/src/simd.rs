@@ -247,9 +247,9 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     #[inline(always)]
     fn cvt_store_sat16x4(self, q: [Self::F; 4], signed: bool, out: &mut [u8]) -> bool {
         let Some(mut c) = self.cvt_rne_x4(q) else { return false };
-        let (lo, hi, z) = if signed { (-32768, 32767, 0) } else { (-32768, 32767, 32768) };
+        let z = self.splat_i(if signed { 0 } else { 32768 });
         for ck in c.iter_mut() {
-            *ck = self.add_i(self.min_i(self.max_i(*ck, self.splat_i(lo)), self.splat_i(hi)), self.splat_i(z));
+            *ck = self.add_i(self.min_i(self.max_i(*ck, self.splat_i(-32768)), self.splat_i(32767)), z);
         }
         self.store_16x4(c, signed, out);
         true

@@ -77,6 +77,45 @@ impl Avx2 {
         (avx._mm256_testz_si256(m, m) != 0).then_some((c01, c23))
     }
 
+    /// The i16 packs of four vectors of codes (`c01`, `c23`, as `_mm256_packs_epi32` leaves
+    /// them) plus their zero points `z`, packed the same way, with i16 saturation.
+    #[inline(always)]
+    fn add_zero_points16(self, c01: __m256i, c23: __m256i, z: [__m256i; 4]) -> (__m256i, __m256i) {
+        let avx2 = self.0.avx2;
+        (
+            avx2._mm256_adds_epi16(c01, avx2._mm256_packs_epi32(z[0], z[1])),
+            avx2._mm256_adds_epi16(c23, avx2._mm256_packs_epi32(z[2], z[3])),
+        )
+    }
+
+    /// [`Simd::store_sat8x4`] from the codes' first i16 packs: the zero points, the i8 / u8
+    /// saturating pack, the dword permute back to element order, one 32-byte store.
+    #[inline(always)]
+    fn store_sat8_packed(self, c01: __m256i, c23: __m256i, z: [__m256i; 4], signed: bool, out: &mut [u8]) {
+        let (avx, avx2) = (self.0.avx, self.0.avx2);
+        let (a, b) = self.add_zero_points16(c01, c23, z);
+        let p = if signed { avx2._mm256_packs_epi16(a, b) } else { avx2._mm256_packus_epi16(a, b) };
+        let v = avx2._mm256_permutevar8x32_epi32(p, avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        let out = &mut out[..32];
+        // SAFETY: `out` is exactly the 32 bytes written.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
+    }
+
+    /// Stores two vectors of 16-bit codes as 16-bit packs leave them (128-bit halves
+    /// interleaved): one qword permute each restores the order; 64 bytes.
+    #[inline(always)]
+    fn store_16_packed(self, lo: __m256i, hi: __m256i, out: &mut [u8]) {
+        let lo = self.0.avx2._mm256_permute4x64_epi64::<0b1101_1000>(lo);
+        let hi = self.0.avx2._mm256_permute4x64_epi64::<0b1101_1000>(hi);
+        let out = &mut out[..64];
+        let (o0, o1) = out.split_at_mut(32);
+        // SAFETY: `o0` and `o1` are exactly the 32 bytes each store writes.
+        unsafe {
+            _mm256_storeu_si256(o0.as_mut_ptr().cast(), lo);
+            _mm256_storeu_si256(o1.as_mut_ptr().cast(), hi);
+        }
+    }
+
     /// Stores 32 codes, bytes of `p` in the order two rounds of packs leave four vectors
     /// (128-bit halves interleaved), as 16 bytes of nibbles: element 2k's low 4 bits in
     /// the low nibble, 2k + 1's in the high one.
@@ -453,16 +492,7 @@ impl Simd for Avx2 {
         } else {
             (self.0.avx2._mm256_packus_epi32(c[0], c[1]), self.0.avx2._mm256_packus_epi32(c[2], c[3]))
         };
-        // The packs interleave 128-bit halves; one qword permute restores the order.
-        let lo = self.0.avx2._mm256_permute4x64_epi64::<0b1101_1000>(lo);
-        let hi = self.0.avx2._mm256_permute4x64_epi64::<0b1101_1000>(hi);
-        let out = &mut out[..64];
-        let (o0, o1) = out.split_at_mut(32);
-        // SAFETY: `o0` and `o1` are exactly the 32 bytes each store writes.
-        unsafe {
-            _mm256_storeu_si256(o0.as_mut_ptr().cast(), lo);
-            _mm256_storeu_si256(o1.as_mut_ptr().cast(), hi);
-        }
+        self.store_16_packed(lo, hi, out)
     }
     #[inline(always)]
     fn store_u8x4(self, c: [__m256i; 4], out: &mut [u8]) {
@@ -485,21 +515,8 @@ impl Simd for Avx2 {
     }
     #[inline(always)]
     fn store_sat8x4(self, c: [__m256i; 4], z: [__m256i; 4], signed: bool, out: &mut [u8]) {
-        let v = {
-            let a = self.0.avx2._mm256_adds_epi16(
-                self.0.avx2._mm256_packs_epi32(c[0], c[1]),
-                self.0.avx2._mm256_packs_epi32(z[0], z[1]),
-            );
-            let b = self.0.avx2._mm256_adds_epi16(
-                self.0.avx2._mm256_packs_epi32(c[2], c[3]),
-                self.0.avx2._mm256_packs_epi32(z[2], z[3]),
-            );
-            let p = if signed { self.0.avx2._mm256_packs_epi16(a, b) } else { self.0.avx2._mm256_packus_epi16(a, b) };
-            self.0.avx2._mm256_permutevar8x32_epi32(p, self.0.avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
-        };
-        let out = &mut out[..32];
-        // SAFETY: `out` is exactly the 32 bytes written.
-        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
+        let avx2 = self.0.avx2;
+        self.store_sat8_packed(avx2._mm256_packs_epi32(c[0], c[1]), avx2._mm256_packs_epi32(c[2], c[3]), z, signed, out)
     }
     #[inline(always)]
     fn cvt_store_sat16x4(self, q: [__m256; 4], signed: bool, out: &mut [u8]) -> bool {
@@ -508,30 +525,13 @@ impl Simd for Avx2 {
         let Some((c01, c23)) = self.cvt_packs_checked(q) else { return false };
         // u16: clamp(c + 32768, 0, 65535) is the i16 clamp of c with the top bit flipped.
         let flip = avx._mm256_set1_epi16(if signed { 0 } else { i16::MIN });
-        let (lo, hi) = (avx2._mm256_xor_si256(c01, flip), avx2._mm256_xor_si256(c23, flip));
-        // The packs interleave 128-bit halves; one qword permute restores the order.
-        let lo = avx2._mm256_permute4x64_epi64::<0b1101_1000>(lo);
-        let hi = avx2._mm256_permute4x64_epi64::<0b1101_1000>(hi);
-        let out = &mut out[..64];
-        let (o0, o1) = out.split_at_mut(32);
-        // SAFETY: `o0` and `o1` are exactly the 32 bytes each store writes.
-        unsafe {
-            _mm256_storeu_si256(o0.as_mut_ptr().cast(), lo);
-            _mm256_storeu_si256(o1.as_mut_ptr().cast(), hi);
-        }
+        self.store_16_packed(avx2._mm256_xor_si256(c01, flip), avx2._mm256_xor_si256(c23, flip), out);
         true
     }
     #[inline(always)]
     fn cvt_store_sat8x4(self, q: [__m256; 4], z: [__m256i; 4], signed: bool, out: &mut [u8]) -> bool {
-        let (avx, avx2) = (self.0.avx, self.0.avx2);
         let Some((c01, c23)) = self.cvt_packs_checked(q) else { return false };
-        let a = avx2._mm256_adds_epi16(c01, avx2._mm256_packs_epi32(z[0], z[1]));
-        let b = avx2._mm256_adds_epi16(c23, avx2._mm256_packs_epi32(z[2], z[3]));
-        let p = if signed { avx2._mm256_packs_epi16(a, b) } else { avx2._mm256_packus_epi16(a, b) };
-        let v = avx2._mm256_permutevar8x32_epi32(p, avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-        let out = &mut out[..32];
-        // SAFETY: `out` is exactly the 32 bytes written.
-        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) };
+        self.store_sat8_packed(c01, c23, z, signed, out);
         true
     }
     #[inline(always)]
@@ -539,8 +539,8 @@ impl Simd for Avx2 {
         let (avx, avx2) = (self.0.avx, self.0.avx2);
         // As store_sat8x4 (i16 saturation, the zero point, i8 / u8 saturation), then the
         // byte clamp to the 4-bit range.
-        let a = avx2._mm256_adds_epi16(avx2._mm256_packs_epi32(c[0], c[1]), avx2._mm256_packs_epi32(z[0], z[1]));
-        let b = avx2._mm256_adds_epi16(avx2._mm256_packs_epi32(c[2], c[3]), avx2._mm256_packs_epi32(z[2], z[3]));
+        let (a, b) =
+            self.add_zero_points16(avx2._mm256_packs_epi32(c[0], c[1]), avx2._mm256_packs_epi32(c[2], c[3]), z);
         let p = if signed {
             let p = avx2._mm256_packs_epi16(a, b);
             avx2._mm256_min_epi8(avx2._mm256_max_epi8(p, avx._mm256_set1_epi8(-8)), avx._mm256_set1_epi8(7))
