@@ -12,6 +12,20 @@
 //! out  = mag | sign << sign_pos              (fnuz: no sign on a zero result)
 //! ```
 //!
+//! ISAs with a truncating f16 conversion (F16C) may encode the 8- and 4-bit formats with
+//! fewer operations, on 16-bit lanes ([`F16Route`], `M` the format's mantissa bits,
+//! `s = 10 - M`):
+//!
+//! ```text
+//! v    = x * 2^(bias - 15)                        // exact: min normal -> f16's 2^-14
+//! v    = v | (any of the low J bits of v) << J    // round-to-odd sticky, J = 16 or 17
+//! h    = f16_bits(v rounded toward zero)          // vcvtps2ph, RZ immediate
+//! a    = min(h & 0x7fff, limit)                   // saturation / overflow code
+//! code = (a + lsb(a >> s) + 2^(s-1) - 1) >> s     // RNE: f16 bits are the code << s
+//! code = nan                                      where h is NaN (if the clamp differs)
+//! out  = code ^ (sign << sign_pos)
+//! ```
+//!
 //! `bad` (the lanes whose code exceeded `max_code`: overflow, ±inf, NaN) is returned for
 //! the training mask. Decode moves the code into an f32 bit pattern with bias 127 and
 //! multiplies once by `2^(127 - bias)`, then selects the specials (see
@@ -136,6 +150,74 @@ impl MiniFormat {
     }
 }
 
+/// The constants of the F16C route (module docs) of a float format: the scaled value
+/// `x * 2^(bias - 15)` rounded toward zero to f16, with a sticky bit, holds the format's code
+/// shifted left by `10 - M` plus `10 - M >= 7` more bits, so one integer RNE on 16-bit lanes
+/// is the format's rounding of `x`.
+///
+/// Why it is exact: with the format's smallest normal `2^(1 - bias)` scaled to f16's
+/// `2^-14`, the format's normals are f16 normals and its subnormals f16 subnormals, each
+/// code `c` the f16 pattern `c << (10 - M)` (the exponent fields line up, the power-of-two
+/// scaling is exact wherever the result is not zero). Truncation then loses only bits
+/// below the guard bit; ORing "any of the low `J` bits" into bit `J` first keeps them as a
+/// sticky bit (round to odd), which survives the truncation wherever the guard bit is
+/// kept: f16 keeps mantissa bits `>= 14 + M` at the exponent of half the smallest
+/// subnormal (smaller values round to zero whatever the sticky bit), and bit `J` is
+/// below the guard bit `22 - M` of a normal. So `14 + M <= J <= 21 - M`: `J = 16` for
+/// `M <= 2`, `J = 17` for `M = 3`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct F16Route {
+    /// `2^(bias - 15)`.
+    pub scale: f32,
+    /// `10 - M`.
+    pub shift: u32,
+    /// The sticky bit's position `J`.
+    pub jam: u32,
+    /// The largest f16 magnitude pattern kept: larger ones (overflow, ±inf, NaN) are this
+    /// one, which rounds to the overflow code (max when saturating, else inf or NaN).
+    pub limit: i16,
+    /// The NaN magnitude code where the clamp gives another.
+    pub nan: Option<i16>,
+    /// The sign bit's position in the code.
+    pub sign_pos: u32,
+}
+
+impl MiniFormat {
+    /// The [`F16Route`] constants of this format, or `None` where the route does not
+    /// apply: the fnuz formats (no negative zero, one NaN), more than 3 mantissa bits, an
+    /// exponent range beyond f16's, an overflow code other than max or the one after it.
+    pub(crate) const fn f16_route(&self) -> Option<F16Route> {
+        if self.unsigned_zero || self.man > 3 || self.sign_pos > 7 || self.bias < 1 || self.bias > 15 {
+            return None;
+        }
+        // The largest finite exponent field, scaled, within f16's finite ones.
+        if (self.max_code >> self.man) > 30 {
+            return None;
+        }
+        let shift = 10 - self.man;
+        let half = 1i32 << (shift - 1);
+        let limit = if self.ovf[0] == self.max_code {
+            // Saturating: up to the midpoint above max, which rounds to max if max is even.
+            (self.max_code << shift) + half - (self.max_code & 1)
+        } else if self.ovf[0] == self.max_code + 1 {
+            self.ovf[0] << shift
+        } else {
+            return None;
+        };
+        if limit > 0x7c00 {
+            return None;
+        }
+        Some(F16Route {
+            scale: pow2f(self.bias - 15),
+            shift,
+            jam: if self.man <= 2 { 16 } else { 17 },
+            limit: limit as i16,
+            nan: if self.nan[0] == self.ovf[0] { None } else { Some(self.nan[0] as i16) },
+            sign_pos: self.sign_pos,
+        })
+    }
+}
+
 /// float4 e2m1's 16 code values, the table of [`decode_minifloat`]'s [`Simd::lut16`] path
 /// (the only 4-bit float format, so a `MiniFormat` of 4 bits is this one).
 static E2M1_LUT: [u8; 64] = lut16(&qdq_ref::float::E2M1);
@@ -170,7 +252,7 @@ const fn lut16(f: &qdq_ref::float::FloatFormat) -> [u8; 64] {
 
 /// `2^e` as f32 for `-126 <= e <= 127`.
 #[inline(always)]
-pub(crate) fn pow2f(e: i32) -> f32 {
+pub(crate) const fn pow2f(e: i32) -> f32 {
     f32::from_bits(((e + 127) as u32) << 23)
 }
 
@@ -231,6 +313,21 @@ pub(crate) fn encode_minifloat_checked<S: Simd>(simd: S, v: S::F, f: &MiniFormat
         simd.xor_and(mag, sh_sign, simd.splat_i(sign_bit))
     };
     (out, bad)
+}
+
+/// [`Simd::store_mini_x4`] from [`encode_minifloat`]: four vectors encoded, then stored as
+/// bytes (`4 * LANES`) or, for a 4-bit format, nibbles (`2 * LANES` bytes).
+#[inline(always)]
+pub(crate) fn store_minifloat_x4<S: Simd>(simd: S, q: [S::F; 4], f: &MiniFormat, out: &mut [u8]) {
+    let mut c = [simd.splat_i(0); 4];
+    for (ck, v) in c.iter_mut().zip(q) {
+        *ck = encode_minifloat(simd, v, f);
+    }
+    if f.sign_pos == 3 {
+        simd.store_u4x4(c, out)
+    } else {
+        simd.store_u8x4_exact(c, out)
+    }
 }
 
 /// Decodes small-float codes (low `sign_pos + 1` bits of each lane) to exact f32 values.

@@ -1639,6 +1639,29 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
                 false => sat8_loop::<S, false>(simd, &sp, xb, yb, p, ob),
             };
         }
+        // Float8 (e4m3fn, e5m2) and float4 outputs on ISAs with a four-vector encoder: the
+        // quotients (an exact product for a power-of-two scale, else Markstein's division), then
+        // one call encodes and stores them.
+        if S::MINI_X4 && matches!(MINI, 2..=5 | 10) && (p.pow2 || (p.fast && S::HAS_FMA)) {
+            let ob = sp.bits as usize;
+            let yb = &mut self.y[(i - begin) * ob / 8..(i - begin + n * 4 * lanes) * ob / 8];
+            let fmt = MiniFormat::of_id(MINI);
+            let add_zero = MINI >= 10 && matches!(sp.enc, Encode::Mini { add_zero: true, .. });
+            for (xq, yq) in xb.chunks_exact(4 * lanes * xs).zip(yb.chunks_exact_mut(4 * lanes * ob / 8)) {
+                let mut q = [simd.splat(0.0); 4];
+                for (v, qv) in q.iter_mut().enumerate() {
+                    let mut x = sp.src.load(simd, &xq[v * lanes * xs..(v + 1) * lanes * xs]);
+                    if !sp.src_exact {
+                        x = sp.prec.round(simd, x);
+                    }
+                    let d = if p.pow2 { simd.mul(x, p.r) } else { divide(simd, x, p.divisor, p.r, true) };
+                    let d = sp.prec.round(simd, d);
+                    *qv = if add_zero { simd.add(d, p.zf) } else { d };
+                }
+                simd.store_mini_x4(q, &fmt, yq);
+            }
+            return;
+        }
         // Scales outside the fast range: a vector at a time, the division chosen per vector.
         if !(p.fast && !p.pow2 && S::HAS_FMA) {
             for v in 0..4 * n {

@@ -7,7 +7,7 @@
 //! the scalar fallback). Rounding conversions are explicit: [`Simd::cvt_rne`] rounds half
 //! to even whatever the ISA's default mode is.
 
-use crate::codec::{f16_bits_to_f32, f32_to_f16_bits_generic, round_f16_generic};
+use crate::codec::{f16_bits_to_f32, f32_to_f16_bits_generic, round_f16_generic, store_minifloat_x4, MiniFormat};
 use crate::isa::IsaKernel;
 
 /// Per-ISA primitives over `LANES` f32 / i32 lanes.
@@ -34,6 +34,10 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// fast path calls it. A constant, so other ISAs do not even generate that call (an
     /// unoptimised build gives every inlined call its own stack slots).
     const PACK_CHECK: bool = false;
+    /// Whether [`Simd::store_mini_x4`] encodes more cheaply than [`crate::codec::encode_minifloat`] a
+    /// vector at a time (AVX2: the F16C route of [`crate::codec::F16Route`]), so that the
+    /// float8 / float4 steps call it. A constant, as `PACK_CHECK`.
+    const MINI_X4: bool = false;
     /// `LANES` f32.
     type F: Copy;
     /// `LANES` i32.
@@ -270,6 +274,13 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
             *vk = self.min_i(self.max_i(w, self.splat_i(lo)), self.splat_i(hi));
         }
         self.store_u4x4(v, out)
+    }
+    /// Encodes four vectors into the 8- or 4-bit float format `f` as [`crate::codec::encode_minifloat`]
+    /// does and stores the codes as [`Simd::store_u8x4_exact`] (`4 * LANES` bytes) or, for
+    /// a 4-bit format, [`Simd::store_u4x4`] (`2 * LANES` bytes) store them.
+    #[inline(always)]
+    fn store_mini_x4(self, q: [Self::F; 4], f: &MiniFormat, out: &mut [u8]) {
+        store_minifloat_x4(self, q, f, out)
     }
     /// Packs the low 4 bits of each lane (`LANES / 2` bytes).
     fn store_u4(self, a: Self::I, out: &mut [u8]);

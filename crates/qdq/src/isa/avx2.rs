@@ -17,6 +17,7 @@
 #![allow(unsafe_code)]
 
 use super::sse;
+use crate::codec::{store_minifloat_x4, F16Route, MiniFormat};
 use crate::simd::Simd;
 use core::arch::x86_64::*;
 
@@ -116,6 +117,67 @@ impl Avx2 {
         }
     }
 
+    /// One vector's f16 patterns of the F16C route ([`F16Route`]): scaled, the sticky bit
+    /// ORed in, converted toward zero.
+    #[inline(always)]
+    fn f16_rz_sticky(self, v: __m256, r: &F16Route) -> __m128i {
+        let (avx, avx2) = (self.0.avx, self.0.avx2);
+        let v = if r.scale != 1.0 { avx._mm256_mul_ps(v, avx._mm256_set1_ps(r.scale)) } else { v };
+        let b = avx._mm256_castps_si256(v);
+        let sticky = if r.jam == 16 {
+            // Per 32-bit lane, min(low half, 1) (the high half's min with 0 is 0), moved up.
+            avx2._mm256_slli_epi32::<16>(avx2._mm256_min_epu16(b, avx._mm256_set1_epi32(1)))
+        } else {
+            // The low J bits plus 2^J - 1 carry into bit J when any of them is set.
+            let m = avx._mm256_set1_epi32((1 << r.jam) - 1);
+            let carry = avx2._mm256_add_epi32(avx2._mm256_and_si256(b, m), m);
+            avx2._mm256_and_si256(carry, avx._mm256_set1_epi32(1 << r.jam))
+        };
+        let j = avx._mm256_castsi256_ps(avx2._mm256_or_si256(b, sticky));
+        // SAFETY: F16C's value-only `vcvtps2ph` (round-toward-zero immediate: MXCSR is not
+        // consulted); the V3F16c token proves F16C (module docs).
+        unsafe { _mm256_cvtps_ph::<_MM_FROUND_TO_ZERO>(j) }
+    }
+
+    /// The F16C route's codes of 16 f16 patterns (`h`, 16-bit lanes): clamp, RNE by the
+    /// shift, NaN, sign (see [`F16Route`]).
+    #[inline(always)]
+    fn f16_route_codes(self, h: __m256i, r: &F16Route) -> __m256i {
+        let (avx, avx2, sse2) = (self.0.avx, self.0.avx2, self.0.sse2);
+        let a = avx2._mm256_and_si256(h, avx._mm256_set1_epi16(0x7fff));
+        let s = sse2._mm_cvtsi32_si128(r.shift as i32);
+        let bias = avx._mm256_set1_epi16((1i16 << (r.shift - 1)) - 1);
+        if r.shift + r.sign_pos == 15 {
+            // e5m2: the shift leaves the f16 sign on the code's, so round the signed
+            // pattern, its magnitude clamped by a signed min (positive lanes) and an
+            // unsigned one (negative lanes), and put the NaN code in with an OR (every
+            // clamped code's bits are within it).
+            let limit = avx._mm256_set1_epi16(r.limit);
+            let c = avx2._mm256_min_epu16(
+                avx2._mm256_min_epi16(h, limit),
+                avx2._mm256_or_si256(limit, avx._mm256_set1_epi16(i16::MIN)),
+            );
+            let lsb = avx2._mm256_and_si256(avx2._mm256_srl_epi16(c, s), avx._mm256_set1_epi16(1));
+            let code = avx2._mm256_srl_epi16(avx2._mm256_add_epi16(avx2._mm256_add_epi16(c, lsb), bias), s);
+            return match r.nan {
+                Some(nan) => {
+                    let is_nan = avx2._mm256_cmpgt_epi16(a, avx._mm256_set1_epi16(0x7c00));
+                    avx2._mm256_or_si256(code, avx2._mm256_and_si256(is_nan, avx._mm256_set1_epi16(nan)))
+                }
+                None => code,
+            };
+        }
+        let clamped = avx2._mm256_min_epi16(a, avx._mm256_set1_epi16(r.limit));
+        let lsb = avx2._mm256_and_si256(avx2._mm256_srl_epi16(clamped, s), avx._mm256_set1_epi16(1));
+        let mut code = avx2._mm256_srl_epi16(avx2._mm256_add_epi16(avx2._mm256_add_epi16(clamped, lsb), bias), s);
+        if let Some(nan) = r.nan {
+            let is_nan = avx2._mm256_cmpgt_epi16(a, avx._mm256_set1_epi16(0x7c00));
+            code = avx2._mm256_blendv_epi8(code, avx._mm256_set1_epi16(nan), is_nan);
+        }
+        let sign = avx2._mm256_srl_epi16(h, sse2._mm_cvtsi32_si128(15 - r.sign_pos as i32));
+        avx2._mm256_xor_si256(code, avx2._mm256_and_si256(sign, avx._mm256_set1_epi16(1 << r.sign_pos)))
+    }
+
     /// Stores 32 codes, bytes of `p` in the order two rounds of packs leave four vectors
     /// (128-bit halves interleaved), as 16 bytes of nibbles: element 2k's low 4 bits in
     /// the low nibble, 2k + 1's in the high one.
@@ -149,6 +211,7 @@ impl Simd for Avx2 {
     const LUT16: bool = true;
     const CHECKED_CVT16: bool = true;
     const PACK_CHECK: bool = true;
+    const MINI_X4: bool = true;
     type F = __m256;
     type I = __m256i;
     type M = __m256i;
@@ -548,6 +611,34 @@ impl Simd for Avx2 {
             avx2._mm256_min_epu8(avx2._mm256_packus_epi16(a, b), avx._mm256_set1_epi8(15))
         };
         self.store_nibbles(p, out)
+    }
+    #[inline(always)]
+    fn store_mini_x4(self, q: [__m256; 4], f: &MiniFormat, out: &mut [u8]) {
+        let (avx, avx2) = (self.0.avx, self.0.avx2);
+        let Some(r) = f.f16_route() else { return store_minifloat_x4(self, q, f, out) };
+        let mut h = [self.0.sse2._mm_setzero_si128(); 4];
+        for (hk, v) in h.iter_mut().zip(q) {
+            *hk = self.f16_rz_sticky(v, &r);
+        }
+        // Elements 0-15 and 16-31 in order, 16-bit lanes.
+        let lo = self.f16_route_codes(avx2._mm256_inserti128_si256::<1>(avx._mm256_castsi128_si256(h[0]), h[1]), &r);
+        let hi = self.f16_route_codes(avx2._mm256_inserti128_si256::<1>(avx._mm256_castsi128_si256(h[2]), h[3]), &r);
+        if r.sign_pos == 3 {
+            // Nibbles: element 2k + 1 times 16 plus element 2k per 32-bit lane (one
+            // multiply-add), then two packs and a dword permute back to element order.
+            let m = avx._mm256_set1_epi32(0x0010_0001);
+            let p = avx2._mm256_packus_epi32(avx2._mm256_madd_epi16(lo, m), avx2._mm256_madd_epi16(hi, m));
+            let b = avx2._mm256_packus_epi16(p, p);
+            let v = avx2._mm256_permutevar8x32_epi32(b, avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+            let out = &mut out[..16];
+            // SAFETY: `out` is exactly the 16 bytes written.
+            unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), avx._mm256_castsi256_si128(v)) }
+        } else {
+            let v = avx2._mm256_permute4x64_epi64::<0b1101_1000>(avx2._mm256_packus_epi16(lo, hi));
+            let out = &mut out[..32];
+            // SAFETY: `out` is exactly the 32 bytes written.
+            unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
+        }
     }
     #[inline(always)]
     fn store_u4x4(self, c: [__m256i; 4], out: &mut [u8]) {
