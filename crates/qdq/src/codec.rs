@@ -176,8 +176,10 @@ pub(crate) struct F16Route {
     /// The largest f16 magnitude pattern kept: larger ones (overflow, ±inf, NaN) are this
     /// one, which rounds to the overflow code (max when saturating, else inf or NaN).
     pub limit: i16,
-    /// The NaN magnitude code where the clamp gives another.
+    /// The NaN magnitude code where the clamp gives another ...
     pub nan: Option<i16>,
+    /// ... the overflow code (what `limit` rounds to).
+    pub ovf: i16,
     /// The sign bit's position in the code.
     pub sign_pos: u32,
 }
@@ -213,6 +215,7 @@ impl MiniFormat {
             jam: if self.man <= 2 { 16 } else { 17 },
             limit: limit as i16,
             nan: if self.nan[0] == self.ovf[0] { None } else { Some(self.nan[0] as i16) },
+            ovf: self.ovf[0] as i16,
             sign_pos: self.sign_pos,
         })
     }

@@ -150,8 +150,8 @@ impl Avx2 {
         if r.shift + r.sign_pos == 15 {
             // e5m2: the shift leaves the f16 sign on the code's, so round the signed
             // pattern, its magnitude clamped by a signed min (positive lanes) and an
-            // unsigned one (negative lanes), and put the NaN code in with an OR (every
-            // clamped code's bits are within it).
+            // unsigned one (negative lanes). A NaN lane was clamped to the overflow code,
+            // which an xor turns into the NaN code, keeping the sign.
             let limit = avx._mm256_set1_epi16(r.limit);
             let c = avx2._mm256_min_epu16(
                 avx2._mm256_min_epi16(h, limit),
@@ -162,7 +162,7 @@ impl Avx2 {
             return match r.nan {
                 Some(nan) => {
                     let is_nan = avx2._mm256_cmpgt_epi16(a, avx._mm256_set1_epi16(0x7c00));
-                    avx2._mm256_or_si256(code, avx2._mm256_and_si256(is_nan, avx._mm256_set1_epi16(nan)))
+                    avx2._mm256_xor_si256(code, avx2._mm256_and_si256(is_nan, avx._mm256_set1_epi16(nan ^ r.ovf)))
                 }
                 None => code,
             };
