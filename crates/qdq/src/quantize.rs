@@ -484,6 +484,32 @@ pub(crate) fn quantize_vec_d<S: Simd, const MINI: u8, const MASK: bool, const DI
     }
 }
 
+/// Whether a job with the compile-time float format `MINI` adds its float zero point to the
+/// quotients (float4 / float6 with a zero point; float8 has none).
+#[inline(always)]
+pub(crate) fn mini_adds_zero<const MINI: u8>(sp: &Spec) -> bool {
+    MINI >= 10 && matches!(sp.enc, Encode::Mini { add_zero: true, .. })
+}
+
+/// The quotient of one vector for a float-format output, before the encoder: `x / s` in
+/// the division precision (the exact product `x * r` for a power-of-two scale, `pow2`; else
+/// Markstein's division, the scale in the fast range, on an ISA with FMA), plus the float
+/// zero point where the format adds one (`add_zero`: float4 / float6).
+#[inline(always)]
+pub(crate) fn mini_quotient<S: Simd>(simd: S, sp: &Spec, xb: &[u8], p: &Lanes<S>, pow2: bool, add_zero: bool) -> S::F {
+    let mut x = sp.src.load(simd, xb);
+    if !sp.src_exact {
+        x = sp.prec.round(simd, x);
+    }
+    let d = if pow2 { simd.mul(x, p.r) } else { divide(simd, x, p.divisor, p.r, true) };
+    let d = sp.prec.round(simd, d);
+    if add_zero {
+        simd.add(d, p.zf)
+    } else {
+        d
+    }
+}
+
 /// The mask bits of an integer output (see [`quantize_vec_m`]): `r` is the rounded quotient
 /// clamped to `[lo, hi]`. (A function, not a closure: closures do not inherit the ISA's
 /// target features.)
@@ -1646,17 +1672,11 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
             let ob = sp.bits as usize;
             let yb = &mut self.y[(i - begin) * ob / 8..(i - begin + n * 4 * lanes) * ob / 8];
             let fmt = MiniFormat::of_id(MINI);
-            let add_zero = MINI >= 10 && matches!(sp.enc, Encode::Mini { add_zero: true, .. });
+            let add_zero = mini_adds_zero::<MINI>(&sp);
             for (xq, yq) in xb.chunks_exact(4 * lanes * xs).zip(yb.chunks_exact_mut(4 * lanes * ob / 8)) {
                 let mut q = [simd.splat(0.0); 4];
                 for (v, qv) in q.iter_mut().enumerate() {
-                    let mut x = sp.src.load(simd, &xq[v * lanes * xs..(v + 1) * lanes * xs]);
-                    if !sp.src_exact {
-                        x = sp.prec.round(simd, x);
-                    }
-                    let d = if p.pow2 { simd.mul(x, p.r) } else { divide(simd, x, p.divisor, p.r, true) };
-                    let d = sp.prec.round(simd, d);
-                    *qv = if add_zero { simd.add(d, p.zf) } else { d };
+                    *qv = mini_quotient(simd, &sp, &xq[v * lanes * xs..(v + 1) * lanes * xs], p, p.pow2, add_zero);
                 }
                 simd.store_mini_x4(q, &fmt, yq);
             }

@@ -777,6 +777,15 @@ fn mx_encode4<S: Simd, const MINI: u8>(
     y4: &mut [u8],
 ) {
     let vb = 4 * S::LANES;
+    if S::MINI_X4 && matches!(MINI, 2..=5 | 10) {
+        // Float8 / float4 codes through the four-vector encoder.
+        let add_zero = quantize::mini_adds_zero::<MINI>(sp);
+        let mut q = [simd.splat(0.0); 4];
+        for (k, qk) in q.iter_mut().enumerate() {
+            *qk = quantize::mini_quotient(simd, sp, &x4[k * vb..(k + 1) * vb], p[k], true, add_zero);
+        }
+        return simd.store_mini_x4(q, &MiniFormat::of_id(MINI), y4);
+    }
     let mut codes = [simd.splat_i(0); 4];
     for (k, ck) in codes.iter_mut().enumerate() {
         let v = &x4[k * vb..(k + 1) * vb];
