@@ -453,6 +453,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn f16_route_constants() {
+        for id in 2..=12u8 {
+            let f = MiniFormat::of_id(id);
+            let Some(r) = f.f16_route() else {
+                assert!(f.unsigned_zero, "id {id}: only the fnuz formats lack the route");
+                continue;
+            };
+            assert!(!f.unsigned_zero, "id {id}");
+            let (s, l) = (r.shift, r.limit as i32);
+            // The clamp's pattern rounds to the overflow code, and every finite code's
+            // pattern is within the clamp.
+            assert_eq!((l + ((l >> s) & 1) + (1 << (s - 1)) - 1) >> s, f.ovf[0], "id {id}");
+            assert!(f.max_code << s <= l && l <= 0x7c00, "id {id}");
+            assert_eq!(r.ovf as i32, f.ovf[0], "id {id}");
+            // The format's smallest normal scales to f16's, and the sticky bit's position is
+            // within the bounds the route's docs derive.
+            assert_eq!(r.scale * pow2f(1 - f.bias), pow2f(-14), "id {id}");
+            assert!(14 + f.man <= r.jam && r.jam <= 21 - f.man, "id {id}");
+            assert_eq!(r.nan.is_some(), f.nan[0] != f.ovf[0], "id {id}");
+        }
+        // Wider formats do not take it.
+        assert!(MiniFormat::F16_ROUND.f16_route().is_none() && MiniFormat::BF16_ROUND.f16_route().is_none());
+    }
+
+    #[test]
     fn lut16_is_the_float4_decode() {
         for c in 0..16u32 {
             let i = 4 * c as usize;
