@@ -157,8 +157,8 @@ impl MiniFormat {
 ///
 /// Why it is exact: with the format's smallest normal `2^(1 - bias)` scaled to f16's
 /// `2^-14`, the format's normals are f16 normals and its subnormals f16 subnormals, each
-/// code `c` the f16 pattern `c << (10 - M)` (the exponent fields line up, the power-of-two
-/// scaling is exact wherever the result is not zero). Truncation then loses only bits
+/// code `c` the f16 pattern `c << (10 - M)` (the exponent fields line up, and the
+/// power-of-two scaling is exact wherever the format's code is not zero). Truncation then loses only bits
 /// below the guard bit; ORing "any of the low `J` bits" into bit `J` first keeps them as a
 /// sticky bit (round to odd), which survives the truncation wherever the guard bit is
 /// kept: f16 keeps mantissa bits `>= 14 + M` at the exponent of half the smallest
@@ -176,7 +176,8 @@ pub(crate) struct F16Route {
     /// The largest f16 magnitude pattern kept: larger ones (overflow, ±inf, NaN) are this
     /// one, which rounds to the overflow code (max when saturating, else inf or NaN).
     pub limit: i16,
-    /// The NaN magnitude code where the clamp gives another ...
+    /// The NaN code before the sign is applied (the positive NaN's code) where the clamp
+    /// gives another ...
     pub nan: Option<i16>,
     /// ... the overflow code (what `limit` rounds to).
     pub ovf: i16,
@@ -186,10 +187,12 @@ pub(crate) struct F16Route {
 
 impl MiniFormat {
     /// The [`F16Route`] constants of this format, or `None` where the route does not
-    /// apply: the fnuz formats (no negative zero, one NaN), more than 3 mantissa bits, an
-    /// exponent range beyond f16's, an overflow code other than max or the one after it.
+    /// apply: the fnuz formats (no negative zero, one NaN), float6 (no 6-bit store), more
+    /// than 3 mantissa bits, an exponent range beyond f16's, an overflow code other than max
+    /// or the one after it.
     pub(crate) const fn f16_route(&self) -> Option<F16Route> {
-        if self.unsigned_zero || self.man > 3 || self.sign_pos > 7 || self.bias < 1 || self.bias > 15 {
+        // 4- and 8-bit codes only (what `Simd::store_mini_x4` stores).
+        if self.unsigned_zero || self.man > 3 || !matches!(self.sign_pos, 3 | 7) || self.bias < 1 || self.bias > 15 {
             return None;
         }
         // The largest finite exponent field, scaled, within f16's finite ones.
@@ -457,10 +460,10 @@ mod tests {
         for id in 2..=12u8 {
             let f = MiniFormat::of_id(id);
             let Some(r) = f.f16_route() else {
-                assert!(f.unsigned_zero, "id {id}: only the fnuz formats lack the route");
+                assert!(f.unsigned_zero || f.sign_pos == 5, "id {id}: only fnuz and float6 lack the route");
                 continue;
             };
-            assert!(!f.unsigned_zero, "id {id}");
+            assert!(!f.unsigned_zero && matches!(f.sign_pos, 3 | 7), "id {id}");
             let (s, l) = (r.shift, r.limit as i32);
             // The clamp's pattern rounds to the overflow code, and every finite code's
             // pattern is within the clamp.

@@ -497,6 +497,7 @@ pub(crate) fn mini_adds_zero<const MINI: u8>(sp: &Spec) -> bool {
 /// zero point where the format adds one (`add_zero`: float4 / float6).
 #[inline(always)]
 pub(crate) fn mini_quotient<S: Simd>(simd: S, sp: &Spec, xb: &[u8], p: &Lanes<S>, pow2: bool, add_zero: bool) -> S::F {
+    debug_assert!(pow2 || (p.fast && S::HAS_FMA), "Markstein's division needs a fast scale and FMA");
     let mut x = sp.src.load(simd, xb);
     if !sp.src_exact {
         x = sp.prec.round(simd, x);
@@ -1666,9 +1667,8 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
             };
         }
         // Float8 (e4m3fn, e5m2) and float4 outputs on ISAs with a four-vector encoder: the
-        // quotients (an exact product for a power-of-two scale, else Markstein's division), then
-        // one call encodes and stores them.
-        if S::MINI_X4 && matches!(MINI, 2..=5 | 10) && (p.pow2 || (p.fast && S::HAS_FMA)) {
+        // quotients by Markstein's division, then one call encodes and stores them.
+        if S::MINI_X4 && matches!(MINI, 2..=5 | 10) && p.fast && S::HAS_FMA {
             let ob = sp.bits as usize;
             let yb = &mut self.y[(i - begin) * ob / 8..(i - begin + n * 4 * lanes) * ob / 8];
             let fmt = MiniFormat::of_id(MINI);
@@ -1676,7 +1676,7 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
             for (xq, yq) in xb.chunks_exact(4 * lanes * xs).zip(yb.chunks_exact_mut(4 * lanes * ob / 8)) {
                 let mut q = [simd.splat(0.0); 4];
                 for (v, qv) in q.iter_mut().enumerate() {
-                    *qv = mini_quotient(simd, &sp, &xq[v * lanes * xs..(v + 1) * lanes * xs], p, p.pow2, add_zero);
+                    *qv = mini_quotient(simd, &sp, &xq[v * lanes * xs..(v + 1) * lanes * xs], p, false, add_zero);
                 }
                 simd.store_mini_x4(q, &fmt, yq);
             }

@@ -275,9 +275,10 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
         }
         self.store_u4x4(v, out)
     }
-    /// Encodes four vectors into the 8- or 4-bit float format `f` as [`crate::codec::encode_minifloat`]
-    /// does and stores the codes as [`Simd::store_u8x4_exact`] (`4 * LANES` bytes) or, for
-    /// a 4-bit format, [`Simd::store_u4x4`] (`2 * LANES` bytes) store them.
+    /// Encodes four vectors into the 8- or 4-bit float format `f` as
+    /// [`crate::codec::encode_minifloat`] does and stores the codes: bytes as
+    /// [`Simd::store_u8x4_exact`] stores them (`4 * LANES` bytes), or for a 4-bit format
+    /// nibbles as [`Simd::store_u4x4`] does (`2 * LANES` bytes).
     #[inline(always)]
     fn store_mini_x4(self, q: [Self::F; 4], f: &MiniFormat, out: &mut [u8]) {
         store_minifloat_x4(self, q, f, out)

@@ -3,7 +3,8 @@
 //! Rounding: every kernel runs under the default MXCSR (round to nearest even, no DAZ /
 //! FTZ), which `fpenv::scoped` sets around each entry point and parallel chunk. So f32 -> i32
 //! is a plain `vcvtps2dq` (RNE), as the multiplies and FMAs before it round by MXCSR too.
-//! f32 -> f16 uses `vcvtps2ph` with an RNE immediate.
+//! f32 -> f16 uses `vcvtps2ph` with an RNE immediate (the float8 / float4 encoder's route
+//! with a round-toward-zero one), so MXCSR's rounding mode is never consulted.
 //!
 //! # Safety
 //!
@@ -145,35 +146,36 @@ impl Avx2 {
     fn f16_route_codes(self, h: __m256i, r: &F16Route) -> __m256i {
         let (avx, avx2, sse2) = (self.0.avx, self.0.avx2, self.0.sse2);
         let a = avx2._mm256_and_si256(h, avx._mm256_set1_epi16(0x7fff));
+        let limit = avx._mm256_set1_epi16(r.limit);
+        // e5m2: the shift leaves the f16 sign on the code's, so the signed pattern is
+        // rounded, its magnitude clamped by a signed min (positive lanes) and an unsigned
+        // one (negative lanes). Other formats round the clamped magnitude.
+        let signed = r.shift + r.sign_pos == 15;
+        let c = if signed {
+            let neg_limit = avx2._mm256_or_si256(limit, avx._mm256_set1_epi16(i16::MIN));
+            avx2._mm256_min_epu16(avx2._mm256_min_epi16(h, limit), neg_limit)
+        } else {
+            avx2._mm256_min_epi16(a, limit)
+        };
         let s = sse2._mm_cvtsi32_si128(r.shift as i32);
+        let lsb = avx2._mm256_and_si256(avx2._mm256_srl_epi16(c, s), avx._mm256_set1_epi16(1));
         let bias = avx._mm256_set1_epi16((1i16 << (r.shift - 1)) - 1);
-        if r.shift + r.sign_pos == 15 {
-            // e5m2: the shift leaves the f16 sign on the code's, so round the signed
-            // pattern, its magnitude clamped by a signed min (positive lanes) and an
-            // unsigned one (negative lanes). A NaN lane was clamped to the overflow code,
-            // which an xor turns into the NaN code, keeping the sign.
-            let limit = avx._mm256_set1_epi16(r.limit);
-            let c = avx2._mm256_min_epu16(
-                avx2._mm256_min_epi16(h, limit),
-                avx2._mm256_or_si256(limit, avx._mm256_set1_epi16(i16::MIN)),
-            );
-            let lsb = avx2._mm256_and_si256(avx2._mm256_srl_epi16(c, s), avx._mm256_set1_epi16(1));
-            let code = avx2._mm256_srl_epi16(avx2._mm256_add_epi16(avx2._mm256_add_epi16(c, lsb), bias), s);
+        let code = avx2._mm256_srl_epi16(avx2._mm256_add_epi16(avx2._mm256_add_epi16(c, lsb), bias), s);
+        let is_nan = avx2._mm256_cmpgt_epi16(a, avx._mm256_set1_epi16(0x7c00));
+        if signed {
+            // A NaN lane was clamped to the overflow code, which an xor turns into the NaN
+            // code, keeping the sign.
             return match r.nan {
                 Some(nan) => {
-                    let is_nan = avx2._mm256_cmpgt_epi16(a, avx._mm256_set1_epi16(0x7c00));
                     avx2._mm256_xor_si256(code, avx2._mm256_and_si256(is_nan, avx._mm256_set1_epi16(nan ^ r.ovf)))
                 }
                 None => code,
             };
         }
-        let clamped = avx2._mm256_min_epi16(a, avx._mm256_set1_epi16(r.limit));
-        let lsb = avx2._mm256_and_si256(avx2._mm256_srl_epi16(clamped, s), avx._mm256_set1_epi16(1));
-        let mut code = avx2._mm256_srl_epi16(avx2._mm256_add_epi16(avx2._mm256_add_epi16(clamped, lsb), bias), s);
-        if let Some(nan) = r.nan {
-            let is_nan = avx2._mm256_cmpgt_epi16(a, avx._mm256_set1_epi16(0x7c00));
-            code = avx2._mm256_blendv_epi8(code, avx._mm256_set1_epi16(nan), is_nan);
-        }
+        let code = match r.nan {
+            Some(nan) => avx2._mm256_blendv_epi8(code, avx._mm256_set1_epi16(nan), is_nan),
+            None => code,
+        };
         let sign = avx2._mm256_srl_epi16(h, sse2._mm_cvtsi32_si128(15 - r.sign_pos as i32));
         avx2._mm256_xor_si256(code, avx2._mm256_and_si256(sign, avx._mm256_set1_epi16(1 << r.sign_pos)))
     }
@@ -615,6 +617,7 @@ impl Simd for Avx2 {
     #[inline(always)]
     fn store_mini_x4(self, q: [__m256; 4], f: &MiniFormat, out: &mut [u8]) {
         let (avx, avx2) = (self.0.avx, self.0.avx2);
+        // (Formats without a route, none of the callers' today, take the per-vector codec.)
         let Some(r) = f.f16_route() else { return store_minifloat_x4(self, q, f, out) };
         let mut h = [self.0.sse2._mm_setzero_si128(); 4];
         for (hk, v) in h.iter_mut().zip(q) {
