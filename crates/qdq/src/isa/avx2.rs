@@ -188,12 +188,12 @@ impl Avx2 {
         let (avx, avx2) = (self.0.avx, self.0.avx2);
         let v = {
             // The dword permute restores element order; then, per 16-bit lane, element
-            // 2k's nibble low and 2k + 1's high; then the words' low bytes, the two
-            // halves' 8 bytes joined by a qword permute.
+            // 2k's nibble plus 16 times 2k + 1's (one unsigned-by-signed byte multiply-add
+            // of the low 4 bits); then the words' low bytes, the two halves' 8 bytes
+            // joined by a qword permute.
             let p = avx2._mm256_permutevar8x32_epi32(p, avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-            let lo = avx2._mm256_and_si256(p, avx._mm256_set1_epi16(0x000f));
-            let hi = avx2._mm256_and_si256(avx2._mm256_srli_epi16::<4>(p), avx._mm256_set1_epi16(0x00f0));
-            let t = avx2._mm256_or_si256(lo, hi);
+            let nibbles = avx2._mm256_and_si256(p, avx._mm256_set1_epi8(0x0f));
+            let t = avx2._mm256_maddubs_epi16(nibbles, avx._mm256_set1_epi16(0x1001));
             let q = avx2._mm256_packus_epi16(t, t);
             avx._mm256_castsi256_si128(avx2._mm256_permute4x64_epi64::<0b1000>(q))
         };
