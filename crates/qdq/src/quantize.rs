@@ -587,8 +587,8 @@ fn sat8_redo<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::I;
 }
 
 /// One step of the 8-bit fast path stored: [`sat8_step`]'s quotients, converted and checked
-/// by [`Simd::cvt_store_sat8x4`] for 8-bit codes where [`Simd::PACK_CHECK`] (the check
-/// after the first packs), else by [`Simd::cvt_rne_x4`], then stored by
+/// by [`Simd::cvt_store_sat_x4`] where [`Simd::PACK_CHECK`] (the check after the first
+/// packs), else by [`Simd::cvt_rne_x4`], then stored by
 /// [`Simd::store_sat8x4`] / [`Simd::store_sat4x4`]; a step the check refuses is redone with
 /// the clamps ([`sat8_redo`]).
 #[inline(always)]
@@ -602,8 +602,8 @@ fn sat8_step_store<S: Simd, const SIGNED: bool>(
 ) {
     let z = [p[0].z, p[1].z, p[2].z, p[3].z];
     let q = sat8_quotients(simd, sp, x, p);
-    let c = if S::PACK_CHECK && bits == 8 {
-        if simd.cvt_store_sat8x4(q, z, SIGNED, y) {
+    let c = if S::PACK_CHECK {
+        if simd.cvt_store_sat_x4(q, z, SIGNED, bits, y) {
             return;
         }
         None
@@ -680,6 +680,37 @@ impl<S: Simd, const SIGNED: bool, const SRC: u8, const PREC: u8> IsaKernel<S>
                 *ck = simd.add_i(simd.min_i(simd.max_i(*ck, lo), hi), p.z);
             }
             simd.store_16x4(c, SIGNED, yb);
+        }
+    }
+}
+
+/// The float8 / float4 steps of [`QuantizeOp::steps`] on ISAs with
+/// [`Simd::store_mini_x4`] (entered where [`Simd::MINI_X4`]): four vectors' quotients
+/// ([`mini_quotient`], Markstein's division: the scale is in the fast range), then one
+/// encode-and-store. `x` and `y` hold exactly the steps' bytes; `SRC` and `PREC` are the
+/// caller's variant, folded back into the spec (see [`Spec::fold`]).
+struct MiniX4Loop<'a, 'y, S: Simd, const MINI: u8, const SRC: u8, const PREC: u8> {
+    sp: &'a Spec,
+    x: &'a [u8],
+    y: &'y mut [u8],
+    p: &'a Lanes<S>,
+}
+
+impl<S: Simd, const MINI: u8, const SRC: u8, const PREC: u8> IsaKernel<S> for MiniX4Loop<'_, '_, S, MINI, SRC, PREC> {
+    type Output = ();
+    #[inline(always)]
+    fn run_on(self, simd: S) {
+        let MiniX4Loop { sp, x, y, p } = self;
+        let sp = &sp.fold::<SRC, PREC, ANY>();
+        let (lanes, xs, ob) = (S::LANES, sp.src.size(), sp.bits as usize);
+        let fmt = MiniFormat::of_id(MINI);
+        let add_zero = mini_adds_zero::<MINI>(sp);
+        for (xq, yq) in x.chunks_exact(4 * lanes * xs).zip(y.chunks_exact_mut(4 * lanes * ob / 8)) {
+            let mut q = [simd.splat(0.0); 4];
+            for (v, qv) in q.iter_mut().enumerate() {
+                *qv = mini_quotient(simd, sp, &xq[v * lanes * xs..(v + 1) * lanes * xs], p, false, add_zero);
+            }
+            simd.store_mini_x4(q, &fmt, yq);
         }
     }
 }
@@ -1667,20 +1698,12 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
             };
         }
         // Float8 (e4m3fn, e5m2) and float4 outputs on ISAs with a four-vector encoder: the
-        // quotients by Markstein's division, then one call encodes and stores them.
+        // quotients by Markstein's division, then one call encodes and stores them (a kernel
+        // of its own, so the other outputs' loops keep their code layout).
         if S::MINI_X4 && matches!(MINI, 2..=5 | 10) && p.fast && S::HAS_FMA {
             let ob = sp.bits as usize;
-            let yb = &mut self.y[(i - begin) * ob / 8..(i - begin + n * 4 * lanes) * ob / 8];
-            let fmt = MiniFormat::of_id(MINI);
-            let add_zero = mini_adds_zero::<MINI>(&sp);
-            for (xq, yq) in xb.chunks_exact(4 * lanes * xs).zip(yb.chunks_exact_mut(4 * lanes * ob / 8)) {
-                let mut q = [simd.splat(0.0); 4];
-                for (v, qv) in q.iter_mut().enumerate() {
-                    *qv = mini_quotient(simd, &sp, &xq[v * lanes * xs..(v + 1) * lanes * xs], p, false, add_zero);
-                }
-                simd.store_mini_x4(q, &fmt, yq);
-            }
-            return;
+            let y = &mut self.y[(i - begin) * ob / 8..(i - begin + n * 4 * lanes) * ob / 8];
+            return simd.enter(MiniX4Loop::<S, MINI, SRC, PREC> { sp: &sp, x: xb, y, p });
         }
         // Scales outside the fast range: a vector at a time, the division chosen per vector.
         if !(p.fast && !p.pow2 && S::HAS_FMA) {

@@ -29,7 +29,7 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// twice in f32. Per-ISA, as measured: 1 Mi f32->u16 on a Zen 4 host ran 14 % faster
     /// with it on AVX2 and 6 % slower on AVX-512 (whose float clamps are cheap).
     const CHECKED_CVT16: bool = false;
-    /// Whether [`Simd::cvt_store_sat8x4`] checks more cheaply than [`Simd::cvt_rne_x4`]
+    /// Whether [`Simd::cvt_store_sat_x4`] checks more cheaply than [`Simd::cvt_rne_x4`]
     /// followed by [`Simd::store_sat8x4`] (AVX2: after the first packs), so that the 8-bit
     /// fast path calls it. A constant, so other ISAs do not even generate that call (an
     /// unoptimised build gives every inlined call its own stack slots).
@@ -227,22 +227,22 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// zero points in the order it packs `c`; a broadcast zero point packs once, out of the
     /// loop.
     fn store_sat8x4(self, c: [Self::I; 4], z: [Self::I; 4], signed: bool, out: &mut [u8]);
-    /// [`Simd::cvt_rne_x4`] of the quotients `q`, then [`Simd::store_sat8x4`] of the codes;
-    /// `false`, with nothing stored, where the conversion cannot vouch for every lane (the
-    /// caller then redoes the step with clamps). ISAs may refuse more lanes than
-    /// `cvt_rne_x4` does (AVX2 checks after the first saturating pack, which also refuses
-    /// lanes at or below -32768), never fewer.
+    /// [`Simd::cvt_rne_x4`] of the quotients `q`, then [`Simd::store_sat8x4`] (`bits` 8) or
+    /// [`Simd::store_sat4x4`] (`bits` 4) of the codes; `false`, with nothing stored, where
+    /// the conversion cannot vouch for every lane (the caller then redoes the step with
+    /// clamps). ISAs may refuse more lanes than `cvt_rne_x4` does (AVX2 checks after the
+    /// first saturating pack, which also refuses lanes at or below -32768), never fewer.
     #[inline(always)]
-    fn cvt_store_sat8x4(self, q: [Self::F; 4], z: [Self::I; 4], signed: bool, out: &mut [u8]) -> bool {
-        match self.cvt_rne_x4(q) {
-            Some(c) => {
-                self.store_sat8x4(c, z, signed, out);
-                true
-            }
-            None => false,
+    fn cvt_store_sat_x4(self, q: [Self::F; 4], z: [Self::I; 4], signed: bool, bits: usize, out: &mut [u8]) -> bool {
+        let Some(c) = self.cvt_rne_x4(q) else { return false };
+        if bits == 8 {
+            self.store_sat8x4(c, z, signed, out)
+        } else {
+            self.store_sat4x4(c, z, signed, out)
         }
+        true
     }
-    /// The 16-bit twin of [`Simd::cvt_store_sat8x4`] for a zero point at the middle of the
+    /// The 16-bit twin of [`Simd::cvt_store_sat_x4`] for a zero point at the middle of the
     /// type's i16 view (0 for i16, 32768 for u16): [`Simd::cvt_rne_x4`] of `q`, each lane
     /// saturated to i16, then for u16 (`!signed`) offset by 32768 (the top bit flipped), so
     /// `clamp(c + z, qmin, qmax)`, stored as [`Simd::store_16x4`] stores (`8 * LANES`

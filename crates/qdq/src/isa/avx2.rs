@@ -103,6 +103,22 @@ impl Avx2 {
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
     }
 
+    /// [`Simd::store_sat4x4`] from the codes' first i16 packs: as [`Avx2::store_sat8_packed`]
+    /// (i16 saturation, the zero points, i8 / u8 saturation), then the byte clamp to the
+    /// 4-bit range and the nibble store.
+    #[inline(always)]
+    fn store_sat4_packed(self, c01: __m256i, c23: __m256i, z: [__m256i; 4], signed: bool, out: &mut [u8]) {
+        let (avx, avx2) = (self.0.avx, self.0.avx2);
+        let (a, b) = self.add_zero_points16(c01, c23, z);
+        let p = if signed {
+            let p = avx2._mm256_packs_epi16(a, b);
+            avx2._mm256_min_epi8(avx2._mm256_max_epi8(p, avx._mm256_set1_epi8(-8)), avx._mm256_set1_epi8(7))
+        } else {
+            avx2._mm256_min_epu8(avx2._mm256_packus_epi16(a, b), avx._mm256_set1_epi8(15))
+        };
+        self.store_nibbles(p, out)
+    }
+
     /// Stores two vectors of 16-bit codes as 16-bit packs leave them (128-bit halves
     /// interleaved): one qword permute each restores the order; 64 bytes.
     #[inline(always)]
@@ -594,25 +610,19 @@ impl Simd for Avx2 {
         true
     }
     #[inline(always)]
-    fn cvt_store_sat8x4(self, q: [__m256; 4], z: [__m256i; 4], signed: bool, out: &mut [u8]) -> bool {
+    fn cvt_store_sat_x4(self, q: [__m256; 4], z: [__m256i; 4], signed: bool, bits: usize, out: &mut [u8]) -> bool {
         let Some((c01, c23)) = self.cvt_packs_checked(q) else { return false };
-        self.store_sat8_packed(c01, c23, z, signed, out);
+        if bits == 8 {
+            self.store_sat8_packed(c01, c23, z, signed, out)
+        } else {
+            self.store_sat4_packed(c01, c23, z, signed, out)
+        }
         true
     }
     #[inline(always)]
     fn store_sat4x4(self, c: [__m256i; 4], z: [__m256i; 4], signed: bool, out: &mut [u8]) {
-        let (avx, avx2) = (self.0.avx, self.0.avx2);
-        // As store_sat8x4 (i16 saturation, the zero point, i8 / u8 saturation), then the
-        // byte clamp to the 4-bit range.
-        let (a, b) =
-            self.add_zero_points16(avx2._mm256_packs_epi32(c[0], c[1]), avx2._mm256_packs_epi32(c[2], c[3]), z);
-        let p = if signed {
-            let p = avx2._mm256_packs_epi16(a, b);
-            avx2._mm256_min_epi8(avx2._mm256_max_epi8(p, avx._mm256_set1_epi8(-8)), avx._mm256_set1_epi8(7))
-        } else {
-            avx2._mm256_min_epu8(avx2._mm256_packus_epi16(a, b), avx._mm256_set1_epi8(15))
-        };
-        self.store_nibbles(p, out)
+        let avx2 = self.0.avx2;
+        self.store_sat4_packed(avx2._mm256_packs_epi32(c[0], c[1]), avx2._mm256_packs_epi32(c[2], c[3]), z, signed, out)
     }
     #[inline(always)]
     fn store_mini_x4(self, q: [__m256; 4], f: &MiniFormat, out: &mut [u8]) {
