@@ -525,7 +525,7 @@ fn int_valid<S: Simd>(simd: S, q: S::F, r: S::I, p: &Lanes<S>) -> u32 {
 /// 4-bit integer outputs, a broadcast scale on the fast path), before the rounding. With `CLAMPED`, the first product
 /// is clamped to `±2^30` so that the correction stays finite for infinite or huge x (NaN
 /// stays NaN); without, infinite or huge x make the correction NaN or the quotient beyond
-/// i32, which [`Simd::cvt_rne_x4`] reports.
+/// i32, which [`Simd::cvt_rne_x4`] (and [`Simd::cvt_store_sat_x4`]) reports.
 #[inline(always)]
 fn quotient_sat<S: Simd, const CLAMPED: bool>(simd: S, sp: &Spec, xb: &[u8], p: &Lanes<S>) -> S::F {
     let mut x = sp.src.load(simd, xb);
@@ -702,7 +702,9 @@ impl<S: Simd, const MINI: u8, const SRC: u8, const PREC: u8> IsaKernel<S> for Mi
     fn run_on(self, simd: S) {
         let MiniX4Loop { sp, x, y, p } = self;
         let sp = &sp.fold::<SRC, PREC, ANY>();
-        let (lanes, xs, ob) = (S::LANES, sp.src.size(), sp.bits as usize);
+        // Float4 (id 10) or float8 codes: the width is a constant.
+        let (lanes, xs, ob) = (S::LANES, sp.src.size(), if MINI == 10 { 4 } else { 8 });
+        debug_assert_eq!(ob, sp.bits as usize);
         let fmt = MiniFormat::of_id(MINI);
         let add_zero = mini_adds_zero::<MINI>(sp);
         for (xq, yq) in x.chunks_exact(4 * lanes * xs).zip(y.chunks_exact_mut(4 * lanes * ob / 8)) {

@@ -30,8 +30,8 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// with it on AVX2 and 6 % slower on AVX-512 (whose float clamps are cheap).
     const CHECKED_CVT16: bool = false;
     /// Whether [`Simd::cvt_store_sat_x4`] checks more cheaply than [`Simd::cvt_rne_x4`]
-    /// followed by [`Simd::store_sat8x4`] (AVX2: after the first packs), so that the 8-bit
-    /// fast path calls it. A constant, so other ISAs do not even generate that call (an
+    /// followed by [`Simd::store_sat8x4`] / [`Simd::store_sat4x4`] (AVX2: after the first
+    /// packs), so that the 8- and 4-bit fast path calls it. A constant, so other ISAs do not even generate that call (an
     /// unoptimised build gives every inlined call its own stack slots).
     const PACK_CHECK: bool = false;
     /// Whether [`Simd::store_mini_x4`] encodes more cheaply than [`crate::codec::encode_minifloat`] a
