@@ -158,12 +158,12 @@ impl MiniFormat {
 /// Why it is exact: with the format's smallest normal `2^(1 - bias)` scaled to f16's
 /// `2^-14`, the format's normals are f16 normals and its subnormals f16 subnormals, each
 /// code `c` the f16 pattern `c << (10 - M)` (the exponent fields line up, and the
-/// power-of-two scaling is exact wherever the format's code is not zero). Truncation then loses only bits
-/// below the guard bit; ORing "any of the low `J` bits" into bit `J` first keeps them as a
-/// sticky bit (round to odd), which survives the truncation wherever the guard bit is
-/// kept: f16 keeps mantissa bits `>= 14 + M` at the exponent of half the smallest
-/// subnormal (smaller values round to zero whatever the sticky bit), and bit `J` is
-/// below the guard bit `22 - M` of a normal. So `14 + M <= J <= 21 - M`: `J = 16` for
+/// power-of-two scaling is exact wherever the format's code is not zero). Truncation then
+/// loses only bits below the guard bit; ORing "any of the low `J` bits" into bit `J` first
+/// keeps them as a sticky bit (round to odd), which survives the truncation wherever the
+/// guard bit is kept: f16 keeps mantissa bits `>= 14 + M` at the exponent of half the
+/// smallest subnormal (smaller values round to zero whatever the sticky bit), and bit `J`
+/// is below the guard bit `22 - M` of a normal. So `14 + M <= J <= 21 - M`: `J = 16` for
 /// `M <= 2`, `J = 17` for `M = 3`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct F16Route {
@@ -186,6 +186,15 @@ pub(crate) struct F16Route {
 }
 
 impl MiniFormat {
+    /// Whether the compile-time format id `id` (see [`MiniFormat::of_id`]) is one the kernels
+    /// send to [`Simd::store_mini_x4`] where [`Simd::MINI_X4`]: e4m3fn and e5m2 (both
+    /// saturation modes) and e2m1, the formats with an [`F16Route`] (a unit test holds
+    /// the two lists together).
+    #[inline(always)]
+    pub(crate) const fn has_x4_route(id: u8) -> bool {
+        matches!(id, 2..=5 | 10)
+    }
+
     /// The [`F16Route`] constants of this format, or `None` where the route does not
     /// apply: the fnuz formats (no negative zero, one NaN), float6 (no 6-bit store), more
     /// than 3 mantissa bits, an exponent range beyond f16's, an overflow code other than max
@@ -461,8 +470,10 @@ mod tests {
             let f = MiniFormat::of_id(id);
             let Some(r) = f.f16_route() else {
                 assert!(f.unsigned_zero || f.sign_pos == 5, "id {id}: only fnuz and float6 lack the route");
+                assert!(!MiniFormat::has_x4_route(id), "id {id}: sent to store_mini_x4 without a route");
                 continue;
             };
+            assert!(MiniFormat::has_x4_route(id), "id {id}: a route the kernels do not use");
             assert!(!f.unsigned_zero && matches!(f.sign_pos, 3 | 7), "id {id}");
             let (s, l) = (r.shift, r.limit as i32);
             // The clamp's pattern rounds to the overflow code, and every finite code's

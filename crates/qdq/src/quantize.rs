@@ -456,8 +456,7 @@ pub(crate) fn quantize_vec_d<S: Simd, const MINI: u8, const MASK: bool, const DI
         let r = simd.cvt_rne(c);
         return (simd.add_i(r, p.z), if MASK { int_valid(simd, q, r, p) } else { 0 });
     }
-    let q = if pow2 { simd.mul(x, p.r) } else { divide(simd, x, p.divisor, p.r, fast) };
-    let q = sp.prec.round(simd, q);
+    let q = float_quotient(simd, sp, x, p, pow2, fast);
     let mini = match (MINI, sp.enc) {
         (0, _) => None,
         // A compile-time float8 id: the job's output is that format, with no zero point to
@@ -484,6 +483,14 @@ pub(crate) fn quantize_vec_d<S: Simd, const MINI: u8, const MASK: bool, const DI
     }
 }
 
+/// `x / s` for a float-format output, rounded to the division precision: the exact product
+/// `x * r` for a power-of-two scale (`pow2`), else [`divide`] (Markstein's where `fast`).
+#[inline(always)]
+fn float_quotient<S: Simd>(simd: S, sp: &Spec, x: S::F, p: &Lanes<S>, pow2: bool, fast: bool) -> S::F {
+    let q = if pow2 { simd.mul(x, p.r) } else { divide(simd, x, p.divisor, p.r, fast) };
+    sp.prec.round(simd, q)
+}
+
 /// Whether a job with the compile-time float format `MINI` adds its float zero point to the
 /// quotients (float4 / float6 with a zero point; float8 has none).
 #[inline(always)]
@@ -502,8 +509,7 @@ pub(crate) fn mini_quotient<S: Simd>(simd: S, sp: &Spec, xb: &[u8], p: &Lanes<S>
     if !sp.src_exact {
         x = sp.prec.round(simd, x);
     }
-    let d = if pow2 { simd.mul(x, p.r) } else { divide(simd, x, p.divisor, p.r, true) };
-    let d = sp.prec.round(simd, d);
+    let d = float_quotient(simd, sp, x, p, pow2, true);
     if add_zero {
         simd.add(d, p.zf)
     } else {
@@ -1702,7 +1708,7 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
         // Float8 (e4m3fn, e5m2) and float4 outputs on ISAs with a four-vector encoder: the
         // quotients by Markstein's division, then one call encodes and stores them (a kernel
         // of its own, so the other outputs' loops keep their code layout).
-        if S::MINI_X4 && matches!(MINI, 2..=5 | 10) && p.fast && S::HAS_FMA {
+        if S::MINI_X4 && MiniFormat::has_x4_route(MINI) && p.fast && S::HAS_FMA {
             let ob = sp.bits as usize;
             let y = &mut self.y[(i - begin) * ob / 8..(i - begin + n * 4 * lanes) * ob / 8];
             return simd.enter(MiniX4Loop::<S, MINI, SRC, PREC> { sp: &sp, x: xb, y, p });

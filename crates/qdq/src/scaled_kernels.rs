@@ -777,7 +777,7 @@ fn mx_encode4<S: Simd, const MINI: u8>(
     y4: &mut [u8],
 ) {
     let vb = 4 * S::LANES;
-    if S::MINI_X4 && matches!(MINI, 2..=5 | 10) {
+    if S::MINI_X4 && MiniFormat::has_x4_route(MINI) {
         // Float8 / float4 codes through the four-vector encoder.
         let add_zero = quantize::mini_adds_zero::<MINI>(sp);
         let mut q = [simd.splat(0.0); 4];

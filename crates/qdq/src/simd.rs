@@ -31,12 +31,14 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     const CHECKED_CVT16: bool = false;
     /// Whether [`Simd::cvt_store_sat_x4`] checks more cheaply than [`Simd::cvt_rne_x4`]
     /// followed by [`Simd::store_sat8x4`] / [`Simd::store_sat4x4`] (AVX2: after the first
-    /// packs), so that the 8- and 4-bit fast path calls it. A constant, so other ISAs do not even generate that call (an
-    /// unoptimised build gives every inlined call its own stack slots).
+    /// packs), so that the 8- and 4-bit fast path calls it. A constant, so other ISAs do not
+    /// even generate that call (an unoptimised build gives every inlined call its own stack
+    /// slots).
     const PACK_CHECK: bool = false;
-    /// Whether [`Simd::store_mini_x4`] encodes more cheaply than [`crate::codec::encode_minifloat`] a
-    /// vector at a time (AVX2: the F16C route of [`crate::codec::F16Route`]), so that the
-    /// float8 / float4 steps call it. A constant, as `PACK_CHECK`.
+    /// Whether [`Simd::store_mini_x4`] encodes more cheaply than
+    /// [`crate::codec::encode_minifloat`] a vector at a time (AVX2: the F16C route of
+    /// [`crate::codec::F16Route`]), so that the float8 / float4 steps call it (for the
+    /// formats of [`MiniFormat::has_x4_route`]). A constant, as `PACK_CHECK`.
     const MINI_X4: bool = false;
     /// `LANES` f32.
     type F: Copy;
