@@ -566,15 +566,34 @@ fn sat8_step<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::I;
     }
 }
 
-/// The unclamped quotients of a step of the 8-bit fast path (vector `k` of `x` with `p[k]`).
+/// The unclamped quotients of a step of the 8-bit fast path (vector `k` of `x` with `p[k]`):
+/// the last [`Simd::DIV_QUOTIENTS`] by the divide instruction, the others by Markstein's
+/// division. Both are the correctly rounded quotient, and both leave an infinite, NaN or
+/// out-of-range lane to the conversion check.
 #[inline(always)]
 fn sat8_quotients<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::F; 4] {
     let vb = S::LANES * sp.src.size();
     let mut q = [simd.splat(0.0); 4];
     for (k, qk) in q.iter_mut().enumerate() {
-        *qk = quotient_sat::<S, false>(simd, sp, &x[k * vb..(k + 1) * vb], p[k]);
+        let xb = &x[k * vb..(k + 1) * vb];
+        *qk = if S::DIV_QUOTIENTS > 0 && k >= 4 - S::DIV_QUOTIENTS {
+            quotient_div(simd, sp, xb, p[k])
+        } else {
+            quotient_sat::<S, false>(simd, sp, xb, p[k])
+        };
     }
     q
+}
+
+/// [`quotient_sat`] (unclamped) by the divide instruction: `round_P(x / s)`, correctly
+/// rounded for every x, so the fast range plays no part.
+#[inline(always)]
+fn quotient_div<S: Simd>(simd: S, sp: &Spec, xb: &[u8], p: &Lanes<S>) -> S::F {
+    let mut x = sp.src.load(simd, xb);
+    if !sp.src_exact {
+        x = sp.prec.round(simd, x);
+    }
+    sp.prec.round(simd, simd.div(x, p.divisor))
 }
 
 /// The rare redo of a step whose conversion check failed: the quotients with the clamps,

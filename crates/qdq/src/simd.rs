@@ -40,6 +40,12 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// [`crate::codec::F16Route`]), so that the float8 / float4 steps call it (for the
     /// formats of [`MiniFormat::has_x4_route`]). A constant, as `PACK_CHECK`.
     const MINI_X4: bool = false;
+    /// Of the four quotients of each step of the integer fast paths ([`Simd::cvt_rne_x4`]
+    /// and the saturating stores), how many come from the divide instruction rather than
+    /// Markstein's three multiply-adds (both give the correctly rounded `x / s`). The
+    /// divider runs beside the FMA pipes, so handing it one vector of four relieves the
+    /// pipes that bound those loops. Per-ISA, as measured (AVX2: 1; see BENCHMARKS.md).
+    const DIV_QUOTIENTS: usize = 0;
     /// `LANES` f32.
     type F: Copy;
     /// `LANES` i32.
