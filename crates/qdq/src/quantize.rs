@@ -500,16 +500,25 @@ pub(crate) fn mini_adds_zero<const MINI: u8>(sp: &Spec) -> bool {
 
 /// The quotient of one vector for a float-format output, before the encoder: `x / s` in
 /// the division precision (the exact product `x * r` for a power-of-two scale, `pow2`; else
-/// Markstein's division, the scale in the fast range, on an ISA with FMA), plus the float
-/// zero point where the format adds one (`add_zero`: float4 / float6).
+/// Markstein's division where `fast`, the scale in the fast range, on an ISA with FMA, or
+/// the divide instruction), plus the float zero point where the format adds one
+/// (`add_zero`: float4 / float6).
 #[inline(always)]
-pub(crate) fn mini_quotient<S: Simd>(simd: S, sp: &Spec, xb: &[u8], p: &Lanes<S>, pow2: bool, add_zero: bool) -> S::F {
-    debug_assert!(pow2 || (p.fast && S::HAS_FMA), "Markstein's division needs a fast scale and FMA");
+pub(crate) fn mini_quotient<S: Simd>(
+    simd: S,
+    sp: &Spec,
+    xb: &[u8],
+    p: &Lanes<S>,
+    pow2: bool,
+    fast: bool,
+    add_zero: bool,
+) -> S::F {
+    debug_assert!(pow2 || !fast || (p.fast && S::HAS_FMA), "Markstein's division needs a fast scale and FMA");
     let mut x = sp.src.load(simd, xb);
     if !sp.src_exact {
         x = sp.prec.round(simd, x);
     }
-    let d = float_quotient(simd, sp, x, p, pow2, true);
+    let d = float_quotient(simd, sp, x, p, pow2, fast);
     if add_zero {
         simd.add(d, p.zf)
     } else {
@@ -711,7 +720,8 @@ impl<S: Simd, const SIGNED: bool, const SRC: u8, const PREC: u8> IsaKernel<S>
 
 /// The float8 / float4 steps of [`QuantizeOp::steps`] on ISAs with
 /// [`Simd::store_mini_x4`] (entered where [`Simd::MINI_X4`]): four vectors' quotients
-/// ([`mini_quotient`], Markstein's division: the scale is in the fast range), then one
+/// ([`mini_quotient`], Markstein's division, the scale in the fast range, except the last
+/// [`Simd::DIV_QUOTIENTS`] by the divide instruction), then one
 /// encode-and-store. `x` and `y` hold exactly the steps' bytes; `SRC` and `PREC` are the
 /// caller's variant, folded back into the spec (see [`Spec::fold`]).
 struct MiniX4Loop<'a, 'y, S: Simd, const MINI: u8, const SRC: u8, const PREC: u8> {
@@ -735,7 +745,9 @@ impl<S: Simd, const MINI: u8, const SRC: u8, const PREC: u8> IsaKernel<S> for Mi
         for (xq, yq) in x.chunks_exact(4 * lanes * xs).zip(y.chunks_exact_mut(4 * lanes * ob / 8)) {
             let mut q = [simd.splat(0.0); 4];
             for (v, qv) in q.iter_mut().enumerate() {
-                *qv = mini_quotient(simd, sp, &xq[v * lanes * xs..(v + 1) * lanes * xs], p, false, add_zero);
+                // The last `DIV_QUOTIENTS` by the divide instruction, as in `sat8_quotients`.
+                let fast = v < 4 - S::DIV_QUOTIENTS;
+                *qv = mini_quotient(simd, sp, &xq[v * lanes * xs..(v + 1) * lanes * xs], p, false, fast, add_zero);
             }
             simd.store_mini_x4(q, &fmt, yq);
         }

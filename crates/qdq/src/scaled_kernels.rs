@@ -782,7 +782,7 @@ fn mx_encode4<S: Simd, const MINI: u8>(
         let add_zero = quantize::mini_adds_zero::<MINI>(sp);
         let mut q = [simd.splat(0.0); 4];
         for (k, qk) in q.iter_mut().enumerate() {
-            *qk = quantize::mini_quotient(simd, sp, &x4[k * vb..(k + 1) * vb], p[k], true, add_zero);
+            *qk = quantize::mini_quotient(simd, sp, &x4[k * vb..(k + 1) * vb], p[k], true, true, add_zero);
         }
         return simd.store_mini_x4(q, &MiniFormat::of_id(MINI), y4);
     }
