@@ -624,17 +624,18 @@ fn sat8_redo<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::I;
 /// by [`Simd::cvt_store_sat_x4`] where [`Simd::PACK_CHECK`] (the check after the first
 /// packs), else by [`Simd::cvt_rne_x4`], then stored by
 /// [`Simd::store_sat8x4`] / [`Simd::store_sat4x4`]; a step the check refuses is redone with
-/// the clamps ([`sat8_redo`]).
+/// the clamps ([`sat8_redo`]). `z`: the zero points of `p`, as [`Simd::zero_points_x4`]
+/// prepares them.
 #[inline(always)]
 fn sat8_step_store<S: Simd, const SIGNED: bool>(
     simd: S,
     sp: &Spec,
     x: &[u8],
     p: [&Lanes<S>; 4],
+    z: [S::I; 4],
     y: &mut [u8],
     bits: usize,
 ) {
-    let z = [p[0].z, p[1].z, p[2].z, p[3].z];
     let q = sat8_quotients(simd, sp, x, p);
     let c = if S::PACK_CHECK {
         if simd.cvt_store_sat_x4(q, z, SIGNED, bits, y) {
@@ -664,8 +665,9 @@ fn sat8_step_store<S: Simd, const SIGNED: bool>(
 fn sat8_loop<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, x: &[u8], y: &mut [u8], p: &Lanes<S>, bits: usize) {
     let lanes = S::LANES;
     let vb = lanes * sp.src.size();
+    let z = simd.zero_points_x4([p.z; 4]);
     for (xb, yb) in x.chunks_exact(4 * vb).zip(y.chunks_exact_mut(4 * lanes * bits / 8)) {
-        sat8_step_store::<S, SIGNED>(simd, sp, xb, [p, p, p, p], yb, bits);
+        sat8_step_store::<S, SIGNED>(simd, sp, xb, [p, p, p, p], z, yb, bits);
     }
 }
 
@@ -790,7 +792,7 @@ pub(crate) fn sat8_loop_with_range<S: Simd, const SIGNED: bool>(
         for (k, ck) in c.iter_mut().enumerate() {
             *ck = simd.cvt_rne(simd.max(quotient_sat::<S, false>(simd, sp, &xb[k * vb..(k + 1) * vb], p), p.lo));
         }
-        simd.store_sat8x4(c, [z; 4], SIGNED, yb);
+        simd.store_sat8x4(c, simd.zero_points_x4([z; 4]), SIGNED, yb);
     }
 }
 
@@ -887,7 +889,7 @@ fn run_blocked_sat8<S: Simd>(
                     let xq = &xb[step * 4 * vb..(step + 1) * 4 * vb];
                     let yq = &mut yb[step * 4 * lanes..(step + 1) * 4 * lanes];
                     let c = sat8_step(simd, &sp, xq, [&pa, &pa, pf, pf]);
-                    let z = [pa.z, pa.z, pf.z, pf.z];
+                    let z = simd.zero_points_x4([pa.z, pa.z, pf.z, pf.z]);
                     match qmin < 0 {
                         true => simd.store_sat8x4(c, z, true, yq),
                         false => simd.store_sat8x4(c, z, false, yq),
@@ -1026,24 +1028,25 @@ impl<S: Simd> AxisSat8Rows<'_, S> {
         let lanes = S::LANES;
         let xs = sp.src.size();
         // Runs of whole tiles: where the tile is every channel, the rows are one contiguous
-        // run (no per-row slicing and bounds checks); otherwise one run per row. The
-        // parameter group cycles along a run. (One copy of the step: an unoptimised build
-        // gives each copy its own stack slots.)
+        // run (no per-row slicing and bounds checks); otherwise one run per row. Each tile
+        // of a run walks the parameter groups in step (zipped chunks: no counter and no
+        // bounds checks), their zero points packed once here. (One copy of the step: an
+        // unoptimised build gives each copy its own stack slots.)
         let tile = params.len() * lanes;
         let whole = c0 == 0 && tile == channels;
         let (runs, run_len) = if whole { (1, (r1 - r0) * channels) } else { (r1 - r0, tile) };
-        let groups = params.len() / 4;
+        let mut zq = [[simd.splat_i(0); 4]; AXIS_TILE_VECTORS / 4];
+        for (zg, p) in zq.iter_mut().zip(params.chunks_exact(4)) {
+            *zg = simd.zero_points_x4([p[0].z, p[1].z, p[2].z, p[3].z]);
+        }
         for run in 0..runs {
             let e0 = if whole { r0 * channels } else { (r0 + run) * channels + c0 };
             let xb = &x[e0 * xs..(e0 + run_len) * xs];
             let yb = &mut y[e0 - begin..e0 - begin + run_len];
-            let mut q = 0;
-            for (xq, yq) in xb.chunks_exact(4 * lanes * xs).zip(yb.chunks_exact_mut(4 * lanes)) {
-                let p = &params[4 * q..4 * q + 4];
-                sat8_step_store::<S, SIGNED>(simd, &sp, xq, [&p[0], &p[1], &p[2], &p[3]], yq, 8);
-                q += 1;
-                if q == groups {
-                    q = 0;
+            for (xt, yt) in xb.chunks_exact(tile * xs).zip(yb.chunks_exact_mut(tile)) {
+                let steps = xt.chunks_exact(4 * lanes * xs).zip(yt.chunks_exact_mut(4 * lanes));
+                for ((xq, yq), (p, z)) in steps.zip(params.chunks_exact(4).zip(&zq)) {
+                    sat8_step_store::<S, SIGNED>(simd, &sp, xq, [&p[0], &p[1], &p[2], &p[3]], *z, yq, 8);
                 }
             }
         }
@@ -1118,7 +1121,8 @@ impl BlockedGroups<'_, '_> {
                 let pa = gp.block(simd, ja);
                 // (A quarter of a larger block reuses its parameters, not reads them again.)
                 let pb = if pair { gp.block(simd, jb) } else { pa };
-                sat8_step_store::<S, SIGNED>(simd, &sp, xq, [&pa, &pa, &pb, &pb], yq, 8);
+                let z = simd.zero_points_x4([pa.z, pa.z, pb.z, pb.z]);
+                sat8_step_store::<S, SIGNED>(simd, &sp, xq, [&pa, &pa, &pb, &pb], z, yq, 8);
                 quarter += 4 * lanes;
                 if pair || quarter == block {
                     ja = jb + 1;

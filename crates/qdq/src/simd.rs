@@ -233,13 +233,23 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// `clamp(c + z, qmin, qmax)`: the saturating packs of x86 and NEON are the clamp (a lane
     /// beyond ±32767 stays beyond the 8-bit range after adding z). Each ISA packs the
     /// zero points in the order it packs `c`; a broadcast zero point packs once, out of the
-    /// loop.
+    /// loop. `z` is as [`Simd::zero_points_x4`] prepares it.
     fn store_sat8x4(self, c: [Self::I; 4], z: [Self::I; 4], signed: bool, out: &mut [u8]);
+    /// The zero points of a four-vector step (`z[k]` for vector `k`) in the form
+    /// [`Simd::store_sat8x4`], [`Simd::store_sat4x4`] and [`Simd::cvt_store_sat_x4`] take:
+    /// x86 packs them to i16 in the order it packs the codes, so that a caller whose zero
+    /// points repeat (per-axis channel tiles, a broadcast) packs them once, not per step.
+    /// Elsewhere, and by default, `z` itself.
+    #[inline(always)]
+    fn zero_points_x4(self, z: [Self::I; 4]) -> [Self::I; 4] {
+        z
+    }
     /// [`Simd::cvt_rne_x4`] of the quotients `q`, then [`Simd::store_sat8x4`] (`bits` 8) or
     /// [`Simd::store_sat4x4`] (`bits` 4) of the codes; `false`, with nothing stored, where
     /// the conversion cannot vouch for every lane (the caller then redoes the step with
     /// clamps). ISAs may refuse more lanes than `cvt_rne_x4` does (AVX2 checks after the
     /// first saturating pack, which also refuses lanes at or below -32768), never fewer.
+    /// `z` is as [`Simd::zero_points_x4`] prepares it.
     #[inline(always)]
     fn cvt_store_sat_x4(self, q: [Self::F; 4], z: [Self::I; 4], signed: bool, bits: usize, out: &mut [u8]) -> bool {
         let Some(c) = self.cvt_rne_x4(q) else { return false };
@@ -269,7 +279,7 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// [`Simd::store_sat8x4`] for the 4-bit types: `clamp(c + z, qmin, qmax)` of i4
     /// (`signed`) or u4, packed as [`Simd::store_u4x4`] packs (`2 * LANES` bytes); the lanes
     /// any i32 as for `store_sat8x4` (NEON's conversion saturates to `i32::MAX` / `MIN`),
-    /// the zero points within `[-8, 15]`.
+    /// the zero points within `[-8, 15]`, as [`Simd::zero_points_x4`] prepares them.
     #[inline(always)]
     fn store_sat4x4(self, c: [Self::I; 4], z: [Self::I; 4], signed: bool, out: &mut [u8]) {
         let (lo, hi) = if signed { (-8, 7) } else { (0, 15) };

@@ -80,14 +80,12 @@ impl Avx2 {
     }
 
     /// The i16 packs of four vectors of codes (`c01`, `c23`, as `_mm256_packs_epi32` leaves
-    /// them) plus their zero points `z`, packed the same way, with i16 saturation.
+    /// them) plus their zero points, packed the same way by [`Simd::zero_points_x4`] (`z[0]`
+    /// and `z[1]`), with i16 saturation.
     #[inline(always)]
     fn add_zero_points16(self, c01: __m256i, c23: __m256i, z: [__m256i; 4]) -> (__m256i, __m256i) {
         let avx2 = self.0.avx2;
-        (
-            avx2._mm256_adds_epi16(c01, avx2._mm256_packs_epi32(z[0], z[1])),
-            avx2._mm256_adds_epi16(c23, avx2._mm256_packs_epi32(z[2], z[3])),
-        )
+        (avx2._mm256_adds_epi16(c01, z[0]), avx2._mm256_adds_epi16(c23, z[1]))
     }
 
     /// [`Simd::store_sat8x4`] from the codes' first i16 packs: the zero points, the i8 / u8
@@ -596,6 +594,13 @@ impl Simd for Avx2 {
         let out = &mut out[..32];
         // SAFETY: `out` is exactly the 32 bytes written.
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
+    }
+    #[inline(always)]
+    fn zero_points_x4(self, z: [__m256i; 4]) -> [__m256i; 4] {
+        // The packs of the codes' first step; the last two vectors are unused.
+        let (avx, avx2) = (self.0.avx, self.0.avx2);
+        let zero = avx._mm256_setzero_si256();
+        [avx2._mm256_packs_epi32(z[0], z[1]), avx2._mm256_packs_epi32(z[2], z[3]), zero, zero]
     }
     #[inline(always)]
     fn store_sat8x4(self, c: [__m256i; 4], z: [__m256i; 4], signed: bool, out: &mut [u8]) {

@@ -437,10 +437,20 @@ impl Simd for Avx512 {
         unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) }
     }
     #[inline(always)]
+    fn zero_points_x4(self, z: [__m512i; 4]) -> [__m512i; 4] {
+        // The packs of the codes' first step; the last two vectors are unused.
+        v!([
+            _mm512_packs_epi32(z[0], z[1]),
+            _mm512_packs_epi32(z[2], z[3]),
+            _mm512_setzero_si512(),
+            _mm512_setzero_si512()
+        ])
+    }
+    #[inline(always)]
     fn store_sat8x4(self, c: [__m512i; 4], z: [__m512i; 4], signed: bool, out: &mut [u8]) {
         let v = v!({
-            let a = _mm512_adds_epi16(_mm512_packs_epi32(c[0], c[1]), _mm512_packs_epi32(z[0], z[1]));
-            let b = _mm512_adds_epi16(_mm512_packs_epi32(c[2], c[3]), _mm512_packs_epi32(z[2], z[3]));
+            let a = _mm512_adds_epi16(_mm512_packs_epi32(c[0], c[1]), z[0]);
+            let b = _mm512_adds_epi16(_mm512_packs_epi32(c[2], c[3]), z[1]);
             let p = if signed { _mm512_packs_epi16(a, b) } else { _mm512_packus_epi16(a, b) };
             // Undo the packs' 128-bit lane interleave.
             _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), p)
@@ -453,8 +463,8 @@ impl Simd for Avx512 {
     fn store_sat4x4(self, c: [__m512i; 4], z: [__m512i; 4], signed: bool, out: &mut [u8]) {
         // As store_sat8x4, then the byte clamp to the 4-bit range.
         let p = v!({
-            let a = _mm512_adds_epi16(_mm512_packs_epi32(c[0], c[1]), _mm512_packs_epi32(z[0], z[1]));
-            let b = _mm512_adds_epi16(_mm512_packs_epi32(c[2], c[3]), _mm512_packs_epi32(z[2], z[3]));
+            let a = _mm512_adds_epi16(_mm512_packs_epi32(c[0], c[1]), z[0]);
+            let b = _mm512_adds_epi16(_mm512_packs_epi32(c[2], c[3]), z[1]);
             if signed {
                 _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(a, b), _mm512_set1_epi8(-8)), _mm512_set1_epi8(7))
             } else {
