@@ -1110,23 +1110,21 @@ impl BlockedGroups<'_, '_> {
             let gp = GroupParams::new(simd, divisor, z);
             let x = &job.x[e_group * xs..(e_group + lanes * block) * xs];
             let yg = &mut y[e_group - begin..e_group - begin + lanes * block];
-            // Steps of four vectors: vectors 0, 1 from block `ja` and 2, 3 from `jb`, which
-            // is the next block for two-vector blocks, else `ja` again (a quarter of a
-            // larger block). Counters, not a division per step; one copy of the step code
-            // (an unoptimised build gives each copy its own stack slots).
+            // Units of one block, or of two for two-vector blocks; steps of four vectors,
+            // vectors 0, 1 from block `ja` and 2, 3 from `jb`, the unit's second block for
+            // two-vector blocks, else `ja` again (a quarter of a larger block). Zipped
+            // chunks, not counters, and one copy of the step code (an unoptimised build
+            // gives each copy its own stack slots).
             let pair = block == 2 * lanes;
-            let (mut ja, mut quarter) = (0, 0);
-            for (xq, yq) in x.chunks_exact(4 * vb).zip(yg.chunks_exact_mut(4 * lanes)) {
-                let jb = ja + usize::from(pair);
+            let unit = if pair { 2 * block } else { block };
+            for (u, (xu, yu)) in x.chunks_exact(unit * xs).zip(yg.chunks_exact_mut(unit)).enumerate() {
+                let ja = if pair { 2 * u } else { u };
                 let pa = gp.block(simd, ja);
-                // (A quarter of a larger block reuses its parameters, not reads them again.)
-                let pb = if pair { gp.block(simd, jb) } else { pa };
+                // (The steps of a larger block reuse its parameters, not read them again.)
+                let pb = if pair { gp.block(simd, ja + 1) } else { pa };
                 let z = simd.zero_points_x4([pa.z, pa.z, pb.z, pb.z]);
-                sat8_step_store::<S, SIGNED>(simd, &sp, xq, [&pa, &pa, &pb, &pb], z, yq, 8);
-                quarter += 4 * lanes;
-                if pair || quarter == block {
-                    ja = jb + 1;
-                    quarter = 0;
+                for (xq, yq) in xu.chunks_exact(4 * vb).zip(yu.chunks_exact_mut(4 * lanes)) {
+                    sat8_step_store::<S, SIGNED>(simd, &sp, xq, [&pa, &pa, &pb, &pb], z, yq, 8);
                 }
             }
             k += lanes;
