@@ -40,8 +40,9 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// [`crate::codec::F16Route`]), so that the float8 / float4 steps call it (for the
     /// formats of [`MiniFormat::has_x4_route`]). A constant, as `PACK_CHECK`.
     const MINI_X4: bool = false;
-    /// Of the four quotients of each step of the integer fast paths ([`Simd::cvt_rne_x4`]
-    /// and the saturating stores), how many come from the divide instruction rather than
+    /// Of the four quotients of each step of the integer fast paths (the steps of
+    /// `quantize::sat8_quotients`; not the per-row quantizer's loop) and of the float8 /
+    /// float4 steps (`MiniX4Loop`), how many come from the divide instruction rather than
     /// Markstein's three multiply-adds (both give the correctly rounded `x / s`). The
     /// divider runs beside the FMA pipes, so handing it one vector of four relieves the
     /// pipes that bound those loops. Per-ISA, as measured (AVX2: 1; see BENCHMARKS.md).
@@ -231,9 +232,10 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// points within `[-32768, 32767]`), each saturated to i16, added with i16 saturation,
     /// then saturated to i8 (`signed`) or u8. For an 8-bit type this is
     /// `clamp(c + z, qmin, qmax)`: the saturating packs of x86 and NEON are the clamp (a lane
-    /// beyond ±32767 stays beyond the 8-bit range after adding z). Each ISA packs the
-    /// zero points in the order it packs `c`; a broadcast zero point packs once, out of the
-    /// loop. `z` is as [`Simd::zero_points_x4`] prepares it.
+    /// beyond ±32767 stays beyond the 8-bit range after adding z). `z` is passed as
+    /// [`Simd::zero_points_x4`] prepares it from the per-vector zero points `z[k]` (x86 packs
+    /// them there, in the order it packs `c`, so a caller whose zero points repeat packs them
+    /// once).
     fn store_sat8x4(self, c: [Self::I; 4], z: [Self::I; 4], signed: bool, out: &mut [u8]);
     /// The zero points of a four-vector step (`z[k]` for vector `k`) in the form
     /// [`Simd::store_sat8x4`], [`Simd::store_sat4x4`] and [`Simd::cvt_store_sat_x4`] take:
@@ -279,7 +281,8 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// [`Simd::store_sat8x4`] for the 4-bit types: `clamp(c + z, qmin, qmax)` of i4
     /// (`signed`) or u4, packed as [`Simd::store_u4x4`] packs (`2 * LANES` bytes); the lanes
     /// any i32 as for `store_sat8x4` (NEON's conversion saturates to `i32::MAX` / `MIN`),
-    /// the zero points within `[-8, 15]`, as [`Simd::zero_points_x4`] prepares them.
+    /// the zero points within `[-8, 15]` (before [`Simd::zero_points_x4`] prepares them, as
+    /// `z` is passed).
     #[inline(always)]
     fn store_sat4x4(self, c: [Self::I; 4], z: [Self::I; 4], signed: bool, out: &mut [u8]) {
         let (lo, hi) = if signed { (-8, 7) } else { (0, 15) };

@@ -597,7 +597,8 @@ impl Simd for Avx2 {
     }
     #[inline(always)]
     fn zero_points_x4(self, z: [__m256i; 4]) -> [__m256i; 4] {
-        // The packs of the codes' first step; the last two vectors are unused.
+        // Packed as the codes' first pack stage (i32 -> i16) packs them; the last two
+        // vectors are unused.
         let (avx, avx2) = (self.0.avx, self.0.avx2);
         let zero = avx._mm256_setzero_si256();
         [avx2._mm256_packs_epi32(z[0], z[1]), avx2._mm256_packs_epi32(z[2], z[3]), zero, zero]

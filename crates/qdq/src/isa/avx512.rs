@@ -438,7 +438,8 @@ impl Simd for Avx512 {
     }
     #[inline(always)]
     fn zero_points_x4(self, z: [__m512i; 4]) -> [__m512i; 4] {
-        // The packs of the codes' first step; the last two vectors are unused.
+        // Packed as the codes' first pack stage (i32 -> i16) packs them; the last two
+        // vectors are unused.
         v!([
             _mm512_packs_epi32(z[0], z[1]),
             _mm512_packs_epi32(z[2], z[3]),
