@@ -432,10 +432,7 @@ pub(crate) fn quantize_vec_d<S: Simd, const MINI: u8, const MASK: bool, const DI
         DIV_POW2 => (true, false),
         _ => (p.pow2, p.fast),
     };
-    let mut x = sp.src.load(simd, xb);
-    if !sp.src_exact {
-        x = sp.prec.round(simd, x);
-    }
+    let x = load_x(simd, sp, xb);
     if MINI == 0 {
         // Integer outputs: ±0 are the same and NaN goes to qmin, so the divide needs no
         // special-value fix-ups. On the fast path the first product is clamped to ±2^30
@@ -498,6 +495,18 @@ pub(crate) fn mini_adds_zero<const MINI: u8>(sp: &Spec) -> bool {
     MINI >= 10 && matches!(sp.enc, Encode::Mini { add_zero: true, .. })
 }
 
+/// One vector of x as the division takes it: widened to f32, then rounded to the division
+/// precision unless the source type is exact in it.
+#[inline(always)]
+fn load_x<S: Simd>(simd: S, sp: &Spec, xb: &[u8]) -> S::F {
+    let x = sp.src.load(simd, xb);
+    if sp.src_exact {
+        x
+    } else {
+        sp.prec.round(simd, x)
+    }
+}
+
 /// The quotient of one vector for a float-format output, before the encoder: `x / s` in
 /// the division precision (the exact product `x * r` for a power-of-two scale, `pow2`; else
 /// Markstein's division where `fast`, the scale in the fast range, on an ISA with FMA, or
@@ -514,10 +523,7 @@ pub(crate) fn mini_quotient<S: Simd>(
     add_zero: bool,
 ) -> S::F {
     debug_assert!(pow2 || !fast || (p.fast && S::HAS_FMA), "Markstein's division needs a fast scale and FMA");
-    let mut x = sp.src.load(simd, xb);
-    if !sp.src_exact {
-        x = sp.prec.round(simd, x);
-    }
+    let x = load_x(simd, sp, xb);
     let d = float_quotient(simd, sp, x, p, pow2, fast);
     if add_zero {
         simd.add(d, p.zf)
@@ -543,10 +549,7 @@ fn int_valid<S: Simd>(simd: S, q: S::F, r: S::I, p: &Lanes<S>) -> u32 {
 /// i32, which [`Simd::cvt_rne_x4`] (and [`Simd::cvt_store_sat_x4`]) reports.
 #[inline(always)]
 fn quotient_sat<S: Simd, const CLAMPED: bool>(simd: S, sp: &Spec, xb: &[u8], p: &Lanes<S>) -> S::F {
-    let mut x = sp.src.load(simd, xb);
-    if !sp.src_exact {
-        x = sp.prec.round(simd, x);
-    }
+    let x = load_x(simd, sp, xb);
     let q0 = simd.mul(x, p.r);
     let q0 = if CLAMPED { simd.clamp_abs(q0, simd.splat(LIM)) } else { q0 };
     let e = simd.fnma(q0, p.divisor, x);
@@ -598,10 +601,7 @@ fn sat8_quotients<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [
 /// rounded for every x, so the fast range plays no part.
 #[inline(always)]
 fn quotient_div<S: Simd>(simd: S, sp: &Spec, xb: &[u8], p: &Lanes<S>) -> S::F {
-    let mut x = sp.src.load(simd, xb);
-    if !sp.src_exact {
-        x = sp.prec.round(simd, x);
-    }
+    let x = load_x(simd, sp, xb);
     sp.prec.round(simd, simd.div(x, p.divisor))
 }
 
@@ -780,6 +780,7 @@ pub(crate) fn sat8_loop_with_range<S: Simd, const SIGNED: bool>(
     let lanes = S::LANES;
     let vb = 4 * lanes;
     let z = if SIGNED { simd.splat_i(0) } else { p.z };
+    let zq = simd.zero_points_x4([z; 4]);
     for ((xb, yb), nb) in x.chunks_exact(4 * vb).zip(y.chunks_exact_mut(4 * lanes)).zip(next.chunks_exact(4 * vb)) {
         for k in 0..4 {
             // `min(v, acc)` keeps `acc` for a NaN `v` (the Simd contract). Two pairs of
@@ -792,7 +793,7 @@ pub(crate) fn sat8_loop_with_range<S: Simd, const SIGNED: bool>(
         for (k, ck) in c.iter_mut().enumerate() {
             *ck = simd.cvt_rne(simd.max(quotient_sat::<S, false>(simd, sp, &xb[k * vb..(k + 1) * vb], p), p.lo));
         }
-        simd.store_sat8x4(c, simd.zero_points_x4([z; 4]), SIGNED, yb);
+        simd.store_sat8x4(c, zq, SIGNED, yb);
     }
 }
 
@@ -885,11 +886,11 @@ fn run_blocked_sat8<S: Simd>(
                 // (or of a 4k-vector block), 2, 3 from the second. (Plain indexing: an
                 // iterator adapter here was not inlined.)
                 let pf = if span == 2 { &pb } else { &pa };
+                let z = simd.zero_points_x4([pa.z, pa.z, pf.z, pf.z]);
                 for step in 0..bytes / (4 * lanes) {
                     let xq = &xb[step * 4 * vb..(step + 1) * 4 * vb];
                     let yq = &mut yb[step * 4 * lanes..(step + 1) * 4 * lanes];
                     let c = sat8_step(simd, &sp, xq, [&pa, &pa, pf, pf]);
-                    let z = simd.zero_points_x4([pa.z, pa.z, pf.z, pf.z]);
                     match qmin < 0 {
                         true => simd.store_sat8x4(c, z, true, yq),
                         false => simd.store_sat8x4(c, z, false, yq),
