@@ -20,10 +20,16 @@
 //! (Markstein) whenever `s` and `r` are normal and `x` and the residual do not underflow.
 //! The kernels use it when `|s|` is in [`FAST_SCALE`] = `[2^-30, 2^30]`: an `x` small enough
 //! to break it (`|x| < 2^-96`) then gives `|q| < 2^-66`, which every output type rounds to
-//! ±0 whatever its last bits, so no vector needs a check. Where the signs of zeros and
-//! infinities matter (float outputs), `q0` is selected where the residual is zero (exact
-//! products, signed zeros) or the correction is NaN (infinite x or an overflowing quotient,
-//! where `q0` is the IEEE result). Scales outside the range always use a true division.
+//! ±0 whatever its last bits, so integer and float8 outputs need no check. Where the signs
+//! of zeros and infinities matter (float outputs), `q0` is selected where the corrected
+//! quotient is ±0 (exact products, signed zeros, quotients below the smallest subnormal) or
+//! NaN (infinite x or an overflowing quotient, where `q0` is the IEEE result). One case
+//! needs more: float4 / float6 with a zero point add it as a float, so `-0 + (+0)` gives
+//! the +0 code while a tiny nonzero negative quotient keeps the -0 code. Which one the true
+//! quotient is, Markstein's step cannot tell for `|x| <= 2^-96` (e.g. `x = -3 * 2^-149`,
+//! `s = 6`: `x / s` ties at `-2^-150` and rounds to -0, but `x * RN(1/6)` is `-2^-149`), so
+//! those jobs divide a vector holding such an x with the divide instruction (`redo_tiny`).
+//! Scales outside the range always use a true division.
 //! The differential tests against `qdq_ref` (ties at `(k + 1/2) s` for random scales
 //! included) are the proof.
 
@@ -315,10 +321,30 @@ pub(crate) fn divide<S: Simd>(simd: S, x: S::F, sc: S::F, r: S::F, fast: bool) -
     }
     let q0 = simd.mul(x, r);
     let e = simd.fnma(q0, sc, x);
-    // q0 where the corrected quotient is ±0 (q0 is then exact, or as good for every output
-    // format, with the quotient's sign, which `q0 + 0` can lose) or NaN (infinite x or an
-    // overflowing quotient, where q0 is the IEEE result).
+    // q0 where the corrected quotient is ±0 (q0 is then exact, or below the smallest
+    // subnormal and as good for every output format that does not add a zero point, with
+    // the quotient's sign, which `q0 + 0` can lose) or NaN (infinite x or an overflowing
+    // quotient, where q0 is the IEEE result). See `redo_tiny` for the formats that add one.
     simd.nonzero_or(simd.fma(e, r, q0), q0)
+}
+
+/// `q` (from [`divide`] with Markstein's division), or the true division `x / s` for the
+/// whole vector where some lane holds a nonzero `|x| <= 2^-96`. Those quotients (below
+/// `2^-66` in the fast scale range) encode to ±0 in every format, but which zero: a format
+/// that adds its float zero point (float4 / float6) turns an exactly-zero `-0` quotient into
+/// `+0` and keeps the sign of a tiny nonzero one, and Markstein's correction cannot tell
+/// the two apart there (its residual underflows; `x * r` can round a quotient that ties at
+/// `2^-150` away from zero). The test is one integer compare on `|x| bits - 1 + i32::MIN`
+/// (wrapping: zero lands on `i32::MAX`), and real data almost never takes the branch.
+#[inline(always)]
+pub(crate) fn redo_tiny<S: Simd>(simd: S, x: S::F, q: S::F, sc: S::F) -> S::F {
+    let mag = simd.and_i(simd.bits(x), simd.splat_i(0x7fff_ffff));
+    let tiny = simd.lt_i(simd.add_i(mag, simd.splat_i(i32::MAX)), simd.splat_i(i32::MIN + 0x0f80_0000));
+    if simd.mask_bits(tiny) != 0 {
+        simd.div(x, sc)
+    } else {
+        q
+    }
 }
 
 /// The scales (by magnitude) whose quotients the kernels compute with Markstein's exact
@@ -453,7 +479,6 @@ pub(crate) fn quantize_vec_d<S: Simd, const MINI: u8, const MASK: bool, const DI
         let r = simd.cvt_rne(c);
         return (simd.add_i(r, p.z), if MASK { int_valid(simd, q, r, p) } else { 0 });
     }
-    let q = float_quotient(simd, sp, x, p, pow2, fast);
     let mini = match (MINI, sp.enc) {
         (0, _) => None,
         // A compile-time float8 id: the job's output is that format, with no zero point to
@@ -465,6 +490,7 @@ pub(crate) fn quantize_vec_d<S: Simd, const MINI: u8, const MASK: bool, const DI
         // add a zero point: ids 10 and up).
         (id, Encode::Mini { add_zero, .. }) => Some((MiniFormat::of_id(id), add_zero && id >= 10)),
     };
+    let q = float_quotient(simd, sp, x, p, pow2, fast, matches!(mini, Some((_, true))));
     match mini {
         None => {
             let c = simd.select(simd.is_nan(q), p.lo, simd.min(simd.max(q, p.lo), p.hi));
@@ -481,10 +507,20 @@ pub(crate) fn quantize_vec_d<S: Simd, const MINI: u8, const MASK: bool, const DI
 }
 
 /// `x / s` for a float-format output, rounded to the division precision: the exact product
-/// `x * r` for a power-of-two scale (`pow2`), else [`divide`] (Markstein's where `fast`).
+/// `x * r` for a power-of-two scale (`pow2`), else [`divide`] (Markstein's where `fast`,
+/// with [`redo_tiny`] where the format adds its zero point, `add_zero`).
 #[inline(always)]
-fn float_quotient<S: Simd>(simd: S, sp: &Spec, x: S::F, p: &Lanes<S>, pow2: bool, fast: bool) -> S::F {
-    let q = if pow2 { simd.mul(x, p.r) } else { divide(simd, x, p.divisor, p.r, fast) };
+fn float_quotient<S: Simd>(simd: S, sp: &Spec, x: S::F, p: &Lanes<S>, pow2: bool, fast: bool, add_zero: bool) -> S::F {
+    let q = if pow2 {
+        simd.mul(x, p.r)
+    } else {
+        let q = divide(simd, x, p.divisor, p.r, fast);
+        if add_zero && fast && S::HAS_FMA {
+            redo_tiny(simd, x, q, p.divisor)
+        } else {
+            q
+        }
+    };
     sp.prec.round(simd, q)
 }
 
@@ -524,7 +560,7 @@ pub(crate) fn mini_quotient<S: Simd>(
 ) -> S::F {
     debug_assert!(pow2 || !fast || (p.fast && S::HAS_FMA), "Markstein's division needs a fast scale and FMA");
     let x = load_x(simd, sp, xb);
-    let d = float_quotient(simd, sp, x, p, pow2, fast);
+    let d = float_quotient(simd, sp, x, p, pow2, fast, add_zero);
     if add_zero {
         simd.add(d, p.zf)
     } else {

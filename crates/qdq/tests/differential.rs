@@ -22,6 +22,11 @@ fn quantize_with_precision_attribute() {
 }
 
 #[test]
+fn quantize_float4_6_tiny_quotients_with_zero_point() {
+    common::differential::quantize_float4_6_tiny_quotients_with_zero_point();
+}
+
+#[test]
 fn quantize_lengths_0_to_512_all_isas() {
     common::differential::quantize_lengths_0_to_512_all_isas();
 }

@@ -21,8 +21,8 @@ use crate::codec::{decode_minifloat, encode_minifloat_checked, MiniFormat};
 use crate::dequantize::{store, store_out, Out};
 use crate::isa::{IsaKernel, Kernel};
 use crate::quantize::{
-    divide, group, load_codes, quantize_vec_d, quantize_vec_m, seq_lanes, splat_lanes, store_codes, store_codes_x4,
-    Encode, Job, Lanes, Prec, Spec, Src, ANY, DIV_FAST,
+    divide, group, load_codes, quantize_vec_d, quantize_vec_m, redo_tiny, seq_lanes, splat_lanes, store_codes,
+    store_codes_x4, Encode, Job, Lanes, Prec, Spec, Src, ANY, DIV_FAST,
 };
 use crate::segments::Segments;
 use crate::simd::Simd;
@@ -512,14 +512,9 @@ impl GradOp for FakeQuantGrad<'_> {
         // The exact quotient: Markstein's correction where the scale allows it, as in the
         // forward, except for a vector holding a nonzero `|x| < 2^-96` (see the quantize
         // module docs): the forward rounds those quotients to zero whatever their last
-        // bits, but here `round(q) - q` keeps them, so a true division then. The test is one
-        // compare on `|x| bits - 1 + i32::MIN` (wrapping: zero lands on i32::MAX).
-        let mut q = divide(simd, x, p.divisor, p.r, p.fast);
-        let mag = simd.and_i(simd.bits(x), simd.splat_i(0x7fff_ffff));
-        let tiny = simd.lt_i(simd.add_i(mag, simd.splat_i(i32::MAX)), simd.splat_i(i32::MIN + 0x0f80_0000));
-        if p.fast && simd.mask_bits(tiny) != 0 {
-            q = simd.div(x, p.divisor);
-        }
+        // bits, but here `round(q) - q` keeps them, so a true division then (`redo_tiny`).
+        let q = divide(simd, x, p.divisor, p.r, p.fast);
+        let q = if p.fast && S::HAS_FMA { redo_tiny(simd, x, q, p.divisor) } else { q };
         let q = job.prec.round(simd, q);
         let dy = load_src(simd, self.dy.0, self.dy.1, i, valid);
         let g = simd.mul(simd.splat(self.lda), dy);

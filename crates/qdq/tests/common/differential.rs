@@ -40,7 +40,9 @@ fn wide_bytes(t: DataType, v: &[f32]) -> Vec<u8> {
     }
 }
 
-use super::{configs, qparams, random_codes, Rng, F32_SPECIALS, MISALIGNMENTS, SHORT_LENGTHS, SWEEP_LENGTHS};
+use super::{
+    configs, qparams, random_codes, zero_codes, Rng, F32_SPECIALS, MISALIGNMENTS, SHORT_LENGTHS, SWEEP_LENGTHS,
+};
 
 /// Shapes `(x_shape, layout kind)` covering per-tensor, per-axis first/middle/last and
 /// blocked last/middle with remainder blocks.
@@ -81,8 +83,11 @@ fn quantize_case(rng: &mut Rng, x_type: DataType, s_type: DataType, out: DataTyp
         let sb = wide_bytes(s_type, &scales);
         let xs: Vec<f32> = (0..n).map(|i| x_value(rng, scales[i % scales.len()])).collect();
         let xb = wide_bytes(x_type, &xs);
-        let zp =
-            if out.is_minifloat() || rng.below(4) == 0 { None } else { Some(random_codes(rng, out, scales.len())) };
+        let zp = match rng.below(4) {
+            0 => None,
+            _ if out.is_minifloat() => Some(zero_codes(rng, out, scales.len())),
+            _ => Some(random_codes(rng, out, scales.len())),
+        };
         // misaligned starting offsets
         let off = rng.below(MISALIGNMENTS);
         let mut xbuf = vec![0u8; off];
@@ -182,7 +187,11 @@ pub fn quantize_lengths_0_to_512_all_isas() {
         for n in SWEEP_LENGTHS {
             let s = [scale_value(&mut rng)];
             let xs: Vec<f32> = (0..n).map(|_| x_value(&mut rng, s[0])).collect();
-            let zp = if out.is_minifloat() { None } else { Some(random_codes(&mut rng, out, 1)) };
+            let zp = match rng.below(3) {
+                0 => None,
+                _ if out.is_minifloat() => Some(zero_codes(&mut rng, out, 1)),
+                _ => Some(random_codes(&mut rng, out, 1)),
+            };
             let zpp = zp.as_ref().map(|d| qdq::Packed { dtype: out, len: 1, data: d });
             let opts = qdq::QuantizeOptions { output: out, saturate: n % 2 == 0, precision: None };
             let bytes = out.byte_len(n).unwrap();
@@ -212,6 +221,71 @@ pub fn quantize_lengths_0_to_512_all_isas() {
                         i.map(|i| qdq::packing::get(out, &got, i))
                     );
                 }
+            }
+        }
+    }
+}
+
+/// Quotients at and below the smallest subnormal, into float4 / float6 with a ±0 zero point:
+/// the reference adds the zero point as a float, so `-0 + (+0)` is +0 while `-2^-149 + 0`
+/// keeps its sign, and the code's sign bit tells an exactly-zero quotient from a tiny one.
+/// x = ±k 2^-149 with s = 2k puts x / s on the tie at 2^-150 (which rounds to zero, though
+/// `x * RN(1/s)` can round away from it); x in [2^-110, 2^-90] covers Markstein's underflow
+/// zone. Per-tensor (each kernel family's whole-vector loop) and per-axis.
+pub fn quantize_float4_6_tiny_quotients_with_zero_point() {
+    let mut rng = Rng::new(0x0bad_5eed);
+    let mut xs: Vec<f32> = Vec::new();
+    for k in 1..=64u32 {
+        xs.push(f32::from_bits(k) * if k % 2 == 0 { 1.0 } else { -1.0 });
+        xs.push(-f32::from_bits(k) * if k % 2 == 0 { 1.0 } else { -1.0 });
+    }
+    for _ in 0..128 {
+        let m = f32::from_bits(0x3f80_0000 | (rng.next_u64() as u32 & 0x7f_ffff));
+        let e = 2f32.powi(-(90 + rng.below(21) as i32));
+        xs.push(if rng.below(2) == 0 { -m * e } else { m * e });
+    }
+    xs.extend([0.0, -0.0, 1.0, -1.0]);
+    let n = xs.len();
+    let mut scales: Vec<f32> = (1..=64).map(|k| 2.0 * k as f32).collect();
+    scales.extend((0..32).map(|_| (rng.unit() * 8.0 + 0.01) * if rng.below(4) == 0 { -1.0 } else { 1.0 }));
+    for out in [DataType::E2M1, DataType::E2M3, DataType::E3M2] {
+        for zcode in [0u32, 1 << (out.bits() - 1)] {
+            let mut zb = vec![0u8; out.byte_len(1).unwrap()];
+            qdq::packing::set(out, &mut zb, 0, zcode);
+            let zp = qdq::Packed { dtype: out, len: 1, data: &zb };
+            let opts = qdq::QuantizeOptions { output: out, saturate: true, precision: None };
+            let bytes = out.byte_len(n).unwrap();
+            let check = |s: &[f32], layout: Layout, zp: qdq::Packed<'_>| {
+                let mut want = vec![0u8; bytes];
+                let p = qparams(qdq::Values::F32(s), Some(zp), layout, &opts);
+                qdq_ref::quantize(qdq::Values::F32(&xs), &p, qdq::PackedMut::new(out, &mut want)).unwrap();
+                for (name, cfg) in configs() {
+                    let mut got = vec![0xa5u8; bytes];
+                    qdq::quantize_with(&cfg, qdq::Values::F32(&xs), &p, qdq::PackedMut::new(out, &mut got)).unwrap();
+                    if let Some(i) =
+                        (0..n).find(|&i| qdq::packing::get(out, &want, i) != qdq::packing::get(out, &got, i))
+                    {
+                        panic!(
+                            "{name} {out} zero point {zcode:#x} {layout:?}: x[{i}] = {:e} ({:#010x}), want {:#x} got {:#x}",
+                            xs[i],
+                            xs[i].to_bits(),
+                            qdq::packing::get(out, &want, i),
+                            qdq::packing::get(out, &got, i)
+                        );
+                    }
+                }
+            };
+            for s in &scales {
+                check(core::slice::from_ref(s), Layout::PerTensor, zp);
+            }
+            // Per-axis: x as [n / 4, 4], four channels, zero points repeated.
+            let mut zb4 = vec![0u8; out.byte_len(4).unwrap()];
+            for c in 0..4 {
+                qdq::packing::set(out, &mut zb4, c, zcode);
+            }
+            let zp4 = qdq::Packed { dtype: out, len: 4, data: &zb4 };
+            for s in scales.chunks_exact(4) {
+                check(s, Layout::PerAxis { outer: n / 4, axis_len: 4, inner: 1 }, zp4);
             }
         }
     }

@@ -47,6 +47,20 @@ pub fn random_codes(rng: &mut Rng, t: qdq::DataType, n: usize) -> Vec<u8> {
     b
 }
 
+/// `n` zero-point codes of the float type `t` (float8 / float6 / float4), each +0 or, where
+/// the type has one, -0: the only zero points a float output accepts.
+pub fn zero_codes(rng: &mut Rng, t: qdq::DataType, n: usize) -> Vec<u8> {
+    let neg = match t {
+        qdq::DataType::E4M3FnUz | qdq::DataType::E5M2FnUz => 0, // no -0: 0x80 is NaN
+        t => 1u32 << (t.bits() - 1),
+    };
+    let mut b = vec![0u8; t.byte_len(n).unwrap()];
+    for i in 0..n {
+        qdq::packing::set(t, &mut b, i, if rng.below(2) == 0 { 0 } else { neg });
+    }
+    b
+}
+
 /// Set by the `no_threads` binary (qemu user-mode emulation in this sandbox cannot start
 /// threads): only sequential configurations are exercised.
 pub static NO_THREADS: AtomicBool = AtomicBool::new(false);
