@@ -833,6 +833,39 @@ pub(crate) fn sat8_loop_with_range<S: Simd, const SIGNED: bool>(
     }
 }
 
+/// One block of the scaled quantizers' 8- or 4-bit integer codes (`bits`; f32 x of whole
+/// four-vector steps) with broadcast parameters `p` in the fast range, where the caller
+/// vouches that the scale came from this block's own finite range, as for
+/// [`sat8_loop_with_range`]: the quotients ([`sat8_quotients`]) need only
+/// `max(q, qmin - z)` (NaN to qmin), no conversion check, and the saturating packs of
+/// [`Simd::store_sat8x4`] / [`Simd::store_sat4x4`] are the clamp. `signed`: i8 / i4.
+#[inline(always)]
+pub(crate) fn sat_block_with_range<S: Simd>(
+    simd: S,
+    sp: &Spec,
+    x: &[u8],
+    y: &mut [u8],
+    p: &Lanes<S>,
+    signed: bool,
+    bits: usize,
+) {
+    let lanes = S::LANES;
+    let vb = 4 * lanes;
+    let zq = simd.zero_points_x4([p.z; 4]);
+    for (xb, yb) in x.chunks_exact(4 * vb).zip(y.chunks_exact_mut(4 * lanes * bits / 8)) {
+        let q = sat8_quotients(simd, sp, xb, [p; 4]);
+        let mut c = [p.z; 4];
+        for (ck, qk) in c.iter_mut().zip(q) {
+            *ck = simd.cvt_rne(simd.max(qk, p.lo));
+        }
+        if bits == 8 {
+            simd.store_sat8x4(c, zq, signed, yb);
+        } else {
+            simd.store_sat4x4(c, zq, signed, yb);
+        }
+    }
+}
+
 /// Whether [`run_blocked_sat8`] covers a call: blocked along the last axis to an 8-bit
 /// integer type, blocks of two vectors (paired per store) or of a multiple of four, on an
 /// ISA with FMA.

@@ -47,7 +47,7 @@ use crate::quantize::{
     self, e8m0_value, load_codes, store_codes, BlockScale, Encode, Job, Lanes, Prec, ScaleKind, Spec, Src, ANY,
 };
 use crate::segments::Segments;
-use crate::simd::{lane_f32, Simd};
+use crate::simd::{lane_f32, lane_i32, Simd};
 use crate::threads::for_parts;
 use crate::walk::{self, RunOp};
 use crate::Config;
@@ -1507,6 +1507,10 @@ impl Kernel for BlockRun<'_, '_> {
         let Encode::Int { qmin, qmax } = sp.enc else { return 0 };
         let (lanes, bl) = (S::LANES, geo.b);
         let bw = sp.bits as usize;
+        let signed = qmin < 0;
+        // Blocks of whole four-vector steps to an 8- or 4-bit type with FMA (Markstein's
+        // division): `quantize::sat_block_with_range`.
+        let range_steps = S::HAS_FMA && matches!(bw, 4 | 8) && bl.is_multiple_of(4 * lanes);
         let (mut b, mut e, mut g) = (g0 % geo.nb, 0usize, g0);
         while g < g1 {
             let (n, bb, lb, hb) = group_stats(simd, &geo, x, b, e, g, g1, true);
@@ -1514,20 +1518,54 @@ impl Kernel for BlockRun<'_, '_> {
                 break;
             }
             let (sv, zv) = block_params_vec(simd, mode, qmin, qmax, simd.load_f32(&lb), simd.load_f32(&hb));
-            let (mut s_b, mut z_b) = ([0u8; 64], [0u8; 64]);
+            // The group's reciprocals, lower code bounds and fast-range lanes as vectors too:
+            // one division for every block, none in a block's chain.
+            let rv = simd.div(simd.splat(1.0), sv);
+            let lov = simd.sub(simd.splat(qmin as f32), simd.cvt_f32(zv));
+            let fast = !simd.mask_bits(quantize::slow_scale_lanes(simd, sv));
+            let (mut s_b, mut z_b, mut r_b, mut l_b) = ([0u8; 64], [0u8; 64], [0u8; 64], [0u8; 64]);
             simd.store_f32(sv, &mut s_b);
             simd.store_i32(zv, &mut z_b);
-            for j in 0..n {
-                let k = k0 + (g - g0) + j;
-                let s = lane_f32(&s_b, j);
-                let z = i32::from_le_bytes([z_b[4 * j], z_b[4 * j + 1], z_b[4 * j + 2], z_b[4 * j + 3]]);
-                scales[4 * k..4 * k + 4].copy_from_slice(&s.to_le_bytes());
-                if let Some(zp) = zero_points.as_deref_mut() {
-                    packing::set_int(out, zp, k, z as i64);
+            simd.store_f32(rv, &mut r_b);
+            simd.store_f32(lov, &mut l_b);
+            let k = k0 + (g - g0);
+            if n == lanes {
+                simd.store_f32(sv, &mut scales[4 * k..]);
+            } else {
+                scales[4 * k..4 * (k + n)].copy_from_slice(&s_b[..4 * n]);
+            }
+            if let Some(zp) = zero_points.as_deref_mut() {
+                if n == lanes && (k * bw).is_multiple_of(8) {
+                    store_codes(simd, bw as u32, zv, zp, k);
+                } else {
+                    for j in 0..n {
+                        packing::set_int(out, zp, k + j, lane_i32(&z_b, j) as i64);
+                    }
                 }
-                let p = BlockScale::new(s, z).lanes(simd, sp.enc);
+            }
+            for j in 0..n {
                 let e0 = e + j * bl;
                 let (xb, yb) = (&x[4 * e0..4 * (e0 + bl)], &mut y[e0 * bw / 8..(e0 + bl) * bw / 8]);
+                let (s, z) = (lane_f32(&s_b, j), lane_i32(&z_b, j));
+                if range_steps && fast & (1 << j) != 0 {
+                    // The block's scale comes from its own finite range (a fast-range scale
+                    // is neither a fixed-up zero nor an infinite range's f32::MAX).
+                    let sv = simd.splat(s);
+                    let p = Lanes {
+                        divisor: sv,
+                        raw: sv,
+                        r: simd.splat(lane_f32(&r_b, j)),
+                        fast: true,
+                        pow2: false,
+                        z: simd.splat_i(z),
+                        lo: simd.splat(lane_f32(&l_b, j)),
+                        hi: simd.splat(0.0), // unused: the packs clamp
+                        zf: simd.splat(0.0),
+                    };
+                    quantize::sat_block_with_range(simd, &sp, xb, yb, &p, signed, bw);
+                    continue;
+                }
+                let p = BlockScale::new(s, z).lanes(simd, sp.enc);
                 if p.fast {
                     block_codes::<S, { quantize::DIV_FAST }>(simd, &sp, xb, &p, yb);
                 } else {

@@ -377,3 +377,9 @@ pub(crate) const LIM: f32 = (1u32 << 30) as f32;
 pub(crate) fn lane_f32(b: &[u8; 64], t: usize) -> f32 {
     f32::from_le_bytes([b[4 * t], b[4 * t + 1], b[4 * t + 2], b[4 * t + 3]])
 }
+
+/// Lane `t` of a little-endian vector store, as i32.
+#[inline(always)]
+pub(crate) fn lane_i32(b: &[u8; 64], t: usize) -> i32 {
+    i32::from_le_bytes([b[4 * t], b[4 * t + 1], b[4 * t + 2], b[4 * t + 3]])
+}
