@@ -852,7 +852,10 @@ pub(crate) fn sat_block_with_range<S: Simd>(
     let lanes = S::LANES;
     let vb = 4 * lanes;
     let zq = simd.zero_points_x4([p.z; 4]);
-    for (xb, yb) in x.chunks_exact(4 * vb).zip(y.chunks_exact_mut(4 * lanes * bits / 8)) {
+    // (Indexed stores: chunks of a run-time size would divide to count them.)
+    let yw = 4 * lanes * bits / 8;
+    for (t, xb) in x.chunks_exact(4 * vb).enumerate() {
+        let yb = &mut y[t * yw..(t + 1) * yw];
         let q = sat8_quotients(simd, sp, xb, [p; 4]);
         let mut c = [p.z; 4];
         for (ck, qk) in c.iter_mut().zip(q) {

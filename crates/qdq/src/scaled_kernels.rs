@@ -1511,13 +1511,22 @@ impl Kernel for BlockRun<'_, '_> {
         // Blocks of whole four-vector steps to an 8- or 4-bit type with FMA (Markstein's
         // division): `quantize::sat_block_with_range`.
         let range_steps = S::HAS_FMA && matches!(bw, 4 | 8) && bl.is_multiple_of(4 * lanes);
+        // Every block whole (no short last block in a row): a group's statistics by
+        // `group_range`.
+        let whole_rows = geo.d.is_multiple_of(bl);
         let (mut b, mut e, mut g) = (g0 % geo.nb, 0usize, g0);
         while g < g1 {
-            let (n, bb, lb, hb) = group_stats(simd, &geo, x, b, e, g, g1, true);
+            let (n, bb, lo, hi) = if whole_rows && g + lanes <= g1 {
+                let (lo, hi) = group_range(simd, &x[4 * e..4 * (e + lanes * bl)], bl);
+                (lanes, (b + lanes) % geo.nb, lo, hi)
+            } else {
+                let (n, bb, lb, hb) = group_stats(simd, &geo, x, b, e, g, g1, true);
+                (n, bb, simd.load_f32(&lb), simd.load_f32(&hb))
+            };
             if n == 0 {
                 break;
             }
-            let (sv, zv) = block_params_vec(simd, mode, qmin, qmax, simd.load_f32(&lb), simd.load_f32(&hb));
+            let (sv, zv) = block_params_vec(simd, mode, qmin, qmax, lo, hi);
             // The group's reciprocals, lower code bounds and fast-range lanes as vectors too:
             // one division for every block, none in a block's chain.
             let rv = simd.div(simd.splat(1.0), sv);
@@ -1581,6 +1590,24 @@ impl Kernel for BlockRun<'_, '_> {
         }
         g - g0
     }
+}
+
+/// `(lo, hi)` of `LANES` consecutive whole blocks of `bl` f32 (`x`; `bl` a multiple of
+/// `LANES`) as vectors, lane `j` block `j`'s: NaN-skipping minimum and maximum with 0
+/// included (each block's accumulators start at 0, and `min(v, acc)` keeps `acc` for a
+/// NaN `v`), reduced across lanes by [`Simd::hmin_each`] / [`Simd::hmax_each`].
+#[inline(always)]
+fn group_range<S: Simd>(simd: S, x: &[u8], bl: usize) -> (S::F, S::F) {
+    let zero = simd.splat(0.0);
+    let (mut lo, mut hi) = ([zero; 16], [zero; 16]);
+    for ((l, h), xb) in lo.iter_mut().zip(hi.iter_mut()).zip(x.chunks_exact(4 * bl)) {
+        for vb in xb.chunks_exact(4 * S::LANES) {
+            let v = simd.load_f32(vb);
+            *l = simd.min(v, *l);
+            *h = simd.max(v, *h);
+        }
+    }
+    (simd.hmin_each(&lo[..S::LANES]), simd.hmax_each(&hi[..S::LANES]))
 }
 
 /// The statistics of up to `LANES` whole blocks along the last axis (f32 x) for the group

@@ -326,6 +326,26 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
         self.store_f32(a, &mut b);
         (1..Self::LANES).map(|t| lane_f32(&b, t)).fold(lane_f32(&b, 0), f32::max)
     }
+    /// Lane `j`: the minimum of the lanes of `v[j]` (`v` holds `LANES` vectors, no lane
+    /// NaN; which of ±0 wins is unspecified). The statistics of `LANES` blocks at once,
+    /// as one vector of per-block results. By default [`Simd::hmin`] per vector.
+    #[inline(always)]
+    fn hmin_each(self, v: &[Self::F]) -> Self::F {
+        let mut b = [0u8; 64];
+        for (t, &vt) in v.iter().enumerate().take(Self::LANES) {
+            b[4 * t..4 * t + 4].copy_from_slice(&self.hmin(vt).to_le_bytes());
+        }
+        self.load_f32(&b)
+    }
+    /// [`Simd::hmin_each`] with the maximum.
+    #[inline(always)]
+    fn hmax_each(self, v: &[Self::F]) -> Self::F {
+        let mut b = [0u8; 64];
+        for (t, &vt) in v.iter().enumerate().take(Self::LANES) {
+            b[4 * t..4 * t + 4].copy_from_slice(&self.hmax(vt).to_le_bytes());
+        }
+        self.load_f32(&b)
+    }
     /// The signed maximum of the lanes.
     #[inline(always)]
     fn hmax_i(self, a: Self::I) -> i32 {

@@ -117,6 +117,37 @@ impl Avx2 {
         self.store_nibbles(p, out)
     }
 
+    /// `Simd::hmin_each` (`max` false) / `Simd::hmax_each`: a transposing reduction, 21
+    /// operations for eight vectors. Lanes of a and b (and of the pairs after them) are
+    /// interleaved and reduced in three rounds: within 64-bit pairs, within 128-bit
+    /// halves, across the halves.
+    #[inline(always)]
+    fn reduce_each(self, v: &[__m256], max: bool) -> __m256 {
+        let avx = self.0.avx;
+        // [a0 b0 a1 b1] op [a2 b2 a3 b3] per half: lanes (a, b) reduced to two each.
+        let mut p = [avx._mm256_setzero_ps(); 4];
+        for (pk, ab) in p.iter_mut().zip(v.chunks_exact(2)) {
+            *pk = self.min_or_max(avx._mm256_unpacklo_ps(ab[0], ab[1]), avx._mm256_unpackhi_ps(ab[0], ab[1]), max);
+        }
+        // [A0 B0 C0 D0] op [A1 B1 C1 D1] per half: each vector's half reduced to one lane.
+        let mut q = [avx._mm256_setzero_ps(); 2];
+        for (qk, ab) in q.iter_mut().zip(p.chunks_exact(2)) {
+            let (lo, hi) = (avx._mm256_shuffle_ps::<0x44>(ab[0], ab[1]), avx._mm256_shuffle_ps::<0xee>(ab[0], ab[1]));
+            *qk = self.min_or_max(lo, hi, max);
+        }
+        let (lo, hi) = (avx._mm256_permute2f128_ps::<0x20>(q[0], q[1]), avx._mm256_permute2f128_ps::<0x31>(q[0], q[1]));
+        self.min_or_max(lo, hi, max)
+    }
+
+    #[inline(always)]
+    fn min_or_max(self, a: __m256, b: __m256, max: bool) -> __m256 {
+        if max {
+            self.0.avx._mm256_max_ps(a, b)
+        } else {
+            self.0.avx._mm256_min_ps(a, b)
+        }
+    }
+
     /// Stores two vectors of 16-bit codes as 16-bit packs leave them (128-bit halves
     /// interleaved): one qword permute each restores the order; 64 bytes.
     #[inline(always)]
@@ -523,6 +554,14 @@ impl Simd for Avx2 {
     fn hmax(self, a: __m256) -> f32 {
         let v = self.0.sse._mm_max_ps(self.0.avx._mm256_castps256_ps128(a), self.0.avx._mm256_extractf128_ps::<1>(a));
         sse::hmax4(self.0, v)
+    }
+    #[inline(always)]
+    fn hmin_each(self, v: &[__m256]) -> __m256 {
+        self.reduce_each(v, false)
+    }
+    #[inline(always)]
+    fn hmax_each(self, v: &[__m256]) -> __m256 {
+        self.reduce_each(v, true)
     }
     #[inline(always)]
     fn hmax_i(self, a: __m256i) -> i32 {
