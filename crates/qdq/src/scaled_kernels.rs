@@ -1644,6 +1644,13 @@ fn group_stats<S: Simd>(
     (n, bb, lb, hb)
 }
 
+/// `p0` with lane `t` of the stored divisors `db` and reciprocals `rb` broadcast.
+#[inline(always)]
+fn divisor_lanes<S: Simd>(simd: S, p0: &Lanes<S>, db: &[u8; 64], rb: &[u8; 64], t: usize) -> Lanes<S> {
+    let d = simd.splat(lane_f32(db, t));
+    Lanes { divisor: d, raw: d, r: simd.splat(lane_f32(rb, t)), ..*p0 }
+}
+
 /// Whole NVFP4 blocks along the last axis (f32 x, e2m1 y, blocks of whole vectors),
 /// `LANES` blocks at a time: each block's `amax_nan`, then the group's e4m3fn scale codes
 /// and divisors as one vector (the rule's f32 operations per lane, `FastRule::Nvfp4`'s
@@ -1670,6 +1677,21 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
         // f32 x at the division precision f32, 4-bit codes, as compile-time facts here.
         let sp = sp.fold::<0, 0, 4>();
         let (lanes, bl) = (S::LANES, geo.b);
+        // Blocks of two vectors (AVX2's 16) to a format with the four-vector encoder, on
+        // an ISA with FMA: pairs of fast-range blocks a step. `p0`: their shared lanes.
+        let pairs = S::MINI_X4 && S::HAS_FMA && MiniFormat::has_x4_route(MINI) && 2 * bl == 4 * lanes;
+        let zero = simd.splat(0.0);
+        let p0 = Lanes {
+            divisor: zero,
+            raw: zero,
+            r: zero,
+            fast: true,
+            pow2: false,
+            z: simd.splat_i(0),
+            lo: zero,
+            hi: zero,
+            zf: zero,
+        };
         let (mut b, mut e, mut g) = (g0 % geo.nb, 0usize, g0);
         while g < g1 {
             let (n, bb, ab, _) = group_stats(simd, &geo, x, b, e, g, g1, false);
@@ -1698,11 +1720,35 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
             let dec = simd.select(simd.eq_i(code, simd.splat_i(0x7f)), simd.splat(f32::NAN), dec);
             let d = simd.mul(dec, simd.splat(global));
             let fast = !simd.mask_bits(quantize::slow_scale_lanes(simd, d));
-            let (mut cb, mut db) = ([0u8; 64], [0u8; 64]);
+            let (mut cb, mut db, mut rb) = ([0u8; 64], [0u8; 64], [0u8; 64]);
             simd.store_i32(code, &mut cb);
             simd.store_f32(d, &mut db);
-            for j in 0..n {
+            if pairs {
+                simd.store_f32(simd.div(simd.splat(1.0), d), &mut rb);
+            }
+            let mut j = 0;
+            while j < n {
                 let k = g - g0 + j;
+                if pairs && j + 1 < n && fast >> j & 3 == 3 {
+                    // Two blocks of two vectors, both in the fast range: one four-vector
+                    // step of the float4 encoder (as QuantizeLinear's `MiniX4Loop`).
+                    scales[k] = cb[4 * j];
+                    scales[k + 1] = cb[4 * j + 4];
+                    let (pa, pb) = (divisor_lanes(simd, &p0, &db, &rb, j), divisor_lanes(simd, &p0, &db, &rb, j + 1));
+                    let e0 = e + j * bl;
+                    let xb = &x[4 * e0..4 * (e0 + 2 * bl)];
+                    let mut q = [simd.splat(0.0); 4];
+                    for (t, qt) in q.iter_mut().enumerate() {
+                        // The last `DIV_QUOTIENTS` by the divide instruction.
+                        let markstein = !(S::DIV_QUOTIENTS > 0 && t >= 4 - S::DIV_QUOTIENTS);
+                        let pt = if t < 2 { &pa } else { &pb };
+                        let xv = &xb[t * 4 * lanes..(t + 1) * 4 * lanes];
+                        *qt = quantize::mini_quotient(simd, &sp, xv, pt, false, markstein, false);
+                    }
+                    simd.store_mini_x4(q, &MiniFormat::of_id(MINI), &mut y[e0 / 2..e0 / 2 + 2 * lanes]);
+                    j += 2;
+                    continue;
+                }
                 scales[k] = cb[4 * j];
                 let dj = lane_f32(&db, j);
                 // Not `BlockScale::new(dj, 0).lanes(..)`: its per-block reciprocal and
@@ -1741,6 +1787,7 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
                     };
                     simd.store_u4(c, &mut y[(e0 + v * lanes) / 2..]);
                 }
+                j += 1;
             }
             e += n * bl;
             g += n;
