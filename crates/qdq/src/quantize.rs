@@ -36,7 +36,7 @@
 use crate::codec::{bf16_bits_to_f32, encode_minifloat_checked, round_bf16, round_f16, MiniFormat, MINI_RUNTIME};
 use crate::isa::{IsaKernel, Kernel};
 use crate::segments::Segments;
-use crate::simd::{Simd, LIM};
+use crate::simd::{lane_i32, Simd, LIM};
 use crate::walk::{self, RunOp};
 use qdq_ref::float::{decode_e8m0, FloatFormat};
 use qdq_ref::{packing, DataType, Layout, Packed, Precision};
@@ -568,6 +568,21 @@ pub(crate) fn mini_quotient<S: Simd>(
     }
 }
 
+/// The quotients of a four-vector step for [`Simd::store_mini_x4`] (vector `k` of `x` with
+/// `p[k]`, every scale in the fast range, on an ISA with FMA): [`mini_quotient`] by
+/// Markstein's division, the last [`Simd::DIV_QUOTIENTS`] by the divide instruction (as in
+/// [`sat8_quotients`]).
+#[inline(always)]
+pub(crate) fn mini_quotients_x4<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4], add_zero: bool) -> [S::F; 4] {
+    let vb = S::LANES * sp.src.size();
+    let mut q = [simd.splat(0.0); 4];
+    for (k, qk) in q.iter_mut().enumerate() {
+        let fast = k < 4 - S::DIV_QUOTIENTS;
+        *qk = mini_quotient(simd, sp, &x[k * vb..(k + 1) * vb], p[k], false, fast, add_zero);
+    }
+    q
+}
+
 /// The mask bits of an integer output (see [`quantize_vec_m`]): `r` is the rounded quotient
 /// clamped to `[lo, hi]`. (A function, not a closure: closures do not inherit the ISA's
 /// target features.)
@@ -781,13 +796,7 @@ impl<S: Simd, const MINI: u8, const SRC: u8, const PREC: u8> IsaKernel<S> for Mi
         let fmt = MiniFormat::of_id(MINI);
         let add_zero = mini_adds_zero::<MINI>(sp);
         for (xq, yq) in x.chunks_exact(4 * lanes * xs).zip(y.chunks_exact_mut(4 * lanes * ob / 8)) {
-            let mut q = [simd.splat(0.0); 4];
-            for (v, qv) in q.iter_mut().enumerate() {
-                // The last `DIV_QUOTIENTS` by the divide instruction, as in `sat8_quotients`.
-                let fast = v < 4 - S::DIV_QUOTIENTS;
-                *qv = mini_quotient(simd, sp, &xq[v * lanes * xs..(v + 1) * lanes * xs], p, false, fast, add_zero);
-            }
-            simd.store_mini_x4(q, &fmt, yq);
+            simd.store_mini_x4(mini_quotients_x4(simd, sp, xq, [p; 4], add_zero), &fmt, yq);
         }
     }
 }
@@ -1560,7 +1569,7 @@ impl<S: Simd, const MINI: u8> IsaKernel<S> for Partial<'_, '_, S, MINI> {
         let mut ct = [0u8; 64];
         simd.store_i32(c, &mut ct);
         for t in 0..take {
-            let code = i32::from_le_bytes([ct[4 * t], ct[4 * t + 1], ct[4 * t + 2], ct[4 * t + 3]]);
+            let code = lane_i32(&ct, t);
             packing::set(job.out, y, i - begin + t, code as u32);
         }
     }

@@ -1529,14 +1529,14 @@ impl Kernel for BlockRun<'_, '_> {
             let (sv, zv) = block_params_vec(simd, mode, qmin, qmax, lo, hi);
             // The group's reciprocals, lower code bounds and fast-range lanes as vectors too:
             // one division for every block, none in a block's chain.
-            let rv = simd.div(simd.splat(1.0), sv);
-            let lov = simd.sub(simd.splat(qmin as f32), simd.cvt_f32(zv));
             let fast = !simd.mask_bits(quantize::slow_scale_lanes(simd, sv));
             let (mut s_b, mut z_b, mut r_b, mut l_b) = ([0u8; 64], [0u8; 64], [0u8; 64], [0u8; 64]);
             simd.store_f32(sv, &mut s_b);
             simd.store_i32(zv, &mut z_b);
-            simd.store_f32(rv, &mut r_b);
-            simd.store_f32(lov, &mut l_b);
+            if range_steps {
+                simd.store_f32(simd.div(simd.splat(1.0), sv), &mut r_b);
+                simd.store_f32(simd.sub(simd.splat(qmin as f32), simd.cvt_f32(zv)), &mut l_b);
+            }
             let k = k0 + (g - g0);
             if n == lanes {
                 simd.store_f32(sv, &mut scales[4 * k..]);
@@ -1557,8 +1557,11 @@ impl Kernel for BlockRun<'_, '_> {
                 let (xb, yb) = (&x[4 * e0..4 * (e0 + bl)], &mut y[e0 * bw / 8..(e0 + bl) * bw / 8]);
                 let (s, z) = (lane_f32(&s_b, j), lane_i32(&z_b, j));
                 if range_steps && fast & (1 << j) != 0 {
-                    // The block's scale comes from its own finite range (a fast-range scale
-                    // is neither a fixed-up zero nor an infinite range's f32::MAX).
+                    // The block's scale comes from its own finite range (an infinite
+                    // range's f32::MAX is outside the fast range), or is the fixed-up 1.0
+                    // of a range whose scale underflowed to zero (every non-NaN |x| below
+                    // about 2^-140): every quotient lies within the type's span, as
+                    // `sat_block_with_range` asks.
                     let sv = simd.splat(s);
                     let p = Lanes {
                         divisor: sv,
@@ -1737,14 +1740,7 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
                     let (pa, pb) = (divisor_lanes(simd, &p0, &db, &rb, j), divisor_lanes(simd, &p0, &db, &rb, j + 1));
                     let e0 = e + j * bl;
                     let xb = &x[4 * e0..4 * (e0 + 2 * bl)];
-                    let mut q = [simd.splat(0.0); 4];
-                    for (t, qt) in q.iter_mut().enumerate() {
-                        // The last `DIV_QUOTIENTS` by the divide instruction.
-                        let markstein = !(S::DIV_QUOTIENTS > 0 && t >= 4 - S::DIV_QUOTIENTS);
-                        let pt = if t < 2 { &pa } else { &pb };
-                        let xv = &xb[t * 4 * lanes..(t + 1) * 4 * lanes];
-                        *qt = quantize::mini_quotient(simd, &sp, xv, pt, false, markstein, false);
-                    }
+                    let q = quantize::mini_quotients_x4(simd, &sp, xb, [&pa, &pa, &pb, &pb], false);
                     simd.store_mini_x4(q, &MiniFormat::of_id(MINI), &mut y[e0 / 2..e0 / 2 + 2 * lanes]);
                     j += 2;
                     continue;
@@ -2061,7 +2057,7 @@ fn ort_part<S: Simd>(simd: S, x: &[u8], i: usize, take: usize, p: &(S::F, S::I),
     simd.store_i32(c, &mut o);
     let dtype = if signed { DataType::I4 } else { DataType::U4 };
     for l in 0..take {
-        let v = i32::from_le_bytes([o[4 * l], o[4 * l + 1], o[4 * l + 2], o[4 * l + 3]]);
+        let v = lane_i32(&o, l);
         packing::set(dtype, y, e + l, v as u32 & 15);
     }
 }

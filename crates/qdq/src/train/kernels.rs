@@ -510,7 +510,7 @@ impl GradOp for FakeQuantGrad<'_> {
             x = job.prec.round(simd, x);
         }
         // The exact quotient: Markstein's correction where the scale allows it, as in the
-        // forward, except for a vector holding a nonzero `|x| < 2^-96` (see the quantize
+        // forward, except for a vector holding a nonzero `|x| <= 2^-96` (see the quantize
         // module docs): the forward rounds those quotients to zero whatever their last
         // bits, but here `round(q) - q` keeps them, so a true division then (`redo_tiny`).
         let q = divide(simd, x, p.divisor, p.r, p.fast);

@@ -231,7 +231,8 @@ pub fn quantize_lengths_0_to_512_all_isas() {
 /// keeps its sign, and the code's sign bit tells an exactly-zero quotient from a tiny one.
 /// x = ±k 2^-149 with s = 2k puts x / s on the tie at 2^-150 (which rounds to zero, though
 /// `x * RN(1/s)` can round away from it); x in [2^-110, 2^-90] covers Markstein's underflow
-/// zone. Per-tensor (each kernel family's whole-vector loop) and per-axis.
+/// zone. Per-tensor (each kernel family's whole-vector loop) and per-axis (runs of one
+/// broadcast scale, and a scale per lane).
 pub fn quantize_float4_6_tiny_quotients_with_zero_point() {
     let mut rng = Rng::new(0x0bad_5eed);
     let mut xs: Vec<f32> = Vec::new();
@@ -278,7 +279,8 @@ pub fn quantize_float4_6_tiny_quotients_with_zero_point() {
             for s in &scales {
                 check(core::slice::from_ref(s), Layout::PerTensor, zp);
             }
-            // Per-axis: x as [n / 4, 4], four channels, zero points repeated.
+            // Per-axis, four channels, zero points repeated: x as [n / 4, 4] (a scale per
+            // lane, the per-axis-last tiles) and as [4, n / 4] (a broadcast scale per run).
             let mut zb4 = vec![0u8; out.byte_len(4).unwrap()];
             for c in 0..4 {
                 qdq::packing::set(out, &mut zb4, c, zcode);
@@ -286,6 +288,7 @@ pub fn quantize_float4_6_tiny_quotients_with_zero_point() {
             let zp4 = qdq::Packed { dtype: out, len: 4, data: &zb4 };
             for s in scales.chunks_exact(4) {
                 check(s, Layout::PerAxis { outer: n / 4, axis_len: 4, inner: 1 }, zp4);
+                check(s, Layout::PerAxis { outer: 1, axis_len: 4, inner: n / 4 }, zp4);
             }
         }
     }
