@@ -331,20 +331,12 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// as one vector of per-block results. By default [`Simd::hmin`] per vector.
     #[inline(always)]
     fn hmin_each(self, v: &[Self::F]) -> Self::F {
-        let mut b = [0u8; 64];
-        for (t, &vt) in v.iter().enumerate().take(Self::LANES) {
-            b[4 * t..4 * t + 4].copy_from_slice(&self.hmin(vt).to_le_bytes());
-        }
-        self.load_f32(&b)
+        reduce_each(self, v, false)
     }
     /// [`Simd::hmin_each`] with the maximum.
     #[inline(always)]
     fn hmax_each(self, v: &[Self::F]) -> Self::F {
-        let mut b = [0u8; 64];
-        for (t, &vt) in v.iter().enumerate().take(Self::LANES) {
-            b[4 * t..4 * t + 4].copy_from_slice(&self.hmax(vt).to_le_bytes());
-        }
-        self.load_f32(&b)
+        reduce_each(self, v, true)
     }
     /// The signed maximum of the lanes.
     #[inline(always)]
@@ -402,4 +394,16 @@ pub(crate) fn lane_f32(b: &[u8; 64], t: usize) -> f32 {
 #[inline(always)]
 pub(crate) fn lane_i32(b: &[u8; 64], t: usize) -> i32 {
     i32::from_le_bytes([b[4 * t], b[4 * t + 1], b[4 * t + 2], b[4 * t + 3]])
+}
+
+/// The default [`Simd::hmin_each`] (`max` false) / [`Simd::hmax_each`]: [`Simd::hmin`] /
+/// [`Simd::hmax`] of each vector, gathered as lanes.
+#[inline(always)]
+fn reduce_each<S: Simd>(simd: S, v: &[S::F], max: bool) -> S::F {
+    let mut b = [0u8; 64];
+    for (t, &vt) in v.iter().enumerate().take(S::LANES) {
+        let r = if max { simd.hmax(vt) } else { simd.hmin(vt) };
+        b[4 * t..4 * t + 4].copy_from_slice(&r.to_le_bytes());
+    }
+    simd.load_f32(&b)
 }
