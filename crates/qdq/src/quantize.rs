@@ -30,6 +30,19 @@
 //! `s = 6`: `x / s` ties at `-2^-150` and rounds to -0, but `x * RN(1/6)` is `-2^-149`), so
 //! those jobs divide a vector holding such an x with the divide instruction (`redo_tiny`).
 //! Scales outside the range always use a true division.
+//!
+//! **16-bit precisions, integer outputs: no correction.** Where the division precision P
+//! is f16 or bf16 (`p` = 11 or 8 significand bits), `xp` and `sp` are P values, and the
+//! 8- and 4-bit integer kernels take `round_P(x * r)` for `round_P(xp / sp)`. It is the
+//! same P value whenever `|xp / sp| >= 1/4` (below that, both round to the integer 0):
+//! a quotient of two P values is never a midpoint of P (an odd `p + 1`-bit significand
+//! `M` times the odd part `S` of `sp`'s has more than `p` bits), and its distance to one
+//! is at least `1 / (M S) > 2^-23` relative to the quotient (`M < 2^(p+1)`, `S < 2^p`),
+//! while `x * r` is within `2^-23 (1 + 2^-25)` of it: no midpoint lies between them. f32
+//! holds `2p + 2` bits, so rounding the exact quotient to f32 first (the reference's
+//! order) changes nothing either. NaN and infinite lanes stay NaN and infinite for the
+//! conversion check. `every_f16_and_bf16_pattern_with_worst_reciprocals` runs every x
+//! against the scales with the least exact reciprocals.
 //! The differential tests against `qdq_ref` (ties at `(k + 1/2) s` for random scales
 //! included) are the proof.
 
@@ -602,9 +615,14 @@ fn int_valid<S: Simd>(simd: S, q: S::F, r: S::I, p: &Lanes<S>) -> u32 {
 fn quotient_sat<S: Simd, const CLAMPED: bool>(simd: S, sp: &Spec, xb: &[u8], p: &Lanes<S>) -> S::F {
     let x = load_x(simd, sp, xb);
     let q0 = simd.mul(x, p.r);
+    if sp.prec != Prec::F32 {
+        // A 16-bit precision rounds `x * r` itself: the same integer (module docs). NaN and
+        // infinite lanes stay so, for the conversion check and `cvt_rne_clamped`.
+        return sp.prec.round(simd, q0);
+    }
     let q0 = if CLAMPED { simd.clamp_abs(q0, simd.splat(LIM)) } else { q0 };
     let e = simd.fnma(q0, p.divisor, x);
-    sp.prec.round(simd, simd.fma(e, p.r, q0))
+    simd.fma(e, p.r, q0)
 }
 
 /// `cvt_rne(clamp(q, -2^30, 2^30))` with NaN landing on `-2^30`: lanes the saturating packs
@@ -639,7 +657,7 @@ fn sat8_quotients<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [
     let mut q = [simd.splat(0.0); 4];
     for (k, qk) in q.iter_mut().enumerate() {
         let xb = &x[k * vb..(k + 1) * vb];
-        *qk = if S::DIV_QUOTIENTS > 0 && k >= 4 - S::DIV_QUOTIENTS {
+        *qk = if S::DIV_QUOTIENTS > 0 && k >= 4 - S::DIV_QUOTIENTS && sp.prec == Prec::F32 {
             quotient_div(simd, sp, xb, p[k])
         } else {
             quotient_sat::<S, false>(simd, sp, xb, p[k])

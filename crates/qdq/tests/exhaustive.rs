@@ -14,6 +14,11 @@ fn every_f16_and_bf16_pattern_through_quantize() {
 }
 
 #[test]
+fn every_f16_and_bf16_pattern_with_worst_reciprocals() {
+    common::exhaustive::every_f16_and_bf16_pattern_with_worst_reciprocals();
+}
+
+#[test]
 fn every_code_of_every_type_through_dequantize() {
     common::exhaustive::every_code_of_every_type_through_dequantize();
 }

@@ -57,6 +57,64 @@ pub fn every_f16_and_bf16_pattern_through_quantize() {
     }
 }
 
+/// Every f16 and bf16 x through the 8- and 4-bit integer types, with the scales whose
+/// reciprocal is furthest from exact. In a 16-bit precision the kernels round `x * RN(1/s)`
+/// to the precision without Markstein's correction; the argument that this gives the same
+/// integer (the `quantize` module docs) needs `|x * r - x / s|` below the distance from
+/// `x / s` to the nearest midpoint of the precision, at least `1 / (M S)` relative to
+/// the quotient for odd significands `M < 2^(p+1)`, `S < 2^p`: tightest for the widest
+/// odd scale significands with the worst reciprocals, so those are the scales here.
+pub fn every_f16_and_bf16_pattern_with_worst_reciprocals() {
+    // The odd significands of `bits` bits whose reciprocal is furthest from exact, by
+    // `|RN(1/s) * s - 1|` in f64 (exact for these widths).
+    fn worst(bits: u32, count: usize) -> Vec<f32> {
+        let mut v: Vec<(f64, f32)> = ((1u32 << (bits - 1)) + 1..1 << bits)
+            .step_by(2)
+            .map(|m| {
+                let s = m as f32 / (1u32 << (bits - 1)) as f32;
+                (((1.0 / s) as f64 * s as f64 - 1.0).abs(), s)
+            })
+            .collect();
+        v.sort_by(|a, b| b.0.total_cmp(&a.0));
+        v.into_iter().take(count).map(|(_, s)| s).collect()
+    }
+    let patterns: Vec<u16> = (0..=u16::MAX).collect();
+    let h: Vec<qdq::f16> = patterns.iter().map(|b| qdq::f16::from_bits(*b)).collect();
+    let b: Vec<qdq::bf16> = patterns.iter().map(|b| qdq::bf16::from_bits(*b)).collect();
+    let outs = [(DataType::I8, 0xfdu8), (DataType::U8, 131), (DataType::I4, 0x0e), (DataType::U4, 9)];
+    let cases: Vec<(&str, f32, f32)> = worst(11, 12)
+        .into_iter()
+        .flat_map(|s| [("f16", s, 1.0 / 64.0), ("f16", s, 1.0), ("f16", s, 32.0), ("f16", s, 2048.0)])
+        .chain(worst(8, 8).into_iter().flat_map(|s| [("bf16", s, 1.0 / 64.0), ("bf16", s, 1.0), ("bf16", s, 1.0e6)]))
+        .collect();
+    cases.par_iter().for_each(|&(name, m, e)| {
+        for (out, z) in outs {
+            for sign in [1.0f32, -1.0] {
+                let scale = sign * m * e;
+                let opts = QuantizeOptions { output: out, saturate: true, precision: None };
+                let bytes = out.byte_len(patterns.len()).unwrap();
+                let zp = Packed { dtype: out, len: 1, data: &[z] };
+                let (sh, sb) = ([qdq::f16::from_f32(scale)], [qdq::bf16::from_f32(scale)]);
+                let (x, sv) = match name {
+                    "f16" => (Values::F16(&h), Values::F16(&sh)),
+                    _ => (Values::Bf16(&b), Values::Bf16(&sb)),
+                };
+                let params = qparams(sv, Some(zp), Layout::PerTensor, &opts);
+                let mut want = vec![0u8; bytes];
+                qdq_ref::quantize(x, &params, qdq::PackedMut::new(out, &mut want)).unwrap();
+                for isa in isas() {
+                    let mut got = vec![0u8; bytes];
+                    qdq::quantize_with(&Config::sequential().with_isa(isa), x, &params, qdq::PackedMut::new(out, &mut got))
+                        .unwrap();
+                    compare_codes(&format!("{isa} {name} s={scale:e}"), out, &want, &got, |i| {
+                        format!("pattern {:#06x}", patterns[i])
+                    });
+                }
+            }
+        }
+    });
+}
+
 pub fn every_code_of_every_type_through_dequantize() {
     for t in DataType::QUANTIZED {
         let n = 1usize << t.bits();
