@@ -142,7 +142,9 @@ impl MiniFormat {
     /// f16 rounding (IEEE overflow to inf).
     pub const F16_ROUND: MiniFormat = MiniFormat::new(&qdq_ref::float::F16, false);
 
-    /// bf16 rounding (IEEE overflow to inf).
+    /// bf16 rounding (IEEE overflow to inf): the oracle of the tests of the kernels'
+    /// own bf16 rounding ([`f32_to_bf16_bits`]).
+    #[cfg(test)]
     pub const BF16_ROUND: MiniFormat = MiniFormat::new(&qdq_ref::float::BF16, false);
 
     fn emin(&self) -> i32 {
@@ -435,9 +437,33 @@ pub(crate) fn bf16_bits_to_f32<S: Simd>(simd: S, h: S::I) -> S::F {
     simd.f32_of(simd.shl(h, 16))
 }
 
-/// Rounds f32 lanes to bf16 (RNE, NaN kept quiet) and returns the bf16 bit patterns.
+/// Rounds f32 lanes to bf16 (RNE; NaN to the quiet NaN of its sign, `0x7fc0` or
+/// `0xffc0`, as the reference encodes it) and returns the bf16 bit patterns, zero-extended.
+///
+/// bf16 is the upper half of f32 with the same exponent range, so RNE is an add on the
+/// bit pattern: `(b + 0x7fff + ((b >> 16) & 1)) >> 16`. Subnormals, the carry into the
+/// exponent and the overflow to infinity come out of the add; only NaN (whose payload
+/// could carry into the exponent or the sign) takes a select. The general float encoder
+/// gives the same codes ([`f32_to_bf16_bits_generic`]).
 #[inline(always)]
 pub(crate) fn f32_to_bf16_bits<S: Simd>(simd: S, v: S::F) -> S::I {
+    let b = simd.bits(v);
+    let nan = simd.or_i(simd.and_i(simd.shr(b, 16), simd.splat_i(0x8000)), simd.splat_i(0x7fc0));
+    simd.select_i(simd.is_nan(v), nan, bf16_rne_bits(simd, v))
+}
+
+/// [`f32_to_bf16_bits`] without its NaN select: right for every lane that is not NaN, and
+/// for the quiet NaN `0x7fc00000` (code `0x7fc0`), the canonical NaN of the outputs.
+#[inline(always)]
+pub(crate) fn bf16_rne_bits<S: Simd>(simd: S, v: S::F) -> S::I {
+    let b = simd.bits(v);
+    let odd = simd.and_i(simd.shr(b, 16), simd.splat_i(1));
+    simd.shr(simd.add_i(simd.add_i(b, odd), simd.splat_i(0x7fff)), 16)
+}
+
+/// [`f32_to_bf16_bits`] by the general float encoder (the tests' oracle).
+#[cfg(test)]
+pub(crate) fn f32_to_bf16_bits_generic<S: Simd>(simd: S, v: S::F) -> S::I {
     encode_minifloat(simd, v, &MiniFormat::BF16_ROUND)
 }
 

@@ -349,6 +349,57 @@ mod tests {
         }
     }
 
+    /// `f32_to_bf16_bits` (an add on the bit pattern) against the general float encoder, for
+    /// the f32 patterns in `self.0` (each expanded to `LANES` consecutive patterns).
+    struct Bf16Rounding<'a>(&'a [u32]);
+
+    impl Kernel for Bf16Rounding<'_> {
+        type Output = Vec<(u32, u32, u32)>;
+        fn run<S: Simd>(self, simd: S) -> Vec<(u32, u32, u32)> {
+            use crate::codec::{f32_to_bf16_bits, f32_to_bf16_bits_generic};
+            let mut bad = Vec::new();
+            for &base in self.0 {
+                let mut src = [0u8; 64];
+                for t in 0..S::LANES {
+                    src[4 * t..4 * t + 4].copy_from_slice(&base.wrapping_add(t as u32).to_le_bytes());
+                }
+                let v = simd.load_f32(&src);
+                let (mut got, mut want) = ([0u8; 64], [0u8; 64]);
+                simd.store_i32(f32_to_bf16_bits(simd, v), &mut got);
+                simd.store_i32(f32_to_bf16_bits_generic(simd, v), &mut want);
+                if got != want {
+                    for t in 0..S::LANES {
+                        let (g, w) = (crate::simd::lane_i32(&got, t) as u32, crate::simd::lane_i32(&want, t) as u32);
+                        if g != w {
+                            bad.push((base.wrapping_add(t as u32), g, w));
+                        }
+                    }
+                }
+            }
+            bad
+        }
+    }
+
+    /// The bf16 rounding on every ISA: around every bf16 halfway point and exponent
+    /// boundary (the patterns `k * 2^16 + 0x7ff0 ..` and `k * 2^16 - 16 ..`, both signs),
+    /// and a stride through all 2^32 patterns. (All 2^32 agreed when it was written.)
+    #[test]
+    fn bf16_rounding_matches_the_general_encoder_on_every_isa() {
+        let mut bases: Vec<u32> = (0..1u32 << 16).flat_map(|k| [(k << 16) | 0x7ff0, (k << 16).wrapping_sub(16)]).collect();
+        bases.extend((0..1u32 << 18).map(|k| k.wrapping_mul(16_411)));
+        for isa in Isa::ALL {
+            if !isa.is_available() {
+                println!("{isa}: skipped, not on this CPU");
+                continue;
+            }
+            let bad = dispatch(isa, Bf16Rounding(&bases));
+            if let Some(&(b, g, w)) = bad.first() {
+                panic!("{isa}: f32 {b:#010x} -> bf16 {g:#06x}, the general encoder gives {w:#06x} ({} lanes differ)", bad.len());
+            }
+            println!("{isa}: {} vectors of consecutive patterns checked", bases.len());
+        }
+    }
+
     /// Each ISA's f16 conversions (`load_f16`, `f32_to_f16_bits`, which the ISAs with a
     /// hardware or library conversion override) against the generic codec, bit for bit.
     struct F16Conversions<'a>(&'a [u16], &'a [f32]);
