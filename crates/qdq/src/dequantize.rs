@@ -9,7 +9,7 @@
 //!
 //! i32 x with a zero point runs the reference (the difference may not fit in i32).
 
-use crate::codec::{decode_minifloat, decode_minifloat_times, f32_to_bf16_bits, fold_scale, MiniFormat};
+use crate::codec::{bf16_rne_bits, decode_minifloat, decode_minifloat_times, fold_scale, MiniFormat};
 use crate::isa::Kernel;
 use crate::quantize::{load_codes, load_full, ScaleKind};
 use crate::segments::Segments;
@@ -109,11 +109,39 @@ pub(crate) fn store<S: Simd>(simd: S, out: Out, v: S::F, y: &mut [u8]) {
 /// knows no lane is NaN).
 #[inline(always)]
 fn store_as<S: Simd>(simd: S, out: Out, v: S::F, canon: bool, y: &mut [u8]) {
-    let v = if canon { simd.select(simd.is_nan(v), simd.splat(qdq_ref::float::CANONICAL_NAN), v) } else { v };
+    let v = canonical(simd, v, canon);
     match out {
         Out::F32 => simd.store_f32(v, y),
         Out::F16 => simd.store_u16(simd.f32_to_f16_bits(v), y),
-        Out::Bf16 => simd.store_u16(f32_to_bf16_bits(simd, v), y),
+        // No NaN here but the canonical one, which the plain rounding keeps.
+        Out::Bf16 => simd.store_u16(bf16_rne_bits(simd, v), y),
+    }
+}
+
+/// `v` with every NaN lane the canonical NaN where `canon`.
+#[inline(always)]
+fn canonical<S: Simd>(simd: S, v: S::F, canon: bool) -> S::F {
+    if canon {
+        simd.select(simd.is_nan(v), simd.splat(qdq_ref::float::CANONICAL_NAN), v)
+    } else {
+        v
+    }
+}
+
+/// [`store_as`] of four vectors (`4 * LANES` elements): bf16 codes through one
+/// [`Simd::store_16x4`] (two packs instead of a pack and a permute per vector).
+#[inline(always)]
+fn store_as_x4<S: Simd>(simd: S, out: Out, v: [S::F; 4], canon: bool, y: &mut [u8]) {
+    let os = out.size();
+    if out == Out::Bf16 {
+        let mut c = [simd.splat_i(0); 4];
+        for (ck, vk) in c.iter_mut().zip(v) {
+            *ck = bf16_rne_bits(simd, canonical(simd, vk, canon));
+        }
+        return simd.store_16x4(c, false, y);
+    }
+    for (k, vk) in v.into_iter().enumerate() {
+        store_as(simd, out, vk, canon, &mut y[k * S::LANES * os..]);
     }
 }
 
@@ -148,6 +176,7 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
         (8, true, Out::F32) if S::SPECIALIZE => walk::<S, 8, 1, 0>(simd, job, begin, end, y),
         (4, true, Out::F32) if S::SPECIALIZE => walk::<S, 4, 1, 0>(simd, job, begin, end, y),
         (8, false, Out::F16) if S::SPECIALIZE => walk::<S, 8, 0, 1>(simd, job, begin, end, y),
+        (8, false, Out::Bf16) if S::SPECIALIZE => walk::<S, 8, 0, 2>(simd, job, begin, end, y),
         _ => walk::<S, 0, MINI_JOB, 3>(simd, job, begin, end, y),
     }
 }
@@ -337,7 +366,7 @@ fn run_with<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8>(
 /// zero point; the body starts on a packing group of x (absolute element index). The
 /// compile-time variant's input width (`BITS`, 0: the job's), float decoder (`MINI`: 0
 /// none, 1 the job's float format, 2 to 12 a format of `MiniFormat::of_id`, [`MINI_JOB`]
-/// whatever the job has) and output (`OUT`: 0 f32, 1 f16, else the job's) fold into the
+/// whatever the job has) and output (`OUT`: 0 f32, 1 f16, 2 bf16, else the job's) fold into the
 /// code.
 struct DequantizeOp<'j, 'a, 'y, const BITS: u8, const MINI: u8, const OUT: u8> {
     job: &'j Job<'a>,
@@ -364,6 +393,7 @@ impl<const BITS: u8, const MINI: u8, const OUT: u8> DequantizeOp<'_, '_, '_, BIT
         match OUT {
             0 => Out::F32,
             1 => Out::F16,
+            2 => Out::Bf16,
             _ => self.job.out,
         }
     }
@@ -461,9 +491,7 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
                 };
                 *vk = simd.mul(decode(simd, c, flip, zf, mini), sc);
             }
-            for (k, vk) in v.into_iter().enumerate() {
-                store_as(simd, out, vk, canon, &mut yq[k * lanes * os..]);
-            }
+            store_as_x4(simd, out, v, canon, yq);
         }
     }
 }
