@@ -359,7 +359,13 @@ fn run_with<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8>(
     let gmask = crate::quantize::group(job.x.dtype) - 1;
     let n_scales = job.scale.len() / job.scale_kind.size();
     let mut op = DequantizeOp::<BITS, MINI, OUT> { job, signed, gmask, n_scales, begin, y };
-    walk::walk(simd, &mut op, Segments::new(job.layout, begin, end));
+    match job.layout {
+        // Every vector on a packing group: the channel count a multiple of it.
+        Layout::PerAxis { axis_len, inner: 1, .. } if axis_len >= S::LANES && axis_len & gmask == 0 => {
+            walk::per_axis_last(simd, &mut op, job.layout, begin, end, axis_len)
+        }
+        _ => walk::walk(simd, &mut op, Segments::new(job.layout, begin, end)),
+    }
 }
 
 /// DequantizeLinear's per-vector work for [`walk::walk`]: parameters are the scale and the
@@ -440,6 +446,36 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
     fn part(&mut self, simd: S, p: &(S::F, S::I), _k: usize, i: usize, take: usize) {
         let v = dequantize_vec(simd, self.job, i, take, p.0, p.1);
         store_out(simd, self.out(), v, self.y, i - self.begin, take);
+    }
+
+    #[inline(always)]
+    fn row(&mut self, simd: S, p: &[(S::F, S::I)], _k: usize, i: usize) {
+        // Exactly the row's bytes, chunked: no bounds checks per vector.
+        let (bits, out) = (self.bits(), self.out());
+        let mini = mini_format::<MINI>(self.job);
+        let flip = simd.splat_i(if self.signed { 1 << (bits - 1) } else { 0 });
+        let (lanes, os, xbits, n) = (S::LANES, out.size(), bits as usize, p.len());
+        let xb = &self.job.x.data[i * xbits / 8..(i + n * lanes) * xbits / 8];
+        let yb = &mut self.y[(i - self.begin) * os..(i - self.begin + n * lanes) * os];
+        for ((xq, yq), &(sc, z)) in xb.chunks_exact(lanes * xbits / 8).zip(yb.chunks_exact_mut(lanes * os)).zip(p) {
+            let c = load_full(simd, bits, xq, 0);
+            store(simd, out, simd.mul(decode(simd, c, flip, simd.add_i(z, flip), mini.as_ref()), sc), yq);
+        }
+    }
+
+    /// A whole vector on a packing group (the per-lane runs of per-axis and blocked
+    /// layouts): the compile-time width's load and the decoder of [`RunOp::steps`],
+    /// instead of [`RunOp::part`]'s general code load and partial store.
+    #[inline(always)]
+    fn vector(&mut self, simd: S, p: &(S::F, S::I), _k: usize, i: usize) {
+        let (sc, z) = *p;
+        let (bits, out) = (self.bits(), self.out());
+        let mini = mini_format::<MINI>(self.job);
+        let flip = simd.splat_i(if self.signed { 1 << (bits - 1) } else { 0 });
+        let c = load_full(simd, bits, self.job.x.data, i);
+        let v = simd.mul(decode(simd, c, flip, simd.add_i(z, flip), mini.as_ref()), sc);
+        let (os, e) = (out.size(), i - self.begin);
+        store(simd, out, v, &mut self.y[e * os..(e + S::LANES) * os]);
     }
 
     #[inline(always)]

@@ -19,9 +19,21 @@
 //! its per-vector work; the head/body/tail structure, and the fix to it, live here once.
 //! [`RunOp::steps`] gets whole steps of four vectors from an aligned element, so a kernel
 //! can iterate over exactly their bytes (`chunks_exact`, no bounds checks in the loop).
+//!
+//! Per-axis along the last axis, the segment walk sets up a run per row (one per channel
+//! block of every row); [`per_axis_last`] instead takes each tile's parameters once and
+//! runs every whole row through it:
+//!
+//! ```text
+//! rows wholly inside [begin, end), channel tiles of PER_AXIS_TILE vectors:
+//!   p[v] = op.seq(c0 + v LANES, t)                  once per tile
+//!   for each row: op.row(p[..], k, i), the whole vectors (op.part for a partial last one)
+//! the partial rows at either end: the segment walk
+//! ```
 
-use crate::segments::{Scales, Segment};
+use crate::segments::{Scales, Segment, Segments};
 use crate::simd::Simd;
+use qdq_ref::Layout;
 
 /// The per-vector work of one kernel over one ISA (see the module docs).
 pub(crate) trait RunOp<S: Simd> {
@@ -45,6 +57,14 @@ pub(crate) trait RunOp<S: Simd> {
     /// `n` whole steps of four vectors from the aligned element `i`, broadcast parameters of
     /// scale index `k`. The default is one [`RunOp::part`] per vector; kernels override it
     /// with a loop over exactly the steps' bytes.
+    /// Whole vectors from element `i` (on a packing group), vector `v` with parameters
+    /// `p[v]` (scale index `k + v LANES`): a row of a [`per_axis_last`] tile.
+    #[inline(always)]
+    fn row(&mut self, simd: S, p: &[Self::P], k: usize, i: usize) {
+        for (v, pv) in p.iter().enumerate() {
+            self.vector(simd, pv, k + v * S::LANES, i + v * S::LANES);
+        }
+    }
     #[inline(always)]
     fn steps(&mut self, simd: S, p: &Self::P, k: usize, i: usize, n: usize) {
         for v in 0..4 * n {
@@ -134,5 +154,59 @@ pub(crate) fn seq_run<S: Simd, O: RunOp<S> + ?Sized>(
             op.part(simd, &p, k, i, t);
         }
         i += t;
+    }
+}
+
+/// Vectors of channels per tile of [`per_axis_last`]: their parameters stay in registers
+/// or the first cache lines of the stack while the rows run.
+pub(crate) const PER_AXIS_TILE: usize = 16;
+
+/// [`walk`] over `[begin, end)` of a per-axis layout along the last axis (`channels`
+/// channels, scale index `e % channels`): the rows wholly inside the range tile by tile,
+/// each tile's parameters taken once (see the module docs), the partial rows at either
+/// end by [`walk`]. Every vector must start on a packing group (`op.head(channels) == 0`,
+/// and `LANES` a multiple of the group), which the caller checks.
+#[inline(always)]
+pub(crate) fn per_axis_last<S: Simd, O: RunOp<S> + ?Sized>(
+    simd: S,
+    op: &mut O,
+    layout: Layout,
+    begin: usize,
+    end: usize,
+    channels: usize,
+) where
+    O::P: Copy,
+{
+    let (r0, r1) = (begin.div_ceil(channels), end / channels);
+    if r0 >= r1 {
+        return walk(simd, op, Segments::new(layout, begin, end));
+    }
+    let (head_end, tail_start) = (r0 * channels, r1 * channels);
+    if begin < head_end {
+        walk(simd, op, Segments::new(layout, begin, head_end));
+    }
+    let lanes = S::LANES;
+    let mut c0 = 0;
+    while c0 < channels {
+        let tc = (PER_AXIS_TILE * lanes).min(channels - c0);
+        let nv = tc.div_ceil(lanes);
+        let first = op.seq(simd, c0, lanes.min(tc));
+        let mut params = [first; PER_AXIS_TILE];
+        for (v, p) in params.iter_mut().enumerate().take(nv).skip(1) {
+            *p = op.seq(simd, c0 + v * lanes, lanes.min(tc - v * lanes));
+        }
+        let full = tc / lanes;
+        for row in r0..r1 {
+            let e0 = row * channels + c0;
+            op.row(simd, &params[..full], c0, e0);
+            if full < nv {
+                let v = full;
+                op.part(simd, &params[v], c0 + v * lanes, e0 + v * lanes, tc - v * lanes);
+            }
+        }
+        c0 += tc;
+    }
+    if tail_start < end {
+        walk(simd, op, Segments::new(layout, tail_start, end));
     }
 }

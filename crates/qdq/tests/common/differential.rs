@@ -50,6 +50,10 @@ fn shapes(rng: &mut Rng) -> Vec<(Vec<usize>, i64, i64, Vec<usize>)> {
     // (x shape, axis, block, scale shape)
     let mut v = vec![
         (vec![7, 64], 1, 0, vec![64]),
+        // Per-axis along the last axis past one channel tile (16 vectors), ending in a
+        // partial vector; and an odd channel count.
+        (vec![3, 300], 1, 0, vec![300]),
+        (vec![4, 37], 1, 0, vec![37]),
         (vec![5, 3], 1, 0, vec![3]),
         (vec![3, 5, 2], 1, 0, vec![5]),
         (vec![17, 9], 0, 0, vec![17]),
