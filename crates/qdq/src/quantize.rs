@@ -1044,14 +1044,7 @@ fn run_per_axis_last<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, 
         let nv = tc.div_ceil(lanes);
         let mut params = [fast_lanes(simd, 1.0, 1.0, 0); AXIS_TILE_VECTORS];
         for (v, p) in params.iter_mut().enumerate().take(nv) {
-            let valid = lanes.min(tc - v * lanes);
-            *p = seq_lanes(simd, job, c0 + v * lanes, valid);
-            // Markstein lane by lane when every scale of the vector is in the fast range
-            // (padding lanes hold 1).
-            if S::HAS_FMA && simd.mask_bits(slow_scale_lanes(simd, p.divisor)) == 0 {
-                p.r = simd.div(simd.splat(1.0), p.divisor);
-                p.fast = true;
-            }
+            *p = tile_lanes(simd, job, c0 + v * lanes, lanes.min(tc - v * lanes));
         }
         // 8-bit integers with every scale fast and whole vectors in fours: the saturating
         // 8-bit path, the zero points packed once per tile in the packs' lane order.
@@ -1088,6 +1081,19 @@ fn run_per_axis_last<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, 
     if tail_start < end {
         walk::<S, 0, 0, 0, 8>(simd, job, tail_start, end, &mut y[tail_start - begin..]);
     }
+}
+
+/// [`seq_lanes`] for parameters that serve many rows (per-axis channel tiles): Markstein's
+/// division lane by lane, with a vector reciprocal, when every scale of the vector is in
+/// the fast range (padding lanes hold 1).
+#[inline(always)]
+fn tile_lanes<S: Simd>(simd: S, job: &Job<'_>, k: usize, valid: usize) -> Lanes<S> {
+    let mut p = seq_lanes(simd, job, k, valid);
+    if S::HAS_FMA && simd.mask_bits(slow_scale_lanes(simd, p.divisor)) == 0 {
+        p.r = simd.div(simd.splat(1.0), p.divisor);
+        p.fast = true;
+    }
+    p
 }
 
 /// The rows `r0..r1` of one channel tile (`geometry = (r0, r1, channels, first channel)`)
@@ -1761,7 +1767,14 @@ fn run_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: 
     let sp = Spec::resolve::<SRC, PREC, BITS>(job);
     let gmask = group(job.out) - 1;
     let mut op = QuantizeOp::<SRC, PREC, MINI, BITS> { job, sp, gmask, begin, y };
-    walk::walk(simd, &mut op, Segments::new(job.layout, begin, end));
+    match job.layout {
+        // Every vector on a packing group of y: the channel count and `begin` multiples
+        // of it.
+        Layout::PerAxis { axis_len, inner: 1, .. } if axis_len >= S::LANES && (axis_len | begin) & gmask == 0 => {
+            walk::per_axis_last(simd, &mut op, job.layout, begin, end, axis_len)
+        }
+        _ => walk::walk(simd, &mut op, Segments::new(job.layout, begin, end)),
+    }
 }
 
 /// QuantizeLinear's per-vector work for [`walk::walk`]: [`Lanes`] parameters; the body
@@ -1795,6 +1808,11 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
     #[inline(always)]
     fn seq(&self, simd: S, k: usize, valid: usize) -> Lanes<S> {
         seq_lanes(simd, self.job, k, valid)
+    }
+
+    #[inline(always)]
+    fn seq_tile(&self, simd: S, k: usize, valid: usize) -> Lanes<S> {
+        tile_lanes(simd, self.job, k, valid)
     }
 
     #[inline(always)]

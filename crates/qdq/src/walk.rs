@@ -26,7 +26,7 @@
 //!
 //! ```text
 //! rows wholly inside [begin, end), channel tiles of PER_AXIS_TILE vectors:
-//!   p[v] = op.seq(c0 + v LANES, t)                  once per tile
+//!   p[v] = op.seq_tile(c0 + v LANES, t)             once per tile
 //!   for each row: op.row(p[..], k, i), the whole vectors (op.part for a partial last one)
 //! the partial rows at either end: the segment walk
 //! ```
@@ -57,6 +57,12 @@ pub(crate) trait RunOp<S: Simd> {
     /// `n` whole steps of four vectors from the aligned element `i`, broadcast parameters of
     /// scale index `k`. The default is one [`RunOp::part`] per vector; kernels override it
     /// with a loop over exactly the steps' bytes.
+    /// [`RunOp::seq`] for a [`per_axis_last`] tile, whose parameters serve every row: a
+    /// kernel may spend more on them here (a vector reciprocal).
+    #[inline(always)]
+    fn seq_tile(&self, simd: S, k: usize, valid: usize) -> Self::P {
+        self.seq(simd, k, valid)
+    }
     /// Whole vectors from element `i` (on a packing group), vector `v` with parameters
     /// `p[v]` (scale index `k + v LANES`): a row of a [`per_axis_last`] tile.
     #[inline(always)]
@@ -165,7 +171,8 @@ pub(crate) const PER_AXIS_TILE: usize = 16;
 /// channels, scale index `e % channels`): the rows wholly inside the range tile by tile,
 /// each tile's parameters taken once (see the module docs), the partial rows at either
 /// end by [`walk`]. Every vector must start on a packing group (`op.head(channels) == 0`,
-/// and `LANES` a multiple of the group), which the caller checks.
+/// and `LANES` a multiple of the group, for the kernel's own alignment), which the caller
+/// checks.
 #[inline(always)]
 pub(crate) fn per_axis_last<S: Simd, O: RunOp<S> + ?Sized>(
     simd: S,
@@ -190,10 +197,10 @@ pub(crate) fn per_axis_last<S: Simd, O: RunOp<S> + ?Sized>(
     while c0 < channels {
         let tc = (PER_AXIS_TILE * lanes).min(channels - c0);
         let nv = tc.div_ceil(lanes);
-        let first = op.seq(simd, c0, lanes.min(tc));
+        let first = op.seq_tile(simd, c0, lanes.min(tc));
         let mut params = [first; PER_AXIS_TILE];
         for (v, p) in params.iter_mut().enumerate().take(nv).skip(1) {
-            *p = op.seq(simd, c0 + v * lanes, lanes.min(tc - v * lanes));
+            *p = op.seq_tile(simd, c0 + v * lanes, lanes.min(tc - v * lanes));
         }
         let full = tc / lanes;
         for row in r0..r1 {
