@@ -12,7 +12,6 @@
 use crate::codec::{bf16_rne_bits, decode_minifloat, decode_minifloat_times, fold_scale, MiniFormat};
 use crate::isa::Kernel;
 use crate::quantize::{load_codes, load_full, ScaleKind};
-use crate::segments::Segments;
 use crate::simd::{lane_f32, Simd};
 use crate::walk::{self, RunOp};
 use qdq_ref::float::FloatFormat;
@@ -160,6 +159,13 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
             (8, _) => simd.enter(BlockedLastOf::<8, 0>(k)),
             _ => simd.enter(BlockedLastOf::<4, 0>(k)),
         };
+    }
+    // Per-axis along the last axis by channel tiles: 8-bit integers to f32 (weights) in
+    // their own variant, the rest in the run-time one (the tile code in every variant took
+    // a tenth more build time).
+    let tiled = tiled_channels::<S>(job).is_some();
+    if tiled && !(job.x.dtype.bits() == 8 && job.mini.is_none() && job.out == Out::F32) {
+        return walk::<S, 0, MINI_JOB, 3>(simd, job, begin, end, y);
     }
     // The portable ISA keeps the integer-to-f32 variants only.
     match (job.x.dtype.bits(), job.mini.is_some(), job.out) {
@@ -359,12 +365,23 @@ fn run_with<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8>(
     let gmask = crate::quantize::group(job.x.dtype) - 1;
     let n_scales = job.scale.len() / job.scale_kind.size();
     let mut op = DequantizeOp::<BITS, MINI, OUT> { job, signed, gmask, n_scales, begin, y };
+    // Channel tiles in the 8-bit integer to f32 variant and the run-time one (see `run`); a
+    // constant condition, so the other variants do not even instantiate the tile kernel.
+    if DequantizeOp::<BITS, MINI, OUT>::TILED {
+        walk::walk_tiled(simd, op, job.layout, begin, end, tiled_channels::<S>(job));
+    } else {
+        walk::walk(simd, &mut op, crate::segments::Segments::new(job.layout, begin, end));
+    }
+}
+
+/// The channel count of a per-axis layout along the last axis that [`walk::walk_tiled`]
+/// takes by channel tiles: at least a vector of channels, and every vector on a packing
+/// group (the channel count a multiple of it).
+fn tiled_channels<S: Simd>(job: &Job<'_>) -> Option<usize> {
+    let gmask = crate::quantize::group(job.x.dtype) - 1;
     match job.layout {
-        // Every vector on a packing group: the channel count a multiple of it.
-        Layout::PerAxis { axis_len, inner: 1, .. } if axis_len >= S::LANES && axis_len & gmask == 0 => {
-            walk::per_axis_last(simd, &mut op, job.layout, begin, end, axis_len)
-        }
-        _ => walk::walk(simd, &mut op, Segments::new(job.layout, begin, end)),
+        Layout::PerAxis { axis_len, inner: 1, .. } if axis_len >= S::LANES && axis_len & gmask == 0 => Some(axis_len),
+        _ => None,
     }
 }
 
@@ -385,6 +402,9 @@ struct DequantizeOp<'j, 'a, 'y, const BITS: u8, const MINI: u8, const OUT: u8> {
 }
 
 impl<const BITS: u8, const MINI: u8, const OUT: u8> DequantizeOp<'_, '_, '_, BITS, MINI, OUT> {
+    /// Whether the variant takes per-axis layouts by channel tiles ([`walk::walk_tiled`]).
+    const TILED: bool = (BITS == 8 && MINI == 0 && OUT == 0) || OUT == 3;
+
     #[inline(always)]
     fn bits(&self) -> u32 {
         if BITS == 0 {

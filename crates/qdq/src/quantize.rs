@@ -48,7 +48,6 @@
 
 use crate::codec::{bf16_bits_to_f32, encode_minifloat_checked, round_bf16, round_f16, MiniFormat, MINI_RUNTIME};
 use crate::isa::{IsaKernel, Kernel};
-use crate::segments::Segments;
 use crate::simd::{lane_i32, Simd, LIM};
 use crate::walk::{self, RunOp};
 use qdq_ref::float::{decode_e8m0, FloatFormat};
@@ -1630,6 +1629,15 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
             return simd.enter(BlockedSat8 { job: *job, begin, end, y, axis_len, block });
         }
     }
+    // The other per-axis calls along the last axis by channel tiles, in the two run-time
+    // variants: the tile code in every compile-time variant took a fifth more build time,
+    // and with the tile's parameters taken once the run-time codec costs little.
+    if tiled_channels::<S>(job, begin).is_some() {
+        return match mini {
+            false => walk::<S, ANY, ANY, 0, ANY>(simd, job, begin, end, y),
+            true => walk::<S, ANY, ANY, 1, ANY>(simd, job, begin, end, y),
+        };
+    }
     // Every ISA specialises f32 input to each integer width and to the three common float
     // formats, whose constants fold into the code (the portable ISA takes 30 % to 50 % more
     // instructions without them, the SIMD ISAs up to 60 % for 16- and 4-bit outputs).
@@ -1767,13 +1775,25 @@ fn run_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: 
     let sp = Spec::resolve::<SRC, PREC, BITS>(job);
     let gmask = group(job.out) - 1;
     let mut op = QuantizeOp::<SRC, PREC, MINI, BITS> { job, sp, gmask, begin, y };
+    // Channel tiles in the run-time variants only (see `run`); a constant condition, so
+    // the other variants do not even instantiate the tile kernel (build time).
+    if QuantizeOp::<SRC, PREC, MINI, BITS>::TILED {
+        walk::walk_tiled(simd, op, job.layout, begin, end, tiled_channels::<S>(job, begin));
+    } else {
+        walk::walk(simd, &mut op, crate::segments::Segments::new(job.layout, begin, end));
+    }
+}
+
+/// The channel count of a per-axis layout along the last axis that [`walk::walk_tiled`]
+/// takes by channel tiles: at least a vector of channels, and every vector on a packing
+/// group of y (the channel count and `begin` multiples of it).
+fn tiled_channels<S: Simd>(job: &Job<'_>, begin: usize) -> Option<usize> {
+    let gmask = group(job.out) - 1;
     match job.layout {
-        // Every vector on a packing group of y: the channel count and `begin` multiples
-        // of it.
         Layout::PerAxis { axis_len, inner: 1, .. } if axis_len >= S::LANES && (axis_len | begin) & gmask == 0 => {
-            walk::per_axis_last(simd, &mut op, job.layout, begin, end, axis_len)
+            Some(axis_len)
         }
-        _ => walk::walk(simd, &mut op, Segments::new(job.layout, begin, end)),
+        _ => None,
     }
 }
 
@@ -1788,6 +1808,11 @@ struct QuantizeOp<'j, 'a, 'y, const SRC: u8, const PREC: u8, const MINI: u8, con
     gmask: usize,
     begin: usize,
     y: &'y mut [u8],
+}
+
+impl<const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> QuantizeOp<'_, '_, '_, SRC, PREC, MINI, BITS> {
+    /// Whether the variant takes per-axis layouts by channel tiles ([`walk::walk_tiled`]).
+    const TILED: bool = SRC == ANY;
 }
 
 impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> RunOp<S>

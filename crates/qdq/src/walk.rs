@@ -21,7 +21,7 @@
 //! can iterate over exactly their bytes (`chunks_exact`, no bounds checks in the loop).
 //!
 //! Per-axis along the last axis, the segment walk sets up a run per row (one per channel
-//! block of every row); [`per_axis_last`] instead takes each tile's parameters once and
+//! block of every row); [`walk_tiled`] instead takes each tile's parameters once and
 //! runs every whole row through it:
 //!
 //! ```text
@@ -31,6 +31,7 @@
 //! the partial rows at either end: the segment walk
 //! ```
 
+use crate::isa::IsaKernel;
 use crate::segments::{Scales, Segment, Segments};
 use crate::simd::Simd;
 use qdq_ref::Layout;
@@ -57,14 +58,14 @@ pub(crate) trait RunOp<S: Simd> {
     /// `n` whole steps of four vectors from the aligned element `i`, broadcast parameters of
     /// scale index `k`. The default is one [`RunOp::part`] per vector; kernels override it
     /// with a loop over exactly the steps' bytes.
-    /// [`RunOp::seq`] for a [`per_axis_last`] tile, whose parameters serve every row: a
+    /// [`RunOp::seq`] for a [`walk_tiled`] tile, whose parameters serve every row: a
     /// kernel may spend more on them here (a vector reciprocal).
     #[inline(always)]
     fn seq_tile(&self, simd: S, k: usize, valid: usize) -> Self::P {
         self.seq(simd, k, valid)
     }
     /// Whole vectors from element `i` (on a packing group), vector `v` with parameters
-    /// `p[v]` (scale index `k + v LANES`): a row of a [`per_axis_last`] tile.
+    /// `p[v]` (scale index `k + v LANES`): a row of a [`walk_tiled`] tile.
     #[inline(always)]
     fn row(&mut self, simd: S, p: &[Self::P], k: usize, i: usize) {
         for (v, pv) in p.iter().enumerate() {
@@ -163,35 +164,76 @@ pub(crate) fn seq_run<S: Simd, O: RunOp<S> + ?Sized>(
     }
 }
 
-/// Vectors of channels per tile of [`per_axis_last`]: their parameters stay in registers
+/// Vectors of channels per tile of [`walk_tiled`]: their parameters stay in registers
 /// or the first cache lines of the stack while the rows run.
 pub(crate) const PER_AXIS_TILE: usize = 16;
 
-/// [`walk`] over `[begin, end)` of a per-axis layout along the last axis (`channels`
-/// channels, scale index `e % channels`): the rows wholly inside the range tile by tile,
-/// each tile's parameters taken once (see the module docs), the partial rows at either
-/// end by [`walk`]. Every vector must start on a packing group (`op.head(channels) == 0`,
-/// and `LANES` a multiple of the group, for the kernel's own alignment), which the caller
-/// checks.
+/// [`walk`] over `[begin, end)`, or, with `channels = Some(c)` (a per-axis layout along
+/// the last axis, scale index `e % c`), the rows wholly inside the range tile by tile,
+/// each tile's parameters taken once (see the module docs), and the partial rows at either
+/// end by [`walk`]. With `Some`, every vector must start on a packing group
+/// (`op.head(c) == 0`, and `LANES` a multiple of the group, for the kernel's own
+/// alignment), which the caller checks. One call site of [`walk`] here, for the caller's
+/// other layouts too: each inlined copy of the walk is a large part of a kernel variant's
+/// code. Kernels call it from the variants that tile only, under a constant condition, so
+/// that the others do not instantiate [`Tiles`] (a fifth more build time otherwise).
 #[inline(always)]
-pub(crate) fn per_axis_last<S: Simd, O: RunOp<S> + ?Sized>(
+pub(crate) fn walk_tiled<S: Simd, O: RunOp<S>>(
     simd: S,
-    op: &mut O,
+    mut op: O,
     layout: Layout,
     begin: usize,
     end: usize,
-    channels: usize,
+    channels: Option<usize>,
 ) where
     O::P: Copy,
 {
-    let (r0, r1) = (begin.div_ceil(channels), end / channels);
-    if r0 >= r1 {
-        return walk(simd, op, Segments::new(layout, begin, end));
+    // The ranges left to the walk: all of it, or the partial rows at either end.
+    let mut rest = [(begin, end), (end, end)];
+    if let Some(channels) = channels {
+        let (r0, r1) = (begin.div_ceil(channels), end / channels);
+        if r0 < r1 {
+            rest = [(begin, r0 * channels), (r1 * channels, end)];
+            op = simd.enter(Tiles { op, channels, r0, r1 });
+        }
     }
-    let (head_end, tail_start) = (r0 * channels, r1 * channels);
-    if begin < head_end {
-        walk(simd, op, Segments::new(layout, begin, head_end));
+    for (b, e) in rest {
+        if b < e {
+            walk(simd, &mut op, Segments::new(layout, b, e));
+        }
     }
+}
+
+/// The whole rows `r0..r1` of [`walk_tiled`], tile by tile, as a kernel of its own (see
+/// [`Simd::enter`]): an unoptimised build gives the tile's parameters and the inlined row
+/// code their own frame instead of adding them to the walk's.
+/// It owns the op while it runs (and hands it back): a local the optimiser keeps in
+/// registers, where through a reference every store to the output would reload it.
+struct Tiles<O> {
+    op: O,
+    channels: usize,
+    r0: usize,
+    r1: usize,
+}
+
+impl<S: Simd, O: RunOp<S>> IsaKernel<S> for Tiles<O>
+where
+    O::P: Copy,
+{
+    type Output = O;
+    #[inline(always)]
+    fn run_on(self, simd: S) -> O {
+        let Tiles { mut op, channels, r0, r1 } = self;
+        tiles(simd, &mut op, channels, r0, r1);
+        op
+    }
+}
+
+#[inline(always)]
+fn tiles<S: Simd, O: RunOp<S> + ?Sized>(simd: S, op: &mut O, channels: usize, r0: usize, r1: usize)
+where
+    O::P: Copy,
+{
     let lanes = S::LANES;
     let mut c0 = 0;
     while c0 < channels {
@@ -212,8 +254,5 @@ pub(crate) fn per_axis_last<S: Simd, O: RunOp<S> + ?Sized>(
             }
         }
         c0 += tc;
-    }
-    if tail_start < end {
-        walk(simd, op, Segments::new(layout, tail_start, end));
     }
 }
