@@ -385,7 +385,8 @@ mod tests {
     /// and a stride through all 2^32 patterns. (All 2^32 agreed when it was written.)
     #[test]
     fn bf16_rounding_matches_the_general_encoder_on_every_isa() {
-        let mut bases: Vec<u32> = (0..1u32 << 16).flat_map(|k| [(k << 16) | 0x7ff0, (k << 16).wrapping_sub(16)]).collect();
+        let mut bases: Vec<u32> =
+            (0..1u32 << 16).flat_map(|k| [(k << 16) | 0x7ff0, (k << 16).wrapping_sub(16)]).collect();
         bases.extend((0..1u32 << 18).map(|k| k.wrapping_mul(16_411)));
         for isa in Isa::ALL {
             if !isa.is_available() {
@@ -394,7 +395,10 @@ mod tests {
             }
             let bad = dispatch(isa, Bf16Rounding(&bases));
             if let Some(&(b, g, w)) = bad.first() {
-                panic!("{isa}: f32 {b:#010x} -> bf16 {g:#06x}, the general encoder gives {w:#06x} ({} lanes differ)", bad.len());
+                panic!(
+                    "{isa}: f32 {b:#010x} -> bf16 {g:#06x}, the general encoder gives {w:#06x} ({} lanes differ)",
+                    bad.len()
+                );
             }
             println!("{isa}: {} vectors of consecutive patterns checked", bases.len());
         }

@@ -104,8 +104,13 @@ pub fn every_f16_and_bf16_pattern_with_worst_reciprocals() {
                 qdq_ref::quantize(x, &params, qdq::PackedMut::new(out, &mut want)).unwrap();
                 for isa in isas() {
                     let mut got = vec![0u8; bytes];
-                    qdq::quantize_with(&Config::sequential().with_isa(isa), x, &params, qdq::PackedMut::new(out, &mut got))
-                        .unwrap();
+                    qdq::quantize_with(
+                        &Config::sequential().with_isa(isa),
+                        x,
+                        &params,
+                        qdq::PackedMut::new(out, &mut got),
+                    )
+                    .unwrap();
                     compare_codes(&format!("{isa} {name} s={scale:e}"), out, &want, &got, |i| {
                         format!("pattern {:#06x}", patterns[i])
                     });
