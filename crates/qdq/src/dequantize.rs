@@ -128,7 +128,8 @@ fn canonical<S: Simd>(simd: S, v: S::F, canon: bool) -> S::F {
 }
 
 /// [`store_as`] of four vectors (`4 * LANES` elements): bf16 codes through one
-/// [`Simd::store_16x4`] (two packs instead of a pack and a permute per vector).
+/// [`Simd::store_16x4`] (on AVX2 two packs and a permute for the four vectors instead of a
+/// pack and a permute per vector).
 #[inline(always)]
 fn store_as_x4<S: Simd>(simd: S, out: Out, v: [S::F; 4], canon: bool, y: &mut [u8]) {
     let os = out.size();

@@ -31,20 +31,22 @@
 //! those jobs divide a vector holding such an x with the divide instruction (`redo_tiny`).
 //! Scales outside the range always use a true division.
 //!
+//! The differential tests against `qdq_ref` (ties at `(k + 1/2) s` for random scales
+//! included) are the proof of the f32 paths.
+//!
 //! **16-bit precisions, integer outputs: no correction.** Where the division precision P
 //! is f16 or bf16 (`p` = 11 or 8 significand bits), `xp` and `sp` are P values, and the
-//! 8- and 4-bit integer kernels take `round_P(x * r)` for `round_P(xp / sp)`. It is the
-//! same P value whenever `|xp / sp| >= 1/4` (below that, both round to the integer 0):
-//! a quotient of two P values is never a midpoint of P (an odd `p + 1`-bit significand
-//! `M` times the odd part `S` of `sp`'s has more than `p` bits), and its distance to one
-//! is at least `1 / (M S) > 2^-23` relative to the quotient (`M < 2^(p+1)`, `S < 2^p`),
-//! while `x * r` is within `2^-23 (1 + 2^-25)` of it: no midpoint lies between them. f32
-//! holds `2p + 2` bits, so rounding the exact quotient to f32 first (the reference's
-//! order) changes nothing either. NaN and infinite lanes stay NaN and infinite for the
-//! conversion check. `every_f16_and_bf16_pattern_with_worst_reciprocals` runs every x
+//! integer fast paths (8-, 4- and, with AVX2's checked conversion, 16-bit outputs) take
+//! `round_P(x * r)` for `round_P(xp / sp)`. It is the same P value whenever
+//! `|xp / sp| >= 1/4` (below that, both give the integer 0). A quotient of two P values is
+//! never a midpoint of P (an odd `p + 1`-bit significand `M` times the odd part `S` of
+//! `sp`'s has more than `p` bits), and its distance to a midpoint `m` is at least
+//! `m / (M S) >= m / ((2^(p+1) - 1) (2^p - 1)) > m 2^-23 (1 + 2^-11)`, while `x * r` is
+//! within `2^-23 (1 + 2^-25)` of the quotient, relatively: no midpoint lies between them.
+//! The reference rounds the exact quotient to f64 before P, which holds more than
+//! `2p + 2` bits and so changes nothing. NaN and infinite lanes stay NaN and infinite for
+//! the conversion check. `every_f16_and_bf16_pattern_with_worst_reciprocals` runs every x
 //! against the scales with the least exact reciprocals.
-//! The differential tests against `qdq_ref` (ties at `(k + 1/2) s` for random scales
-//! included) are the proof.
 
 use crate::codec::{bf16_bits_to_f32, encode_minifloat_checked, round_bf16, round_f16, MiniFormat, MINI_RUNTIME};
 use crate::isa::{IsaKernel, Kernel};
@@ -609,7 +611,9 @@ fn int_valid<S: Simd>(simd: S, q: S::F, r: S::I, p: &Lanes<S>) -> u32 {
 /// 4-bit integer outputs, a broadcast scale on the fast path), before the rounding. With `CLAMPED`, the first product
 /// is clamped to `±2^30` so that the correction stays finite for infinite or huge x (NaN
 /// stays NaN); without, infinite or huge x make the correction NaN or the quotient beyond
-/// i32, which [`Simd::cvt_rne_x4`] (and [`Simd::cvt_store_sat_x4`]) reports.
+/// i32, which [`Simd::cvt_rne_x4`] (and [`Simd::cvt_store_sat_x4`]) reports. In a 16-bit
+/// precision there is no correction (module docs) and no clamp: `round_P(x * r)` keeps NaN
+/// and infinities for the conversion check and `cvt_rne_clamped`.
 #[inline(always)]
 fn quotient_sat<S: Simd, const CLAMPED: bool>(simd: S, sp: &Spec, xb: &[u8], p: &Lanes<S>) -> S::F {
     let x = load_x(simd, sp, xb);
@@ -647,9 +651,10 @@ fn sat8_step<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::I;
 }
 
 /// The unclamped quotients of a step of the 8-bit fast path (vector `k` of `x` with `p[k]`):
-/// the last [`Simd::DIV_QUOTIENTS`] by the divide instruction, the others by Markstein's
-/// division. Both are the correctly rounded quotient, and both leave an infinite, NaN or
-/// out-of-range lane to the conversion check.
+/// in f32 precision the last [`Simd::DIV_QUOTIENTS`] by the divide instruction, the others
+/// by Markstein's division (both the correctly rounded quotient); in a 16-bit precision
+/// all four as `round_P(x * r)` (module docs). Each leaves an infinite, NaN or out-of-range
+/// lane to the conversion check.
 #[inline(always)]
 fn sat8_quotients<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::F; 4] {
     let vb = S::LANES * sp.src.size();
@@ -1013,8 +1018,8 @@ fn run_blocked_sat8<S: Simd>(
     }
 }
 
-/// Vectors of channels per tile of [`run_per_axis_last`].
-const AXIS_TILE_VECTORS: usize = 16;
+/// Vectors of channels per tile of [`run_per_axis_last`]: the walk's tile.
+const AXIS_TILE_VECTORS: usize = walk::PER_AXIS_TILE;
 
 /// Per-axis quantization of f32 to an 8-bit integer type along the last axis (`[rows, C]`,
 /// one scale per channel): each vector of x meets `LANES` different scales, the same ones

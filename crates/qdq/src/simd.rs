@@ -43,7 +43,8 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// Of the four quotients of each step of the integer fast paths (the steps of
     /// `quantize::sat8_quotients`; not the per-row quantizer's loop) and of the float8 /
     /// float4 steps (`MiniX4Loop`), how many come from the divide instruction rather than
-    /// Markstein's three multiply-adds (both give the correctly rounded `x / s`). The
+    /// Markstein's three multiply-adds (both give the correctly rounded `x / s`), in f32
+    /// precision (a 16-bit precision needs neither; `quantize` module docs). The
     /// divider runs beside the FMA pipes, so handing it one vector of four relieves the
     /// pipes that bound those loops. Per-ISA, as measured (AVX2: 1; see BENCHMARKS.md).
     const DIV_QUOTIENTS: usize = 0;

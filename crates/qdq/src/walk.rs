@@ -55,9 +55,6 @@ pub(crate) trait RunOp<S: Simd> {
     fn vector(&mut self, simd: S, p: &Self::P, k: usize, i: usize) {
         self.part(simd, p, k, i, S::LANES)
     }
-    /// `n` whole steps of four vectors from the aligned element `i`, broadcast parameters of
-    /// scale index `k`. The default is one [`RunOp::part`] per vector; kernels override it
-    /// with a loop over exactly the steps' bytes.
     /// [`RunOp::seq`] for a [`walk_tiled`] tile, whose parameters serve every row: a
     /// kernel may spend more on them here (a vector reciprocal).
     #[inline(always)]
@@ -72,6 +69,9 @@ pub(crate) trait RunOp<S: Simd> {
             self.vector(simd, pv, k + v * S::LANES, i + v * S::LANES);
         }
     }
+    /// `n` whole steps of four vectors from the aligned element `i`, broadcast parameters of
+    /// scale index `k`. The default is one [`RunOp::part`] per vector; kernels override it
+    /// with a loop over exactly the steps' bytes.
     #[inline(always)]
     fn steps(&mut self, simd: S, p: &Self::P, k: usize, i: usize, n: usize) {
         for v in 0..4 * n {
@@ -171,9 +171,9 @@ pub(crate) const PER_AXIS_TILE: usize = 16;
 /// [`walk`] over `[begin, end)`, or, with `channels = Some(c)` (a per-axis layout along
 /// the last axis, scale index `e % c`), the rows wholly inside the range tile by tile,
 /// each tile's parameters taken once (see the module docs), and the partial rows at either
-/// end by [`walk`]. With `Some`, every vector must start on a packing group
-/// (`op.head(c) == 0`, and `LANES` a multiple of the group, for the kernel's own
-/// alignment), which the caller checks. One call site of [`walk`] here, for the caller's
+/// end by [`walk`]. With `Some`, every vector must start where [`RunOp::head`] is 0 (for
+/// packed codes: the channel count, `LANES` and, where the kernel's alignment counts from
+/// `begin`, `begin` multiples of the packing group), which the caller checks. One call site of [`walk`] here, for the caller's
 /// other layouts too: each inlined copy of the walk is a large part of a kernel variant's
 /// code. Kernels call it from the variants that tile only, under a constant condition, so
 /// that the others do not instantiate [`Tiles`] (a fifth more build time otherwise).

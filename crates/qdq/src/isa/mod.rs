@@ -380,19 +380,37 @@ mod tests {
         }
     }
 
+    /// `bf16_rne_bits` (no NaN select) of the f32 pattern `self.0[0]` in lane 0.
+    struct CanonicalNanBf16<'a>(&'a [u32]);
+
+    impl Kernel for CanonicalNanBf16<'_> {
+        type Output = u32;
+        fn run<S: Simd>(self, simd: S) -> u32 {
+            let mut src = [0u8; 64];
+            src[..4].copy_from_slice(&self.0[0].to_le_bytes());
+            let mut out = [0u8; 64];
+            simd.store_i32(crate::codec::bf16_rne_bits(simd, simd.load_f32(&src)), &mut out);
+            crate::simd::lane_i32(&out, 0) as u32
+        }
+    }
+
     /// The bf16 rounding on every ISA: around every bf16 halfway point and exponent
-    /// boundary (the patterns `k * 2^16 + 0x7ff0 ..` and `k * 2^16 - 16 ..`, both signs),
-    /// and a stride through all 2^32 patterns. (All 2^32 agreed when it was written.)
+    /// boundary (the `LANES` patterns from `k * 2^16 + 0x7ffe` and from `k * 2^16 - 2`, both
+    /// signs), and a stride through all 2^32 patterns. (All 2^32 agreed when it was
+    /// written.) The dequantize stores round without the NaN select, which the canonical
+    /// NaN survives.
     #[test]
     fn bf16_rounding_matches_the_general_encoder_on_every_isa() {
         let mut bases: Vec<u32> =
-            (0..1u32 << 16).flat_map(|k| [(k << 16) | 0x7ff0, (k << 16).wrapping_sub(16)]).collect();
+            (0..1u32 << 16).flat_map(|k| [(k << 16) | 0x7ffe, (k << 16).wrapping_sub(2)]).collect();
         bases.extend((0..1u32 << 18).map(|k| k.wrapping_mul(16_411)));
+        let nan = [qdq_ref::float::CANONICAL_NAN.to_bits()];
         for isa in Isa::ALL {
             if !isa.is_available() {
                 println!("{isa}: skipped, not on this CPU");
                 continue;
             }
+            assert_eq!(dispatch(isa, CanonicalNanBf16(&nan)), 0x7fc0, "{isa}: the canonical NaN");
             let bad = dispatch(isa, Bf16Rounding(&bases));
             if let Some(&(b, g, w)) = bad.first() {
                 panic!(

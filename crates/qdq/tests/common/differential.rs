@@ -51,7 +51,7 @@ fn shapes(rng: &mut Rng) -> Vec<(Vec<usize>, i64, i64, Vec<usize>)> {
     let mut v = vec![
         (vec![7, 64], 1, 0, vec![64]),
         // Per-axis along the last axis past one channel tile (16 vectors), ending in a
-        // partial vector; and an odd channel count.
+        // partial vector on AVX2 and AVX-512; and an odd channel count.
         (vec![3, 300], 1, 0, vec![300]),
         (vec![4, 37], 1, 0, vec![37]),
         (vec![5, 3], 1, 0, vec![3]),
@@ -567,17 +567,15 @@ fn cuts(rng: &mut Rng, n: usize, step: usize) -> Vec<usize> {
 /// the shards together must be the reference's whole call, bit for bit.
 pub fn shards_match_the_whole_call() {
     let mut rng = Rng::new(0x5ba2_d000_0000_0013);
+    // (layout, scales, elements); per-axis along the last axis with 40 channels takes the
+    // channel tiles, shards starting inside a row.
     let layouts = [
-        (Layout::PerTensor, 1),
-        (Layout::PerAxis { outer: 3, axis_len: 5, inner: 7 }, 5),
-        (Layout::Blocked { outer: 2, axis_len: 9, inner: 6, block: 4 }, 2 * 3 * 6),
+        (Layout::PerTensor, 1, 101),
+        (Layout::PerAxis { outer: 3, axis_len: 5, inner: 7 }, 5, 105),
+        (Layout::PerAxis { outer: 4, axis_len: 40, inner: 1 }, 40, 160),
+        (Layout::Blocked { outer: 2, axis_len: 9, inner: 6, block: 4 }, 2 * 3 * 6, 108),
     ];
-    for (layout, ns) in layouts {
-        let n = match layout {
-            Layout::PerTensor => 101,
-            Layout::PerAxis { .. } => 105,
-            Layout::Blocked { .. } => 108,
-        };
+    for (layout, ns, n) in layouts {
         let scales: Vec<f32> = (0..ns).map(|_| scale_value(&mut rng)).collect();
         let xs: Vec<f32> = (0..n).map(|i| x_value(&mut rng, scales[layout.scale_index(i)])).collect();
         for out in DataType::QUANTIZED {
