@@ -444,7 +444,7 @@ pub(crate) fn bf16_bits_to_f32<S: Simd>(simd: S, h: S::I) -> S::F {
 /// bit pattern: `(b + 0x7fff + ((b >> 16) & 1)) >> 16`. Subnormals, the carry into the
 /// exponent and the overflow to infinity come out of the add; only NaN (whose payload
 /// could carry into the exponent or the sign) takes a select. The general float encoder
-/// gives the same codes ([`f32_to_bf16_bits_generic`]).
+/// gives the same codes (`f32_to_bf16_bits_generic`, the tests' oracle).
 #[inline(always)]
 pub(crate) fn f32_to_bf16_bits<S: Simd>(simd: S, v: S::F) -> S::I {
     let b = simd.bits(v);

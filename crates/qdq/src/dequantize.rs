@@ -375,15 +375,9 @@ fn run_with<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8>(
     }
 }
 
-/// The channel count of a per-axis layout along the last axis that [`walk::walk_tiled`]
-/// takes by channel tiles: at least a vector of channels, and every vector on a packing
-/// group (the channel count a multiple of it).
+/// [`walk::tile_channels`] for x's packing groups (counted from element 0).
 fn tiled_channels<S: Simd>(job: &Job<'_>) -> Option<usize> {
-    let gmask = crate::quantize::group(job.x.dtype) - 1;
-    match job.layout {
-        Layout::PerAxis { axis_len, inner: 1, .. } if axis_len >= S::LANES && axis_len & gmask == 0 => Some(axis_len),
-        _ => None,
-    }
+    walk::tile_channels::<S>(job.layout, crate::quantize::group(job.x.dtype) - 1, 0)
 }
 
 /// DequantizeLinear's per-vector work for [`walk::walk`]: parameters are the scale and the
@@ -485,18 +479,11 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
     }
 
     /// A whole vector on a packing group (the per-lane runs of per-axis and blocked
-    /// layouts): the compile-time width's load and the decoder of [`RunOp::steps`],
-    /// instead of [`RunOp::part`]'s general code load and partial store.
+    /// layouts): a row of one, with the compile-time width's load and the decoder of
+    /// [`RunOp::steps`], instead of [`RunOp::part`]'s general code load and partial store.
     #[inline(always)]
-    fn vector(&mut self, simd: S, p: &(S::F, S::I), _k: usize, i: usize) {
-        let (sc, z) = *p;
-        let (bits, out) = (self.bits(), self.out());
-        let mini = mini_format::<MINI>(self.job);
-        let flip = simd.splat_i(if self.signed { 1 << (bits - 1) } else { 0 });
-        let c = load_full(simd, bits, self.job.x.data, i);
-        let v = simd.mul(decode(simd, c, flip, simd.add_i(z, flip), mini.as_ref()), sc);
-        let (os, e) = (out.size(), i - self.begin);
-        store(simd, out, v, &mut self.y[e * os..(e + S::LANES) * os]);
+    fn vector(&mut self, simd: S, p: &(S::F, S::I), k: usize, i: usize) {
+        self.row(simd, core::slice::from_ref(p), k, i);
     }
 
     #[inline(always)]

@@ -1789,17 +1789,9 @@ fn run_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: 
     }
 }
 
-/// The channel count of a per-axis layout along the last axis that [`walk::walk_tiled`]
-/// takes by channel tiles: at least a vector of channels, and every vector on a packing
-/// group of y (the channel count and `begin` multiples of it).
+/// [`walk::tile_channels`] for y's packing groups (counted from the range start `begin`).
 fn tiled_channels<S: Simd>(job: &Job<'_>, begin: usize) -> Option<usize> {
-    let gmask = group(job.out) - 1;
-    match job.layout {
-        Layout::PerAxis { axis_len, inner: 1, .. } if axis_len >= S::LANES && (axis_len | begin) & gmask == 0 => {
-            Some(axis_len)
-        }
-        _ => None,
-    }
+    walk::tile_channels::<S>(job.layout, group(job.out) - 1, begin)
 }
 
 /// QuantizeLinear's per-vector work for [`walk::walk`]: [`Lanes`] parameters; the body

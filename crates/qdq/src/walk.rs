@@ -168,15 +168,30 @@ pub(crate) fn seq_run<S: Simd, O: RunOp<S> + ?Sized>(
 /// or the first cache lines of the stack while the rows run.
 pub(crate) const PER_AXIS_TILE: usize = 16;
 
+/// The channel count of `layout` when [`walk_tiled`] can take it by channel tiles: per-axis
+/// along the last axis, at least a vector of channels, and every vector on a packing group
+/// of `gmask + 1` elements counted from `origin` (where the kernel's alignment starts: 0
+/// for the input's groups, the range start for the output's), so the channel count and
+/// `origin` multiples of the group.
+pub(crate) fn tile_channels<S: Simd>(layout: Layout, gmask: usize, origin: usize) -> Option<usize> {
+    match layout {
+        Layout::PerAxis { axis_len, inner: 1, .. } if axis_len >= S::LANES && (axis_len | origin) & gmask == 0 => {
+            Some(axis_len)
+        }
+        _ => None,
+    }
+}
+
 /// [`walk`] over `[begin, end)`, or, with `channels = Some(c)` (a per-axis layout along
 /// the last axis, scale index `e % c`), the rows wholly inside the range tile by tile,
 /// each tile's parameters taken once (see the module docs), and the partial rows at either
-/// end by [`walk`]. With `Some`, every vector must start where [`RunOp::head`] is 0 (for
-/// packed codes: the channel count, `LANES` and, where the kernel's alignment counts from
-/// `begin`, `begin` multiples of the packing group), which the caller checks. One call site of [`walk`] here, for the caller's
-/// other layouts too: each inlined copy of the walk is a large part of a kernel variant's
-/// code. Kernels call it from the variants that tile only, under a constant condition, so
-/// that the others do not instantiate [`Tiles`] (a fifth more build time otherwise).
+/// end by [`walk`]. With `Some`, every vector must start where [`RunOp::head`] is 0
+/// ([`tile_channels`] checks it).
+///
+/// One call site of [`walk`] here, for the caller's other layouts too: each inlined copy of
+/// the walk is a large part of a kernel variant's code. Kernels call it from the variants
+/// that tile only, under a constant condition, so that the others do not instantiate
+/// [`Tiles`] (a fifth more build time otherwise).
 #[inline(always)]
 pub(crate) fn walk_tiled<S: Simd, O: RunOp<S>>(
     simd: S,
@@ -207,6 +222,7 @@ pub(crate) fn walk_tiled<S: Simd, O: RunOp<S>>(
 /// The whole rows `r0..r1` of [`walk_tiled`], tile by tile, as a kernel of its own (see
 /// [`Simd::enter`]): an unoptimised build gives the tile's parameters and the inlined row
 /// code their own frame instead of adding them to the walk's.
+///
 /// It owns the op while it runs (and hands it back): a local the optimiser keeps in
 /// registers, where through a reference every store to the output would reload it.
 struct Tiles<O> {
