@@ -13,6 +13,9 @@
 //! difference between two runs with different call counts divided by the extra elements,
 //! which cancels the setup (data generation, allocation, process start).
 //! `cargo xtask profile CASE` does that.
+//!
+//! `CHANNELS=N` in the environment gives a `per-axis-last` case `N` channels instead of its
+//! own (the row length of the per-axis kernels).
 
 use qdq::{Config, Isa};
 use qdq_benches::{full_matrix, scaled_matrix, training_matrix};
@@ -24,7 +27,8 @@ fn main() -> ExitCode {
         eprintln!("usage: profile CASE ISA ELEMENTS CALLS   (e.g. quantize/f32-u8/per-tensor avx2 1048576 11)");
         return ExitCode::from(2);
     };
-    let Some(c) = full_matrix()
+    let channels = std::env::var("CHANNELS").ok().and_then(|v| v.parse::<usize>().ok());
+    let Some(mut c) = full_matrix()
         .into_iter()
         .chain(training_matrix())
         .chain(scaled_matrix().into_iter().map(|(c, _)| c))
@@ -33,6 +37,9 @@ fn main() -> ExitCode {
         eprintln!("error: no case named {case:?} (see `cargo bench -p qdq-benches -- --list`)");
         return ExitCode::from(2);
     };
+    if let (Some(ch), qdq_benches::Shape::PerAxisLast { .. }) = (channels, c.shape) {
+        c.shape = qdq_benches::Shape::PerAxisLast { channels: ch };
+    }
     let isa = match Isa::from_name(isa).map(Isa::require) {
         Some(Ok(isa)) => isa,
         Some(Err(e)) => {
