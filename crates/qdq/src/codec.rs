@@ -167,6 +167,11 @@ impl MiniFormat {
 /// smallest subnormal (smaller values round to zero whatever the sticky bit), and bit `J`
 /// is below the guard bit `22 - M` of a normal. So `14 + M <= J <= 21 - M`: `J = 16` for
 /// `M <= 2`, `J = 17` for `M = 3`.
+///
+/// The fnuz formats take it too where their range fits f16's (e4m3fnuz; e5m2fnuz's largest
+/// values would scale past f16's): their magnitude codes are found the same way, and the
+/// sign is then applied only to a magnitude between 1 and max (their zero has no sign,
+/// and 0x80, the one NaN, is also their non-saturating overflow).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct F16Route {
     /// `2^(bias - 15)`.
@@ -185,16 +190,20 @@ pub(crate) struct F16Route {
     pub ovf: i16,
     /// The sign bit's position in the code.
     pub sign_pos: u32,
+    /// fnuz: no sign on a zero or NaN (0x80) magnitude.
+    pub unsigned_zero: bool,
 }
 
 impl MiniFormat {
-    /// Whether the compile-time format id `id` (see [`MiniFormat::of_id`]) is one the kernels
-    /// send to [`Simd::store_mini_x4`] where [`Simd::MINI_X4`]: e4m3fn and e5m2 (both
+    /// Whether the format id `id` (see [`MiniFormat::of_id`]) is one the kernels send to
+    /// [`Simd::store_mini_x4`] where [`Simd::MINI_X4`]: e4m3fn, e5m2 and e4m3fnuz (both
     /// saturation modes) and e2m1, the formats with an [`F16Route`] (a unit test holds
-    /// the two lists together).
+    /// the two lists together). Of these, e4m3fn and e5m2 saturating and e2m1 have kernels
+    /// of their own (compile-time ids); the quantizer's run-time format variant takes the
+    /// others there by this test on the job's id.
     #[inline(always)]
     pub(crate) const fn has_x4_route(id: u8) -> bool {
-        matches!(id, 2..=5 | 10)
+        matches!(id, 2..=7 | 10)
     }
 
     /// The [`F16Route`] constants of this format, or `None` where the route does not
@@ -202,8 +211,11 @@ impl MiniFormat {
     /// than 3 mantissa bits, an exponent range beyond f16's, an overflow code other than max
     /// or the one after it.
     pub(crate) const fn f16_route(&self) -> Option<F16Route> {
-        // 4- and 8-bit codes only (what `Simd::store_mini_x4` stores).
-        if self.unsigned_zero || self.man > 3 || !matches!(self.sign_pos, 3 | 7) || self.bias < 1 || self.bias > 15 {
+        // 4- and 8-bit codes only (what `Simd::store_mini_x4` stores); fnuz as float8 only.
+        if self.man > 3 || !matches!(self.sign_pos, 3 | 7) || self.bias < 1 || self.bias > 15 {
+            return None;
+        }
+        if self.unsigned_zero && (self.sign_pos != 7 || self.nan[0] != 0x80) {
             return None;
         }
         // The largest finite exponent field, scaled, within f16's finite ones.
@@ -231,6 +243,7 @@ impl MiniFormat {
             nan: if self.nan[0] == self.ovf[0] { None } else { Some(self.nan[0] as i16) },
             ovf: self.ovf[0] as i16,
             sign_pos: self.sign_pos,
+            unsigned_zero: self.unsigned_zero,
         })
     }
 }
@@ -495,12 +508,15 @@ mod tests {
         for id in 2..=12u8 {
             let f = MiniFormat::of_id(id);
             let Some(r) = f.f16_route() else {
-                assert!(f.unsigned_zero || f.sign_pos == 5, "id {id}: only fnuz and float6 lack the route");
+                // e5m2fnuz: its largest finite exponent scales past f16's.
+                let e5m2fnuz = f.unsigned_zero && f.man == 2 && (f.max_code >> f.man) > 30;
+                assert!(e5m2fnuz || f.sign_pos == 5, "id {id}: only e5m2fnuz and float6 lack the route");
                 assert!(!MiniFormat::has_x4_route(id), "id {id}: sent to store_mini_x4 without a route");
                 continue;
             };
             assert!(MiniFormat::has_x4_route(id), "id {id}: a route the kernels do not use");
-            assert!(!f.unsigned_zero && matches!(f.sign_pos, 3 | 7), "id {id}");
+            assert!(matches!(f.sign_pos, 3 | 7) && (!f.unsigned_zero || f.sign_pos == 7), "id {id}");
+            assert_eq!(r.unsigned_zero, f.unsigned_zero, "id {id}");
             let (s, l) = (r.shift, r.limit as i32);
             // The clamp's pattern rounds to the overflow code, and every finite code's
             // pattern is within the clamp.

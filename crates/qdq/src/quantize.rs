@@ -804,18 +804,21 @@ struct MiniX4Loop<'a, 'y, S: Simd, const MINI: u8, const SRC: u8, const PREC: u8
     x: &'a [u8],
     y: &'y mut [u8],
     p: &'a Lanes<S>,
+    /// The format: `MINI`'s, or the job's where `MINI` is [`MINI_RUNTIME`] (a float8 format
+    /// that adds no zero point).
+    fmt: MiniFormat,
 }
 
 impl<S: Simd, const MINI: u8, const SRC: u8, const PREC: u8> IsaKernel<S> for MiniX4Loop<'_, '_, S, MINI, SRC, PREC> {
     type Output = ();
     #[inline(always)]
     fn run_on(self, simd: S) {
-        let MiniX4Loop { sp, x, y, p } = self;
+        let MiniX4Loop { sp, x, y, p, fmt } = self;
         let sp = &sp.fold::<SRC, PREC, ANY>();
         // Float4 (id 10) or float8 codes: the width is a constant.
         let (lanes, xs, ob) = (S::LANES, sp.src.size(), if MINI == 10 { 4 } else { 8 });
         debug_assert_eq!(ob, sp.bits as usize);
-        let fmt = MiniFormat::of_id(MINI);
+        let fmt = if MINI == MINI_RUNTIME { fmt } else { MiniFormat::of_id(MINI) };
         let add_zero = mini_adds_zero::<MINI>(sp);
         for (xq, yq) in x.chunks_exact(4 * lanes * xs).zip(y.chunks_exact_mut(4 * lanes * ob / 8)) {
             simd.store_mini_x4(mini_quotients_x4(simd, sp, xq, [p; 4], add_zero), &fmt, yq);
@@ -1884,7 +1887,19 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
         if S::MINI_X4 && MiniFormat::has_x4_route(MINI) && p.fast && S::HAS_FMA {
             let ob = sp.bits as usize;
             let y = &mut self.y[(i - begin) * ob / 8..(i - begin + n * 4 * lanes) * ob / 8];
-            return simd.enter(MiniX4Loop::<S, MINI, SRC, PREC> { sp: &sp, x: xb, y, p });
+            let fmt = MiniFormat::of_id(MINI);
+            return simd.enter(MiniX4Loop::<S, MINI, SRC, PREC> { sp: &sp, x: xb, y, p, fmt });
+        }
+        // The other float8 formats with a route (e4m3fn and e5m2 not saturating, e4m3fnuz),
+        // from the f32 variant with the run-time format: the same kernel, the format's
+        // constants read once per call.
+        if S::MINI_X4 && MINI == MINI_RUNTIME && SRC == 0 && PREC == 0 && p.fast && S::HAS_FMA {
+            if let Encode::Mini { fmt, add_zero: false, .. } = sp.enc {
+                if sp.bits == 8 && MiniFormat::has_x4_route(mini_id(job)) {
+                    let y = &mut self.y[i - begin..i - begin + n * 4 * lanes];
+                    return simd.enter(MiniX4Loop::<S, MINI, SRC, PREC> { sp: &sp, x: xb, y, p, fmt });
+                }
+            }
         }
         // Scales outside the fast range: a vector at a time, the division chosen per vector.
         if !(p.fast && !p.pow2 && S::HAS_FMA) {

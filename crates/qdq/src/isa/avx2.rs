@@ -195,7 +195,7 @@ impl Avx2 {
         // e5m2: the shift leaves the f16 sign on the code's, so the signed pattern is
         // rounded, its magnitude clamped by a signed min (positive lanes) and an unsigned
         // one (negative lanes). Other formats round the clamped magnitude.
-        let signed = r.shift + r.sign_pos == 15;
+        let signed = r.shift + r.sign_pos == 15 && !r.unsigned_zero;
         let c = if signed {
             let neg_limit = avx2._mm256_or_si256(limit, avx._mm256_set1_epi16(i16::MIN));
             avx2._mm256_min_epu16(avx2._mm256_min_epi16(h, limit), neg_limit)
@@ -222,7 +222,16 @@ impl Avx2 {
             None => code,
         };
         let sign = avx2._mm256_srl_epi16(h, sse2._mm_cvtsi32_si128(15 - r.sign_pos as i32));
-        avx2._mm256_xor_si256(code, avx2._mm256_and_si256(sign, avx._mm256_set1_epi16(1 << r.sign_pos)))
+        let top = avx._mm256_set1_epi16(1 << r.sign_pos);
+        let sign = if r.unsigned_zero {
+            // fnuz: the sign only on magnitudes 1..=0x7f, whose `m + 0x7f` alone sets bit 7
+            // without m's own bit 7 (0 and the NaN 0x80 get none).
+            let m1 = avx2._mm256_add_epi16(code, avx._mm256_set1_epi16((1 << r.sign_pos) - 1));
+            avx2._mm256_and_si256(sign, avx2._mm256_xor_si256(m1, code))
+        } else {
+            sign
+        };
+        avx2._mm256_xor_si256(code, avx2._mm256_and_si256(sign, top))
     }
 
     /// Stores 32 codes, bytes of `p` in the order two rounds of packs leave four vectors
