@@ -15,7 +15,7 @@
 //! `cargo xtask profile CASE` does that.
 //!
 //! `CHANNELS=N` in the environment gives a `per-axis-last` case `N` channels instead of its
-//! own (the row length of the per-axis kernels).
+//! own (the row length of the per-axis kernels); `N` must divide ELEMENTS.
 
 use qdq::{Config, Isa};
 use qdq_benches::{full_matrix, scaled_matrix, training_matrix};
@@ -27,7 +27,16 @@ fn main() -> ExitCode {
         eprintln!("usage: profile CASE ISA ELEMENTS CALLS   (e.g. quantize/f32-u8/per-tensor avx2 1048576 11)");
         return ExitCode::from(2);
     };
-    let channels = std::env::var("CHANNELS").ok().and_then(|v| v.parse::<usize>().ok());
+    let channels = match std::env::var("CHANNELS") {
+        Err(_) => None,
+        Ok(v) => match v.parse::<usize>() {
+            Ok(c) if c > 0 => Some(c),
+            _ => {
+                eprintln!("error: CHANNELS must be a positive integer, got {v:?}");
+                return ExitCode::from(2);
+            }
+        },
+    };
     let Some(mut c) = full_matrix()
         .into_iter()
         .chain(training_matrix())

@@ -23,7 +23,7 @@
 //! a    = min(h & 0x7fff, limit)                   // saturation / overflow code
 //! code = (a + lsb(a >> s) + 2^(s-1) - 1) >> s     // RNE: f16 bits are the code << s
 //! code = nan                                      where h is NaN (if the clamp differs)
-//! out  = code ^ (sign << sign_pos)
+//! out  = code ^ (sign << sign_pos)                // fnuz: only where 1 <= code <= max
 //! ```
 //!
 //! `bad` (the lanes whose code exceeded `max_code`: overflow, ±inf, NaN) is returned for
@@ -200,16 +200,17 @@ impl MiniFormat {
     /// saturation modes) and e2m1, the formats with an [`F16Route`] (a unit test holds
     /// the two lists together). Of these, e4m3fn and e5m2 saturating and e2m1 have kernels
     /// of their own (compile-time ids); the quantizer's run-time format variant takes the
-    /// others there by this test on the job's id.
+    /// others there by this test on the job's id (saturating e4m3fnuz into a compile-time
+    /// `MiniX4Loop` of its own, the rest with the job's format).
     #[inline(always)]
     pub(crate) const fn has_x4_route(id: u8) -> bool {
         matches!(id, 2..=7 | 10)
     }
 
     /// The [`F16Route`] constants of this format, or `None` where the route does not
-    /// apply: the fnuz formats (no negative zero, one NaN), float6 (no 6-bit store), more
-    /// than 3 mantissa bits, an exponent range beyond f16's, an overflow code other than max
-    /// or the one after it.
+    /// apply: float6 (no 6-bit store), an fnuz format other than 8-bit with the NaN 0x80,
+    /// more than 3 mantissa bits, an exponent range beyond f16's (e5m2fnuz), an overflow
+    /// code other than max or the one after it.
     pub(crate) const fn f16_route(&self) -> Option<F16Route> {
         // 4- and 8-bit codes only (what `Simd::store_mini_x4` stores); fnuz as float8 only.
         if self.man > 3 || !matches!(self.sign_pos, 3 | 7) || self.bias < 1 || self.bias > 15 {
