@@ -804,21 +804,23 @@ struct MiniX4Loop<'a, 'y, S: Simd, const MINI: u8, const SRC: u8, const PREC: u8
     x: &'a [u8],
     y: &'y mut [u8],
     p: &'a Lanes<S>,
-    /// The format: `MINI`'s, or the job's where `MINI` is [`MINI_RUNTIME`] (a float8 format
-    /// that adds no zero point).
-    fmt: MiniFormat,
 }
 
 impl<S: Simd, const MINI: u8, const SRC: u8, const PREC: u8> IsaKernel<S> for MiniX4Loop<'_, '_, S, MINI, SRC, PREC> {
     type Output = ();
     #[inline(always)]
     fn run_on(self, simd: S) {
-        let MiniX4Loop { sp, x, y, p, fmt } = self;
+        let MiniX4Loop { sp, x, y, p } = self;
         let sp = &sp.fold::<SRC, PREC, ANY>();
         // Float4 (id 10) or float8 codes: the width is a constant.
         let (lanes, xs, ob) = (S::LANES, sp.src.size(), if MINI == 10 { 4 } else { 8 });
         debug_assert_eq!(ob, sp.bits as usize);
-        let fmt = if MINI == MINI_RUNTIME { fmt } else { MiniFormat::of_id(MINI) };
+        // `MINI`'s format, or the job's where `MINI` is the run-time id (a float8 format
+        // that adds no zero point).
+        let fmt = match (MINI, sp.enc) {
+            (MINI_RUNTIME, Encode::Mini { fmt, .. }) => fmt,
+            _ => MiniFormat::of_id(MINI),
+        };
         let add_zero = mini_adds_zero::<MINI>(sp);
         for (xq, yq) in x.chunks_exact(4 * lanes * xs).zip(y.chunks_exact_mut(4 * lanes * ob / 8)) {
             simd.store_mini_x4(mini_quotients_x4(simd, sp, xq, [p; 4], add_zero), &fmt, yq);
@@ -1887,8 +1889,7 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
         if S::MINI_X4 && MiniFormat::has_x4_route(MINI) && p.fast && S::HAS_FMA {
             let ob = sp.bits as usize;
             let y = &mut self.y[(i - begin) * ob / 8..(i - begin + n * 4 * lanes) * ob / 8];
-            let fmt = MiniFormat::of_id(MINI);
-            return simd.enter(MiniX4Loop::<S, MINI, SRC, PREC> { sp: &sp, x: xb, y, p, fmt });
+            return simd.enter(MiniX4Loop::<S, MINI, SRC, PREC> { sp: &sp, x: xb, y, p });
         }
         // The other float8 formats with a route, from the f32 variant with the run-time
         // format: saturating e4m3fnuz (AMD's float8) with its constants at compile time (a
@@ -1896,13 +1897,13 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
         // took 4.09 instructions per element against 2.78), the rest (e4m3fn and e5m2 not
         // saturating, e4m3fnuz not saturating) with the job's format.
         if S::MINI_X4 && MINI == MINI_RUNTIME && SRC == 0 && PREC == 0 && p.fast && S::HAS_FMA {
-            if let Encode::Mini { fmt, add_zero: false, .. } = sp.enc {
+            if let Encode::Mini { add_zero: false, .. } = sp.enc {
                 let id = mini_id(job);
                 if sp.bits == 8 && MiniFormat::has_x4_route(id) {
                     let (sp, y) = (&sp, &mut self.y[i - begin..i - begin + n * 4 * lanes]);
                     return match id {
-                        6 => simd.enter(MiniX4Loop::<S, 6, 0, 0> { sp, x: xb, y, p, fmt }),
-                        _ => simd.enter(MiniX4Loop::<S, MINI, SRC, PREC> { sp, x: xb, y, p, fmt }),
+                        6 => simd.enter(MiniX4Loop::<S, 6, 0, 0> { sp, x: xb, y, p }),
+                        _ => simd.enter(MiniX4Loop::<S, MINI, SRC, PREC> { sp, x: xb, y, p }),
                     };
                 }
             }
