@@ -47,6 +47,14 @@
 //! `2p + 2` bits and so changes nothing. NaN and infinite lanes stay NaN and infinite for
 //! the conversion check. `every_f16_and_bf16_pattern_with_worst_reciprocals` runs every x
 //! against the scales with the least exact reciprocals.
+//!
+//! Since `x * r` is never a midpoint of P there, these paths round it by Veltkamp's
+//! splitting (`Prec::round_split`: `t = v * (2^(24-p) + 1); t - (t - v)`, round to nearest on
+//! `p` bits, ties aside) instead of a narrowing and a widening: three multiply / subtract
+//! operations against F16C's `vcvtps2ph`, which alone takes about two cycles per vector on
+//! Zen 4, or bf16's integer rounding. Its exponent range is f32's, which changes no integer
+//! result (quotients beyond P's overflow threshold stay finite and beyond every integer
+//! range; an infinite one becomes NaN, which the conversion check sends to the exact redo).
 
 use crate::codec::{bf16_bits_to_f32, encode_minifloat_checked, round_bf16, round_f16, MiniFormat, MINI_RUNTIME};
 use crate::isa::{IsaKernel, Kernel};
@@ -201,6 +209,26 @@ impl Prec {
             Prec::F16 => round_f16(simd, v),
             Prec::Bf16 => round_bf16(simd, v),
         }
+    }
+
+    /// `round_P(v)` for a `v` that is not a midpoint of P, by Veltkamp's splitting:
+    /// `t = v * (2^(24 - p) + 1); t - (t - v)` is `v` rounded to nearest on `p` significand
+    /// bits (three multiply / subtract operations against a narrowing and a widening).
+    /// Unlike `round`, its exponent range is f32's: quotients at or beyond P's overflow
+    /// threshold stay finite (and beyond every integer type's range), an infinite `v`, or one
+    /// whose product overflows (`|v| > 2^104` for bf16), becomes NaN, and below P's normal
+    /// range (f16's `2^-14`) it keeps `p` bits where P would keep fewer. The 16-bit-precision
+    /// fast paths for integer outputs take it (module docs), where none of this changes an
+    /// integer result: a NaN goes to their conversion check and redo.
+    #[inline(always)]
+    pub(crate) fn round_split<S: Simd>(self, simd: S, v: S::F) -> S::F {
+        let c = match self {
+            Prec::F32 => return v,
+            Prec::F16 => 8193.0,
+            Prec::Bf16 => 65537.0,
+        };
+        let t = simd.mul(v, simd.splat(c));
+        simd.sub(t, simd.sub(t, v))
     }
 
     fn round_scalar(self, v: f32) -> f32 {
@@ -619,9 +647,11 @@ fn quotient_sat<S: Simd, const CLAMPED: bool>(simd: S, sp: &Spec, xb: &[u8], p: 
     let x = load_x(simd, sp, xb);
     let q0 = simd.mul(x, p.r);
     if sp.prec != Prec::F32 {
-        // A 16-bit precision rounds `x * r` itself: the same integer (module docs). NaN and
-        // infinite lanes stay so, for the conversion check and `cvt_rne_clamped`.
-        return sp.prec.round(simd, q0);
+        // A 16-bit precision rounds `x * r` itself: the same integer (module docs), never a
+        // midpoint of P, so the split rounding serves. Its NaN for an infinite or huge
+        // `x * r` goes to the conversion check, whose redo (`CLAMPED`) rounds exactly,
+        // keeping infinities for `cvt_rne_clamped`.
+        return if CLAMPED { sp.prec.round(simd, q0) } else { sp.prec.round_split(simd, q0) };
     }
     let q0 = if CLAMPED { simd.clamp_abs(q0, simd.splat(LIM)) } else { q0 };
     let e = simd.fnma(q0, p.divisor, x);
