@@ -952,7 +952,8 @@ fn blocked_sat8<S: Simd>(job: &Job<'_>) -> Option<(usize, usize)> {
     }
 }
 
-/// Blocked quantization of f32 along the last axis to an 8-bit integer type, the layout of
+/// Blocked quantization along the last axis to an 8-bit integer type (f32 x with f32
+/// arithmetic, or f16 / bf16 x in its own precision: `SRC`, `PREC`), the layout of
 /// weight and activation blocks (block 32, 64, 128 ...). A per-block `splat_lanes` (scalar
 /// reciprocal, zero-point decode) would cost as much as the block's 32 elements, so the
 /// parameters of 16 consecutive blocks come from vector loads and one vector division,
@@ -962,7 +963,7 @@ fn blocked_sat8<S: Simd>(job: &Job<'_>) -> Option<(usize, usize)> {
 /// segment walk.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn run_blocked_sat8<S: Simd>(
+fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
     simd: S,
     job: &Job<'_>,
     begin: usize,
@@ -971,7 +972,7 @@ fn run_blocked_sat8<S: Simd>(
     axis_len: usize,
     block: usize,
 ) {
-    let sp = Spec::resolve::<0, 0, 8>(job);
+    let sp = Spec::resolve::<SRC, PREC, 8>(job);
     let Encode::Int { qmin, .. } = sp.enc else { return };
     let lanes = S::LANES;
     let vb = lanes * sp.src.size();
@@ -989,8 +990,17 @@ fn run_blocked_sat8<S: Simd>(
         if axis_len.is_multiple_of(block) {
             let at = (k, row_start, b);
             let signed = qmin < 0;
-            (k, row_start, b) =
-                simd.enter(BlockedGroups { job: *job, y: &mut *y, begin, end, axis_len, block, per_row, signed, at });
+            (k, row_start, b) = simd.enter(BlockedGroups::<SRC, PREC> {
+                job: *job,
+                y: &mut *y,
+                begin,
+                end,
+                axis_len,
+                block,
+                per_row,
+                signed,
+                at,
+            });
             if row_start + b * block >= end {
                 break;
             }
@@ -1040,7 +1050,7 @@ fn run_blocked_sat8<S: Simd>(
                 // The part of this block inside the range, on the general path.
                 let (lo, hi) = (e0.max(begin), e1.min(end));
                 // The variant `run` has anyway (not a walk of its own).
-                walk::<S, 0, 0, 0, 8>(simd, job, lo, hi, &mut y[lo - begin..hi - begin]);
+                walk::<S, SRC, PREC, 0, 8>(simd, job, lo, hi, &mut y[lo - begin..hi - begin]);
                 j += 1;
                 b += 1;
             }
@@ -1056,7 +1066,8 @@ fn run_blocked_sat8<S: Simd>(
 /// Vectors of channels per tile of [`run_per_axis_last`]: the walk's tile.
 const AXIS_TILE_VECTORS: usize = walk::PER_AXIS_TILE;
 
-/// Per-axis quantization of f32 to an 8-bit integer type along the last axis (`[rows, C]`,
+/// Per-axis quantization to an 8-bit integer type along the last axis (f32 x with f32
+/// arithmetic, or f16 / bf16 x in its own precision: `SRC`, `PREC`; `[rows, C]`,
 /// one scale per channel): each vector of x meets `LANES` different scales, the same ones
 /// on every row. The general walk rebuilds those parameters (scale loads, zero points,
 /// bounds) for every vector and divides; here a tile of up to 16 vectors of channels gets its
@@ -1064,17 +1075,24 @@ const AXIS_TILE_VECTORS: usize = walk::PER_AXIS_TILE;
 /// lane), then every full row of the range runs through the tile. Rows cut by the range
 /// take the general walk.
 #[inline(always)]
-fn run_per_axis_last<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: &mut [u8], channels: usize) {
-    let sp = Spec::resolve::<0, 0, 8>(job);
+fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8>(
+    simd: S,
+    job: &Job<'_>,
+    begin: usize,
+    end: usize,
+    y: &mut [u8],
+    channels: usize,
+) {
+    let sp = Spec::resolve::<SRC, PREC, 8>(job);
     let lanes = S::LANES;
     let xs = sp.src.size();
     let (r0, r1) = (begin.div_ceil(channels), end / channels);
     if r0 >= r1 {
-        return walk::<S, 0, 0, 0, 8>(simd, job, begin, end, y);
+        return walk::<S, SRC, PREC, 0, 8>(simd, job, begin, end, y);
     }
     let (head_end, tail_start) = (r0 * channels, r1 * channels);
     if begin < head_end {
-        walk::<S, 0, 0, 0, 8>(simd, job, begin, head_end, &mut y[..head_end - begin]);
+        walk::<S, SRC, PREC, 0, 8>(simd, job, begin, head_end, &mut y[..head_end - begin]);
     }
     let tile = AXIS_TILE_VECTORS * lanes;
     let mut c0 = 0;
@@ -1089,7 +1107,7 @@ fn run_per_axis_last<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, 
         // 8-bit path, the zero points packed once per tile in the packs' lane order.
         let sat = S::HAS_FMA && tc.is_multiple_of(4 * lanes) && params.iter().take(nv).all(|p| p.fast);
         if let (true, Encode::Int { qmin, .. }) = (sat, sp.enc) {
-            simd.enter(AxisSat8Rows::<S> {
+            simd.enter(AxisSat8Rows::<S, SRC, PREC> {
                 sp,
                 signed: qmin < 0,
                 x: job.x,
@@ -1118,7 +1136,7 @@ fn run_per_axis_last<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, 
         c0 += tc;
     }
     if tail_start < end {
-        walk::<S, 0, 0, 0, 8>(simd, job, tail_start, end, &mut y[tail_start - begin..]);
+        walk::<S, SRC, PREC, 0, 8>(simd, job, tail_start, end, &mut y[tail_start - begin..]);
     }
 }
 
@@ -1138,7 +1156,7 @@ fn tile_lanes<S: Simd>(simd: S, job: &Job<'_>, k: usize, valid: usize) -> Lanes<
 /// The rows `r0..r1` of one channel tile (`geometry = (r0, r1, channels, first channel)`)
 /// on the saturating 8-bit path, as a kernel of its own (once per tile): `params` per
 /// vector (the first `nv`).
-struct AxisSat8Rows<'a, S: Simd> {
+struct AxisSat8Rows<'a, S: Simd, const SRC: u8, const PREC: u8> {
     sp: Spec,
     /// i8 (else u8) codes: the final pack.
     signed: bool,
@@ -1152,7 +1170,7 @@ struct AxisSat8Rows<'a, S: Simd> {
     nv: usize,
 }
 
-impl<S: Simd> IsaKernel<S> for AxisSat8Rows<'_, S> {
+impl<S: Simd, const SRC: u8, const PREC: u8> IsaKernel<S> for AxisSat8Rows<'_, S, SRC, PREC> {
     type Output = ();
     #[inline(always)]
     fn run_on(self, simd: S) {
@@ -1164,10 +1182,10 @@ impl<S: Simd> IsaKernel<S> for AxisSat8Rows<'_, S> {
     }
 }
 
-impl<S: Simd> AxisSat8Rows<'_, S> {
+impl<S: Simd, const SRC: u8, const PREC: u8> AxisSat8Rows<'_, S, SRC, PREC> {
     #[inline(always)]
     fn rows<const SIGNED: bool>(self, simd: S) {
-        let sp = self.sp.fold::<0, 0, 8>();
+        let sp = self.sp.fold::<SRC, PREC, 8>();
         let (r0, r1, channels, c0) = self.geometry;
         let (params, x, y, begin) = (&self.params[..self.nv], self.x, self.y, self.begin);
         let lanes = S::LANES;
@@ -1202,7 +1220,7 @@ impl<S: Simd> AxisSat8Rows<'_, S> {
 /// scales are all in the fast range, from block `at = (k, row start, block in row)`, as a
 /// kernel of its own: per group one vector of scale parameters, then tight steps with no
 /// per-block checks. Returns the position of the first group it does not cover.
-struct BlockedGroups<'a, 'y> {
+struct BlockedGroups<'a, 'y, const SRC: u8, const PREC: u8> {
     job: Job<'a>,
     y: &'y mut [u8],
     begin: usize,
@@ -1215,7 +1233,7 @@ struct BlockedGroups<'a, 'y> {
     at: (usize, usize, usize),
 }
 
-impl Kernel for BlockedGroups<'_, '_> {
+impl<const SRC: u8, const PREC: u8> Kernel for BlockedGroups<'_, '_, SRC, PREC> {
     type Output = (usize, usize, usize);
     #[inline(always)]
     fn run<S: Simd>(self, simd: S) -> (usize, usize, usize) {
@@ -1227,12 +1245,12 @@ impl Kernel for BlockedGroups<'_, '_> {
     }
 }
 
-impl BlockedGroups<'_, '_> {
+impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
     #[inline(always)]
     fn groups<S: Simd, const SIGNED: bool>(self, simd: S) -> (usize, usize, usize) {
         let BlockedGroups { job, y, begin, end, axis_len, block, per_row, at, .. } = self;
         let (mut k, mut row_start, mut b) = at;
-        let sp = Spec::resolve::<0, 0, 8>(&job);
+        let sp = Spec::resolve::<SRC, PREC, 8>(&job);
         let lanes = S::LANES;
         let (xs, vb) = (sp.src.size(), lanes * sp.src.size());
         let n_scales = job.scale.len() / job.scale_kind.size();
@@ -1651,22 +1669,22 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
         return;
     }
     let mini = matches!(job.enc, Encode::Mini { .. });
-    // The layout drivers: f32 input with f32 arithmetic to 8-bit integers (the bench's
-    // per-axis and blocked cases). Per-axis along the last axis on every ISA (the portable
-    // one too: its parameters once per channel tile instead of once per vector take a
-    // quarter of the instructions); blocked on the SIMD ISAs only, a branch on constants,
-    // so that the portable ISA does not even instantiate it. Every other call takes the
-    // segment walk.
-    if job.src == Src::F32 && job.prec == Prec::F32 && !mini && job.out.bits() == 8 {
-        if let Layout::PerAxis { axis_len, inner: 1, .. } = job.layout {
-            if axis_len >= S::LANES {
-                return simd.enter(PerAxisLast { job: *job, begin, end, y, channels: axis_len });
-            }
-        }
-    }
-    if S::SPECIALIZE && job.src == Src::F32 && job.prec == Prec::F32 && !mini && job.out.bits() == 8 {
-        if let Some((axis_len, block)) = blocked_sat8::<S>(job) {
-            return simd.enter(BlockedSat8 { job: *job, begin, end, y, axis_len, block });
+    // The layout drivers, to 8-bit integers (the bench's per-axis and blocked cases): f32
+    // input with f32 arithmetic, and on the SIMD ISAs f16 / bf16 input in its own
+    // precision (the variants the segment walk specialises too). Per-axis along the last
+    // axis also on the portable ISA for f32 (its parameters once per channel tile instead
+    // of once per vector take a quarter of the instructions); blocked on the SIMD ISAs only.
+    // Conditions on constants first, so that an ISA does not even instantiate a driver it
+    // cannot take. Every other call takes the segment walk.
+    if !mini && job.out.bits() == 8 {
+        let taken = match (job.src, job.prec) {
+            (Src::F32, Prec::F32) => layout_driver::<S, 0, 0>(simd, job, begin, end, y),
+            (Src::F16, Prec::F16) if S::SPECIALIZE => layout_driver::<S, 1, 1>(simd, job, begin, end, y),
+            (Src::Bf16, Prec::Bf16) if S::SPECIALIZE => layout_driver::<S, 2, 2>(simd, job, begin, end, y),
+            _ => false,
+        };
+        if taken {
+            return;
         }
     }
     // The other per-axis calls along the last axis by channel tiles, in the two run-time
@@ -1700,6 +1718,31 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
         (_, _, false, _) => walk::<S, ANY, ANY, 0, ANY>(simd, job, begin, end, y),
         (_, _, true, _) => walk::<S, ANY, ANY, 1, ANY>(simd, job, begin, end, y),
     }
+}
+
+/// The per-axis-last and blocked-last drivers of [`run`] for one compile-time source and
+/// precision, to an 8-bit integer type: whether one took the call.
+#[inline(always)]
+fn layout_driver<S: Simd, const SRC: u8, const PREC: u8>(
+    simd: S,
+    job: &Job<'_>,
+    begin: usize,
+    end: usize,
+    y: &mut [u8],
+) -> bool {
+    if let Layout::PerAxis { axis_len, inner: 1, .. } = job.layout {
+        if axis_len >= S::LANES {
+            simd.enter(PerAxisLast::<SRC, PREC> { job: *job, begin, end, y, channels: axis_len });
+            return true;
+        }
+    }
+    if S::SPECIALIZE {
+        if let Some((axis_len, block)) = blocked_sat8::<S>(job) {
+            simd.enter(BlockedSat8::<SRC, PREC> { job: *job, begin, end, y, axis_len, block });
+            return true;
+        }
+    }
+    false
 }
 
 /// A run of a segment whose scale index advances with the element (per-axis along the last
@@ -1757,7 +1800,7 @@ fn walk<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8>(
 }
 
 /// [`run_per_axis_last`] as a kernel of its own.
-struct PerAxisLast<'a, 'y> {
+struct PerAxisLast<'a, 'y, const SRC: u8, const PREC: u8> {
     job: Job<'a>,
     begin: usize,
     end: usize,
@@ -1765,17 +1808,17 @@ struct PerAxisLast<'a, 'y> {
     channels: usize,
 }
 
-impl Kernel for PerAxisLast<'_, '_> {
+impl<const SRC: u8, const PREC: u8> Kernel for PerAxisLast<'_, '_, SRC, PREC> {
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, simd: S) {
         let job = self.job;
-        run_per_axis_last::<S>(simd, &job, self.begin, self.end, self.y, self.channels)
+        run_per_axis_last::<S, SRC, PREC>(simd, &job, self.begin, self.end, self.y, self.channels)
     }
 }
 
 /// [`run_blocked_sat8`] as a kernel of its own.
-struct BlockedSat8<'a, 'y> {
+struct BlockedSat8<'a, 'y, const SRC: u8, const PREC: u8> {
     job: Job<'a>,
     begin: usize,
     end: usize,
@@ -1784,12 +1827,12 @@ struct BlockedSat8<'a, 'y> {
     block: usize,
 }
 
-impl Kernel for BlockedSat8<'_, '_> {
+impl<const SRC: u8, const PREC: u8> Kernel for BlockedSat8<'_, '_, SRC, PREC> {
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, simd: S) {
         let job = self.job;
-        run_blocked_sat8::<S>(simd, &job, self.begin, self.end, self.y, self.axis_len, self.block)
+        run_blocked_sat8::<S, SRC, PREC>(simd, &job, self.begin, self.end, self.y, self.axis_len, self.block)
     }
 }
 

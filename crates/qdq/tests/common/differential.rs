@@ -40,6 +40,40 @@ fn wide_bytes(t: DataType, v: &[f32]) -> Vec<u8> {
     }
 }
 
+/// f32 values held as f32, f16 or bf16, for [`qdq::Values`] of that type.
+enum Typed {
+    F32(Vec<f32>),
+    F16(Vec<qdq::f16>),
+    Bf16(Vec<qdq::bf16>),
+}
+
+impl Typed {
+    fn new(t: DataType, v: &[f32]) -> Typed {
+        match t {
+            DataType::F16 => Typed::F16(v.iter().map(|x| qdq::f16::from_f32(*x)).collect()),
+            DataType::Bf16 => Typed::Bf16(v.iter().map(|x| qdq::bf16::from_f32(*x)).collect()),
+            _ => Typed::F32(v.to_vec()),
+        }
+    }
+
+    fn values(&self) -> qdq::Values<'_> {
+        match self {
+            Typed::F32(v) => qdq::Values::F32(v),
+            Typed::F16(v) => qdq::Values::F16(v),
+            Typed::Bf16(v) => qdq::Values::Bf16(v),
+        }
+    }
+
+    /// Element `i` as f32.
+    fn get(&self, i: usize) -> f32 {
+        match self {
+            Typed::F32(v) => v[i],
+            Typed::F16(v) => v[i].to_f32(),
+            Typed::Bf16(v) => v[i].to_f32(),
+        }
+    }
+}
+
 use super::{
     configs, qparams, random_codes, zero_codes, Rng, F32_SPECIALS, MISALIGNMENTS, SHORT_LENGTHS, SWEEP_LENGTHS,
 };
@@ -429,10 +463,13 @@ pub fn large_parallel_per_axis_and_blocked() {
 /// Blocked along the last axis to 8-bit types, the layout with its own fast kernel: block
 /// sizes of one, two and four vector pairs and odd ones, rows with a short last block,
 /// scales outside the fast range in some blocks, NaN / inf / huge x, random zero points,
-/// and sub-ranges starting inside blocks.
+/// and sub-ranges starting inside blocks; f32 x and scales, and f16 / bf16 ones (their own
+/// precision: the kernel's 16-bit variants).
 pub fn blocked_last_8bit() {
     let mut rng = Rng::new(0xb10c_ca5e_0000_0008);
-    for out in [DataType::U8, DataType::I8] {
+    for (xt, out) in
+        [DataType::F32, DataType::F16, DataType::Bf16].into_iter().flat_map(|t| [(t, DataType::U8), (t, DataType::I8)])
+    {
         for block in [16usize, 32, 48, 64, 96, 128, 7] {
             for axis_len in [block * 3, block * 2 + 5, 1024, block] {
                 let outer = 1 + rng.below(4);
@@ -446,7 +483,8 @@ pub fn blocked_last_8bit() {
                 let zp = random_codes(&mut rng, out, scales.len());
                 let zpp = Some(qdq::Packed { dtype: out, len: scales.len(), data: &zp });
                 let opts = qdq::QuantizeOptions::new(out);
-                let (x, sv) = (qdq::Values::F32(&xs), qdq::Values::F32(&scales));
+                let (xv, svv) = (Typed::new(xt, &xs), Typed::new(xt, &scales));
+                let (x, sv) = (xv.values(), svv.values());
                 let mut want = vec![0u8; n];
                 qdq_ref::quantize(x, &qparams(sv, zpp, layout, &opts), qdq::PackedMut::new(opts.output, &mut want))
                     .unwrap();
@@ -462,8 +500,8 @@ pub fn blocked_last_8bit() {
                     let i = (0..n).find(|&i| got[i] != want[i]);
                     assert!(
                         i.is_none(),
-                        "{name} {out} block {block} axis {axis_len}: element {i:?} x={:?} want {:?} got {:?}",
-                        i.map(|i| xs[i]),
+                        "{name} {xt}->{out} block {block} axis {axis_len}: element {i:?} x={:?} want {:?} got {:?}",
+                        i.map(|i| xv.get(i)),
                         i.map(|i| want[i]),
                         i.map(|i| got[i])
                     );
@@ -478,7 +516,10 @@ pub fn blocked_last_8bit() {
                         qdq::PackedMut::new(opts.output, &mut part),
                     )
                     .unwrap();
-                    assert!(part == want[start..], "{name} {out} block {block} axis {axis_len} range {start}..{n}");
+                    assert!(
+                        part == want[start..],
+                        "{name} {xt}->{out} block {block} axis {axis_len} range {start}..{n}"
+                    );
                 }
             }
         }
@@ -488,10 +529,16 @@ pub fn blocked_last_8bit() {
 /// Per-axis along the last axis, the layout with its own tiled kernel: channel counts below,
 /// at and beyond a tile (16 vectors), not multiples of the vector width, scales outside
 /// the fast range in some channels, NaN / inf / huge x, random zero points, every
-/// whole-byte output type, sub-ranges starting inside rows.
+/// whole-byte output type, sub-ranges starting inside rows; f32 x and scales, and (to
+/// 8-bit integers) f16 / bf16 ones in their own precision.
 pub fn per_axis_last_whole_bytes() {
     let mut rng = Rng::new(0xa815_1a57_0000_0001);
-    for out in [DataType::U8, DataType::I8, DataType::U16, DataType::I16, DataType::E4M3Fn, DataType::E5M2FnUz] {
+    let outs = [DataType::U8, DataType::I8, DataType::U16, DataType::I16, DataType::E4M3Fn, DataType::E5M2FnUz];
+    let cases = outs
+        .into_iter()
+        .map(|o| (DataType::F32, o))
+        .chain([DataType::F16, DataType::Bf16].into_iter().flat_map(|t| [(t, DataType::U8), (t, DataType::I8)]));
+    for (xt, out) in cases {
         for channels in [8usize, 16, 48, 64, 100, 256, 300, 1000] {
             let rows = 1 + rng.below(6);
             let n = rows * channels;
@@ -504,7 +551,8 @@ pub fn per_axis_last_whole_bytes() {
             let zp = (!out.is_minifloat()).then(|| random_codes(&mut rng, out, channels));
             let zpp = zp.as_ref().map(|d| qdq::Packed { dtype: out, len: channels, data: d });
             let opts = qdq::QuantizeOptions { output: out, saturate: rng.below(2) == 0, precision: None };
-            let (x, sv) = (qdq::Values::F32(&xs), qdq::Values::F32(&scales));
+            let (xv, svv) = (Typed::new(xt, &xs), Typed::new(xt, &scales));
+            let (x, sv) = (xv.values(), svv.values());
             let bytes = out.byte_len(n).unwrap();
             let mut want = vec![0u8; bytes];
             qdq_ref::quantize(x, &qparams(sv, zpp, layout, &opts), qdq::PackedMut::new(opts.output, &mut want))
@@ -522,9 +570,9 @@ pub fn per_axis_last_whole_bytes() {
                 let i = (0..n).find(|&i| got[i * es..(i + 1) * es] != want[i * es..(i + 1) * es]);
                 assert!(
                     i.is_none(),
-                    "{name} {out} channels {channels}: element {i:?} x={:?} scale {:?}",
-                    i.map(|i| xs[i]),
-                    i.map(|i| scales[i % channels])
+                    "{name} {xt}->{out} channels {channels}: element {i:?} x={:?} scale {:?}",
+                    i.map(|i| xv.get(i)),
+                    i.map(|i| svv.get(i % channels))
                 );
                 let start = rng.below(n.max(1));
                 let mut part = vec![0u8; bytes - start * es];
@@ -536,7 +584,7 @@ pub fn per_axis_last_whole_bytes() {
                     qdq::PackedMut::new(opts.output, &mut part),
                 )
                 .unwrap();
-                assert!(part == want[start * es..], "{name} {out} channels {channels} range {start}..{n}");
+                assert!(part == want[start * es..], "{name} {xt}->{out} channels {channels} range {start}..{n}");
             }
         }
     }
