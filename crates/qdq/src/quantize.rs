@@ -1249,14 +1249,21 @@ impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
     #[inline(always)]
     fn groups<S: Simd, const SIGNED: bool>(self, simd: S) -> (usize, usize, usize) {
         let BlockedGroups { job, y, begin, end, axis_len, block, per_row, at, .. } = self;
-        let (mut k, mut row_start, mut b) = at;
+        // Blocks tile each row exactly (the caller's condition), so block `k` starts at
+        // element `k * block`: the loop keeps `k` alone (no division per group), and the
+        // row position comes back from it once, at the end.
+        debug_assert_eq!(at.0 * block, at.1 + at.2 * block, "block k starts at element k * block");
+        let mut k = at.0;
         let sp = Spec::resolve::<SRC, PREC, 8>(&job);
         let lanes = S::LANES;
         let (xs, vb) = (sp.src.size(), lanes * sp.src.size());
         let n_scales = job.scale.len() / job.scale_kind.size();
         let all = ((1u64 << lanes) - 1) as u32;
+        // Units of one block, or of two for two-vector blocks.
+        let pair = block == 2 * lanes;
+        let unit = if pair { 2 * block } else { block };
         loop {
-            let e_group = row_start + b * block;
+            let e_group = k * block;
             if n_scales - k < lanes || e_group < begin || e_group + lanes * block > end {
                 break;
             }
@@ -1273,13 +1280,10 @@ impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
             let gp = GroupParams::new(simd, divisor, z);
             let x = &job.x[e_group * xs..(e_group + lanes * block) * xs];
             let yg = &mut y[e_group - begin..e_group - begin + lanes * block];
-            // Units of one block, or of two for two-vector blocks; steps of four vectors,
-            // vectors 0, 1 from block `ja` and 2, 3 from `jb`, the unit's second block for
-            // two-vector blocks, else `ja` again (a quarter of a larger block). Zipped
-            // chunks, not counters, and one copy of the step code (an unoptimised build
-            // gives each copy its own stack slots).
-            let pair = block == 2 * lanes;
-            let unit = if pair { 2 * block } else { block };
+            // Steps of four vectors, vectors 0, 1 from block `ja` and 2, 3 from `jb`, the
+            // unit's second block for two-vector blocks, else `ja` again (a quarter of a
+            // larger block). Zipped chunks, not counters, and one copy of the step code (an
+            // unoptimised build gives each copy its own stack slots).
             for (u, (xu, yu)) in x.chunks_exact(unit * xs).zip(yg.chunks_exact_mut(unit)).enumerate() {
                 let ja = if pair { 2 * u } else { u };
                 let pa = gp.block(simd, ja);
@@ -1291,11 +1295,8 @@ impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
                 }
             }
             k += lanes;
-            b += lanes;
-            row_start += b / per_row * axis_len;
-            b %= per_row;
         }
-        (k, row_start, b)
+        (k, k / per_row * axis_len, k % per_row)
     }
 }
 
