@@ -53,8 +53,11 @@
 //! `p` bits, ties aside) instead of a narrowing and a widening: three multiply / subtract
 //! operations against F16C's `vcvtps2ph`, which alone takes about two cycles per vector on
 //! Zen 4, or bf16's integer rounding. Its exponent range is f32's, which changes no integer
-//! result (quotients beyond P's overflow threshold stay finite and beyond every integer
-//! range; an infinite one becomes NaN, which the conversion check sends to the exact redo).
+//! result: f16 quotients at or beyond 65520 (f16's overflow threshold) round to 2^16 or
+//! more, finite and beyond every integer range these paths write; an infinite quotient, or
+//! one whose product overflows (`|v| >= 2^112` or so, bf16 only), becomes NaN, which the
+//! conversion check sends to the exact redo. (The unchecked loops of the scaled quantizers,
+//! `sat8_loop_with_range` / `sat_block_with_range`, take f32 only.)
 
 use crate::codec::{bf16_bits_to_f32, encode_minifloat_checked, round_bf16, round_f16, MiniFormat, MINI_RUNTIME};
 use crate::isa::{IsaKernel, Kernel};
@@ -214,12 +217,13 @@ impl Prec {
     /// `round_P(v)` for a `v` that is not a midpoint of P, by Veltkamp's splitting:
     /// `t = v * (2^(24 - p) + 1); t - (t - v)` is `v` rounded to nearest on `p` significand
     /// bits (three multiply / subtract operations against a narrowing and a widening).
-    /// Unlike `round`, its exponent range is f32's: quotients at or beyond P's overflow
-    /// threshold stay finite (and beyond every integer type's range), an infinite `v`, or one
-    /// whose product overflows (`|v| > 2^104` for bf16), becomes NaN, and below P's normal
-    /// range (f16's `2^-14`) it keeps `p` bits where P would keep fewer. The 16-bit-precision
-    /// fast paths for integer outputs take it (module docs), where none of this changes an
-    /// integer result: a NaN goes to their conversion check and redo.
+    /// Unlike `round`, its exponent range is f32's: f16 values at or beyond 65520 (f16's
+    /// overflow threshold) round to 2^16 or more, finite; an infinite `v`, or one whose
+    /// product overflows (`|v| >= 2^128 / 65537`, about 2^112, for bf16; f16's quotients
+    /// stay far below 2^128 / 8193), becomes NaN; and below P's normal range (f16's `2^-14`)
+    /// it keeps `p` bits where P would keep fewer. The checked 16-bit-precision fast paths for
+    /// integer outputs take it (module docs), where none of this changes an integer result:
+    /// a NaN goes to their conversion check and redo.
     #[inline(always)]
     pub(crate) fn round_split<S: Simd>(self, simd: S, v: S::F) -> S::F {
         let c = match self {
@@ -640,8 +644,10 @@ fn int_valid<S: Simd>(simd: S, q: S::F, r: S::I, p: &Lanes<S>) -> u32 {
 /// is clamped to `±2^30` so that the correction stays finite for infinite or huge x (NaN
 /// stays NaN); without, infinite or huge x make the correction NaN or the quotient beyond
 /// i32, which [`Simd::cvt_rne_x4`] (and [`Simd::cvt_store_sat_x4`]) reports. In a 16-bit
-/// precision there is no correction (module docs) and no clamp: `round_P(x * r)` keeps NaN
-/// and infinities for the conversion check and `cvt_rne_clamped`.
+/// precision there is no correction (module docs) and no clamp: without `CLAMPED`,
+/// `round_P(x * r)` by [`Prec::round_split`], which makes an infinite or overflowing
+/// quotient NaN for the conversion check (so a caller without that check must be f32); with
+/// `CLAMPED` (the redo), the exact rounding, which keeps infinities for `cvt_rne_clamped`.
 #[inline(always)]
 fn quotient_sat<S: Simd, const CLAMPED: bool>(simd: S, sp: &Spec, xb: &[u8], p: &Lanes<S>) -> S::F {
     let x = load_x(simd, sp, xb);
@@ -649,8 +655,8 @@ fn quotient_sat<S: Simd, const CLAMPED: bool>(simd: S, sp: &Spec, xb: &[u8], p: 
     if sp.prec != Prec::F32 {
         // A 16-bit precision rounds `x * r` itself: the same integer (module docs), never a
         // midpoint of P, so the split rounding serves. Its NaN for an infinite or huge
-        // `x * r` goes to the conversion check, whose redo (`CLAMPED`) rounds exactly,
-        // keeping infinities for `cvt_rne_clamped`.
+        // `x * r` goes to the caller's conversion check, whose redo (`CLAMPED`) rounds
+        // exactly, keeping infinities for `cvt_rne_clamped`.
         return if CLAMPED { sp.prec.round(simd, q0) } else { sp.prec.round_split(simd, q0) };
     }
     let q0 = if CLAMPED { simd.clamp_abs(q0, simd.splat(LIM)) } else { q0 };
@@ -879,6 +885,9 @@ pub(crate) fn sat8_loop_with_range<S: Simd, const SIGNED: bool>(
     next: &[u8],
     (lo, hi): (&mut [S::F; 4], &mut [S::F; 4]),
 ) {
+    // No conversion check here: f32 only (a 16-bit precision's split rounding turns an
+    // infinite quotient into NaN, which `max(q, lo)` would take to qmin).
+    debug_assert!(sp.src == Src::F32 && sp.prec == Prec::F32, "unchecked loop: f32 only");
     let lanes = S::LANES;
     let vb = 4 * lanes;
     let z = if SIGNED { simd.splat_i(0) } else { p.z };
@@ -915,6 +924,8 @@ pub(crate) fn sat_block_with_range<S: Simd>(
     signed: bool,
     bits: usize,
 ) {
+    // No conversion check here: f32 only (as in `sat8_loop_with_range`).
+    debug_assert!(sp.src == Src::F32 && sp.prec == Prec::F32, "unchecked loop: f32 only");
     let lanes = S::LANES;
     let vb = 4 * lanes;
     let zq = simd.zero_points_x4([p.z; 4]);
@@ -1026,16 +1037,16 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
             };
             if whole(e0, len, sj) && next_ok {
                 let span = if vpb.is_multiple_of(4) { 1 } else { 2 };
-                let bytes = span * block;
-                let xb = &job.x[e0 * sp.src.size()..(e0 + bytes) * sp.src.size()];
-                let yb = &mut y[e0 - begin..e0 - begin + bytes];
+                let len = span * block;
+                let xb = &job.x[e0 * sp.src.size()..(e0 + len) * sp.src.size()];
+                let yb = &mut y[e0 - begin..e0 - begin + len];
                 let (pa, pb) = (gp.block(simd, j), gp.block(simd, j + span - 1));
                 // Four vectors per store: vectors 0, 1 from the first block of the pair
                 // (or of a 4k-vector block), 2, 3 from the second. (Plain indexing: an
                 // iterator adapter here was not inlined.)
                 let pf = if span == 2 { &pb } else { &pa };
                 let z = simd.zero_points_x4([pa.z, pa.z, pf.z, pf.z]);
-                for step in 0..bytes / (4 * lanes) {
+                for step in 0..len / (4 * lanes) {
                     let xq = &xb[step * 4 * vb..(step + 1) * 4 * vb];
                     let yq = &mut yb[step * 4 * lanes..(step + 1) * 4 * lanes];
                     let c = sat8_step(simd, &sp, xq, [&pa, &pa, pf, pf]);
@@ -1660,8 +1671,9 @@ impl<S: Simd, const MINI: u8> IsaKernel<S> for Partial<'_, '_, S, MINI> {
 /// Quantizes elements `[begin, end)` into `y`, which holds the output bytes of exactly that
 /// range (`begin` is a multiple of 4, so it starts on a byte boundary for every type).
 ///
-/// Picks a compile-time specialisation for the common combinations (f32 / f16 / bf16
-/// input, f32 division, every output width) and the run-time one for the rest.
+/// Picks a compile-time specialisation for the common combinations (f32 input with f32
+/// division to every output width, f16 / bf16 input in its own precision to 8-bit
+/// integers, and those layouts' drivers) and the run-time one for the rest.
 #[inline(always)]
 pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: &mut [u8]) {
     if begin >= end {
@@ -1675,8 +1687,8 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
     // precision (the variants the segment walk specialises too). Per-axis along the last
     // axis also on the portable ISA for f32 (its parameters once per channel tile instead
     // of once per vector take a quarter of the instructions); blocked on the SIMD ISAs only.
-    // Conditions on constants first, so that an ISA does not even instantiate a driver it
-    // cannot take. Every other call takes the segment walk.
+    // The `S::SPECIALIZE` guards are constants, so the portable ISA does not even
+    // instantiate the 16-bit drivers. Every other call takes the segment walk.
     if !mini && job.out.bits() == 8 {
         let taken = match (job.src, job.prec) {
             (Src::F32, Prec::F32) => layout_driver::<S, 0, 0>(simd, job, begin, end, y),

@@ -96,6 +96,9 @@ pub fn every_f16_and_bf16_pattern_with_worst_reciprocals() {
         .chain(
             worst(8, 8).into_iter().flat_map(|s| [("bf16", s, 1.0 / 64.0), ("bf16", s, 1.0), ("bf16", s, 1048576.0)]),
         )
+        // Subnormal f16 scales (3 * 2^-24, and the worst significand at 2^-20, which f16
+        // rounds to its subnormal grid): quotients up to 2^36, and reciprocals up to 2^22.
+        .chain([("f16", 1.5, 2f32.powi(-23)), ("f16", worst(11, 1)[0], 2f32.powi(-20))])
         .collect();
     cases.par_iter().for_each(|&(name, m, e)| {
         for (out, z) in &outs {
