@@ -999,19 +999,9 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
         // every scale in the fast range, in one entered kernel; it stops at the first group
         // that is not.
         if axis_len.is_multiple_of(block) {
-            let at = (k, row_start, b);
             let signed = qmin < 0;
-            (k, row_start, b) = simd.enter(BlockedGroups::<SRC, PREC> {
-                job: *job,
-                y: &mut *y,
-                begin,
-                end,
-                axis_len,
-                block,
-                per_row,
-                signed,
-                at,
-            });
+            k = simd.enter(BlockedGroups::<SRC, PREC> { job: *job, y: &mut *y, begin, end, block, signed, k });
+            (row_start, b) = (k / per_row * axis_len, k % per_row);
             if row_start + b * block >= end {
                 break;
             }
@@ -1228,26 +1218,25 @@ impl<S: Simd, const SRC: u8, const PREC: u8> AxisSat8Rows<'_, S, SRC, PREC> {
 }
 
 /// Consecutive groups of `LANES` contiguous full blocks of [`run_blocked_sat8`] whose
-/// scales are all in the fast range, from block `at = (k, row start, block in row)`, as a
-/// kernel of its own: per group one vector of scale parameters, then tight steps with no
-/// per-block checks. Returns the position of the first group it does not cover.
+/// scales are all in the fast range, from block `k`, as a kernel of its own: per group one
+/// vector of scale parameters, then tight steps with no per-block checks. The blocks tile
+/// each row exactly (the caller's condition), so block `k` starts at element `k * block`.
+/// Returns the first block it does not cover.
 struct BlockedGroups<'a, 'y, const SRC: u8, const PREC: u8> {
     job: Job<'a>,
     y: &'y mut [u8],
     begin: usize,
     end: usize,
-    axis_len: usize,
     block: usize,
-    per_row: usize,
     /// i8 (else u8) codes: the final pack.
     signed: bool,
-    at: (usize, usize, usize),
+    k: usize,
 }
 
 impl<const SRC: u8, const PREC: u8> Kernel for BlockedGroups<'_, '_, SRC, PREC> {
-    type Output = (usize, usize, usize);
+    type Output = usize;
     #[inline(always)]
-    fn run<S: Simd>(self, simd: S) -> (usize, usize, usize) {
+    fn run<S: Simd>(self, simd: S) -> usize {
         // The final pack at compile time: one branch here, none per step.
         match self.signed {
             true => self.groups::<S, true>(simd),
@@ -1258,13 +1247,8 @@ impl<const SRC: u8, const PREC: u8> Kernel for BlockedGroups<'_, '_, SRC, PREC> 
 
 impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
     #[inline(always)]
-    fn groups<S: Simd, const SIGNED: bool>(self, simd: S) -> (usize, usize, usize) {
-        let BlockedGroups { job, y, begin, end, axis_len, block, per_row, at, .. } = self;
-        // Blocks tile each row exactly (the caller's condition), so block `k` starts at
-        // element `k * block`: the loop keeps `k` alone (no division per group), and the
-        // row position comes back from it once, at the end.
-        debug_assert_eq!(at.0 * block, at.1 + at.2 * block, "block k starts at element k * block");
-        let mut k = at.0;
+    fn groups<S: Simd, const SIGNED: bool>(self, simd: S) -> usize {
+        let BlockedGroups { job, y, begin, end, block, mut k, .. } = self;
         let sp = Spec::resolve::<SRC, PREC, 8>(&job);
         let lanes = S::LANES;
         let (xs, vb) = (sp.src.size(), lanes * sp.src.size());
@@ -1307,7 +1291,7 @@ impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
             }
             k += lanes;
         }
-        (k, k / per_row * axis_len, k % per_row)
+        k
     }
 }
 
