@@ -150,6 +150,11 @@ fn store_as_x4<S: Simd>(simd: S, out: Out, v: [S::F; 4], canon: bool, y: &mut [u
 /// outputs get compile-time specialisations.
 #[inline(always)]
 pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: &mut [u8]) {
+    if begin >= end {
+        // Nothing to do, and an empty tensor's layout may hold any block size (a huge one
+        // would overflow the blocked-last kernel's group size).
+        return;
+    }
     if let Some(block) = blocked_last::<S>(job, begin, end) {
         let k = BlockedLast { job: *job, begin, end, y, block };
         return match (job.x.dtype.bits(), job.x.dtype) {

@@ -461,6 +461,33 @@ fn empty_blocked_and_per_axis_layouts_quantize_like_the_reference() {
     }
 }
 
+/// Every empty blocked layout dequantizes like the reference, huge and zero block sizes on
+/// an empty axis included (the `tensor_api` fuzz target found the blocked-last kernel
+/// overflowing its group size for block 2^60 on a `[0, 0]` tensor).
+#[test]
+fn empty_blocked_layouts_dequantize_like_the_reference() {
+    let scale = [0.5f32; 4];
+    for layout in [
+        Layout::Blocked { outer: 0, axis_len: 0, inner: 1, block: 1 << 60 },
+        Layout::Blocked { outer: 3, axis_len: 0, inner: 1, block: usize::MAX / 3 },
+        Layout::Blocked { outer: 3, axis_len: 0, inner: 1, block: 0 },
+        Layout::Blocked { outer: 3, axis_len: 0, inner: 1, block: 32 },
+        Layout::Blocked { outer: 0, axis_len: 64, inner: 1, block: 32 },
+    ] {
+        for dtype in [DataType::I8, DataType::U8, DataType::I4, DataType::E4M3Fn, DataType::E2M1] {
+            let x = Packed { dtype, len: 0, data: &[] };
+            for ns in [0usize, 1, 4] {
+                let sc = Values::F32(&scale[..ns]);
+                let r = dq_slice(None, x, sc, None, layout, &mut []);
+                for (name, cfg) in configs() {
+                    let g = dq_slice(Some(&cfg), x, sc, None, layout, &mut []);
+                    assert_eq!(g, r, "{name}: {layout:?} {dtype} scales {ns}");
+                }
+            }
+        }
+    }
+}
+
 /// The tensor-level backend reports an ISA the CPU lacks as an error (it used to fall back
 /// to the reference silently).
 #[test]
