@@ -12,19 +12,9 @@
 //! out  = mag | sign << sign_pos              (fnuz: no sign on a zero result)
 //! ```
 //!
-//! ISAs with a truncating f16 conversion (F16C) may encode the 8- and 4-bit formats with
-//! fewer operations, on 16-bit lanes ([`F16Route`], `M` the format's mantissa bits,
-//! `s = 10 - M`):
-//!
-//! ```text
-//! v    = x * 2^(bias - 15)                        // exact: min normal -> f16's 2^-14
-//! v    = v | (any of the low J bits of v) << J    // round-to-odd sticky, J = 16 or 17
-//! h    = f16_bits(v rounded toward zero)          // vcvtps2ph, RZ immediate
-//! a    = min(h & 0x7fff, limit)                   // saturation / overflow code
-//! code = (a + lsb(a >> s) + 2^(s-1) - 1) >> s     // RNE: f16 bits are the code << s
-//! code = nan                                      where h is NaN (if the clamp differs)
-//! out  = code ^ (sign << sign_pos)                // fnuz: only where 1 <= code <= max
-//! ```
+//! ISAs with saturating packs to bytes encode the 8- and 4-bit formats four vectors at a
+//! time by the byte route ([`ByteRoute`]): the same rounding, with the saturation as a
+//! float minimum first, NaN left to the packs, and the sign applied to bytes.
 //!
 //! `bad` (the lanes whose code exceeded `max_code`: overflow, ±inf, NaN) is returned for
 //! the training mask. Decode moves the code into an f32 bit pattern with bias 127 and
@@ -147,106 +137,111 @@ impl MiniFormat {
     #[cfg(test)]
     pub const BF16_ROUND: MiniFormat = MiniFormat::new(&qdq_ref::float::BF16, false);
 
-    fn emin(&self) -> i32 {
+    const fn emin(&self) -> i32 {
         1 - self.bias
     }
 }
 
-/// The constants of the F16C route (module docs) of a float format: the scaled value
-/// `x * 2^(bias - 15)` rounded toward zero to f16, with a sticky bit, holds the format's code
-/// shifted left by `10 - M` plus `10 - M >= 7` more bits, so one integer RNE on 16-bit lanes
-/// is the format's rounding of `x`.
+/// The constants of the byte route (module docs) of a float format: the encode of
+/// [`encode_minifloat`] with the saturation and NaN moved to where they cost least on ISAs
+/// with saturating packs. Per lane, on `c = min(limit, |x|)` (a NaN `|x|` stays NaN):
 ///
-/// Why it is exact: with the format's smallest normal `2^(1 - bias)` scaled to f16's
-/// `2^-14`, the format's normals are f16 normals and its subnormals f16 subnormals, each
-/// code `c` the f16 pattern `c << (10 - M)` (the exponent fields line up, and the
-/// power-of-two scaling is exact wherever the format's code is not zero). Truncation then
-/// loses only bits below the guard bit; ORing "any of the low `J` bits" into bit `J` first
-/// keeps them as a sticky bit (round to odd), which survives the truncation wherever the
-/// guard bit is kept: f16 keeps mantissa bits `>= 14 + M` at the exponent of half the
-/// smallest subnormal (smaller values round to zero whatever the sticky bit), and bit `J`
-/// is below the guard bit `22 - M` of a normal. So `14 + M <= J <= 21 - M`: `J = 16` for
-/// `M <= 2`, `J = 17` for `M = 3`.
+/// ```text
+/// n    = (c + lsb(c >> sh) + k) >> sh              // normal: RNE and rebias, as above
+/// s    = bits(c + magic) - bits(magic)             // subnormal: magic = 2^(emin - M + 23)
+/// mag  = c < 2^emin ? s : n                        // NaN: a code above 255
+/// byte = min(u8_sat(mag), cap)                     // the packs saturate NaN to 255
+/// out  = byte ^ (sign(x) & sign_bit)               // fnuz: only where 1 <= byte <= 0x7f
+/// ```
 ///
-/// The fnuz formats take it too where their range fits f16's (e4m3fnuz; e5m2fnuz's largest
-/// values would scale past f16's): their magnitude codes are found the same way, and the
-/// sign is then applied only to a magnitude between 1 and max (their zero has no sign,
-/// and 0x80, the one NaN, is also their non-saturating overflow).
+/// `magic`'s unit in the last place is the format's subnormal step `2^(emin - M)` and every
+/// subnormal magnitude is below `2^emin`, so the one rounding of `c + magic` is RNE of `c`
+/// on the subnormal grid, and the difference of the bit patterns counts its steps (the
+/// smallest normal's code `2^M` where it rounds up to it). `limit` is the largest finite
+/// value when saturating, or the value the overflow code would have as a finite one (inf:
+/// the all-ones exponent; e4m3fn's NaN 0x7f: 480), so that every larger magnitude and ±inf
+/// get the overflow code. `cap` is the NaN code, at or above every other, or the overflow
+/// code for a format whose NaN is that one.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct F16Route {
-    /// `2^(bias - 15)`.
-    pub scale: f32,
-    /// `10 - M`.
-    pub shift: u32,
-    /// The sticky bit's position `J`.
-    pub jam: u32,
-    /// The largest f16 magnitude pattern kept: larger ones (overflow, ±inf, NaN) are this
-    /// one, which rounds to the overflow code (max when saturating, else inf or NaN).
-    pub limit: i16,
-    /// The NaN code before the sign is applied (the positive NaN's code) where the clamp
-    /// gives another ...
-    pub nan: Option<i16>,
-    /// ... the overflow code (what `limit` rounds to).
-    pub ovf: i16,
-    /// The sign bit's position in the code.
-    pub sign_pos: u32,
+pub(crate) struct ByteRoute {
+    /// The clamp (an f32 value).
+    pub limit: f32,
+    /// `23 - M`.
+    pub sh: u32,
+    /// `2^(sh - 1) - 1 - ((127 - bias) << 23)`, wrapping.
+    pub k: i32,
+    /// The bits of `2^emin`.
+    pub min_normal: i32,
+    /// `2^(emin - M + 23)`.
+    pub magic: f32,
+    /// The NaN code before the sign, at or above every other magnitude code.
+    pub cap: u8,
+    /// `1 << sign_pos`.
+    pub sign_bit: u8,
     /// fnuz: no sign on a zero or NaN (0x80) magnitude.
     pub unsigned_zero: bool,
 }
 
 impl MiniFormat {
     /// Whether the format id `id` (see [`MiniFormat::of_id`]) is one the kernels send to
-    /// [`Simd::store_mini_x4`] where [`Simd::MINI_X4`]: e4m3fn, e5m2 and e4m3fnuz (both
-    /// saturation modes) and e2m1, the formats with an [`F16Route`] (a unit test holds
-    /// the two lists together). Of these, e4m3fn and e5m2 saturating and e2m1 have kernels
-    /// of their own (compile-time ids); the quantizer's run-time format variant takes the
-    /// others there by this test on the job's id (saturating e4m3fnuz into a compile-time
-    /// `MiniX4Loop` of its own, the rest with the job's format).
+    /// [`Simd::store_mini_x4`] where [`Simd::MINI_X4`]: every float8 format in both
+    /// saturation modes, and e2m1, the formats with a [`ByteRoute`] (a unit test holds the
+    /// two lists together). Of these, e4m3fn and e5m2 saturating and e2m1 have kernels of
+    /// their own (compile-time ids); the quantizer's run-time format variant takes the
+    /// others there by this test on the job's id (saturating e4m3fnuz and e5m2fnuz into
+    /// compile-time `MiniX4Loop`s of their own, the rest with the job's format).
     #[inline(always)]
     pub(crate) const fn has_x4_route(id: u8) -> bool {
-        matches!(id, 2..=7 | 10)
+        matches!(id, 2..=10)
     }
 
-    /// The [`F16Route`] constants of this format, or `None` where the route does not
-    /// apply: float6 (no 6-bit store), an fnuz format other than 8-bit with the NaN 0x80,
-    /// more than 3 mantissa bits, an exponent range beyond f16's (e5m2fnuz), an overflow
-    /// code other than max or the one after it.
-    pub(crate) const fn f16_route(&self) -> Option<F16Route> {
-        // 4- and 8-bit codes only (what `Simd::store_mini_x4` stores); fnuz as float8 only.
-        if self.man > 3 || !matches!(self.sign_pos, 3 | 7) || self.bias < 1 || self.bias > 15 {
+    /// The [`ByteRoute`] constants of this format, or `None` where the route does not
+    /// apply: float6 (no 6-bit store), an overflow code other than max or the one after
+    /// it, or a NaN code below the overflow code.
+    pub(crate) const fn byte_route(&self) -> Option<ByteRoute> {
+        if !matches!(self.sign_pos, 3 | 7) || self.bias < 1 || self.bias > 16 {
+            return None;
+        }
+        let (man, sh) = (self.man, 23 - self.man);
+        let lim_code = if self.ovf[0] == self.max_code || self.ovf[0] == self.max_code + 1 {
+            self.ovf[0]
+        } else {
+            return None;
+        };
+        let (e, m) = (lim_code >> man, lim_code & ((1 << man) - 1));
+        if e < 1 || self.nan[0] < self.ovf[0] || self.nan[0] > 0xfe {
             return None;
         }
         if self.unsigned_zero && (self.sign_pos != 7 || self.nan[0] != 0x80) {
             return None;
         }
-        // The largest finite exponent field, scaled, within f16's finite ones.
-        if (self.max_code >> self.man) > 30 {
-            return None;
-        }
-        let shift = 10 - self.man;
-        let half = 1i32 << (shift - 1);
-        let limit = if self.ovf[0] == self.max_code {
-            // Saturating: up to the midpoint above max, which rounds to max if max is even.
-            (self.max_code << shift) + half - (self.max_code & 1)
-        } else if self.ovf[0] == self.max_code + 1 {
-            self.ovf[0] << shift
-        } else {
-            return None;
-        };
-        if limit > 0x7c00 {
-            return None;
-        }
-        Some(F16Route {
-            scale: pow2f(self.bias - 15),
-            shift,
-            jam: if self.man <= 2 { 16 } else { 17 },
-            limit: limit as i16,
-            nan: if self.nan[0] == self.ovf[0] { None } else { Some(self.nan[0] as i16) },
-            ovf: self.ovf[0] as i16,
-            sign_pos: self.sign_pos,
+        let emin = self.emin();
+        Some(ByteRoute {
+            limit: f32::from_bits((((e - self.bias + 127) as u32) << 23) | ((m as u32) << sh)),
+            sh,
+            k: ((1i32 << (sh - 1)) - 1).wrapping_sub((127 - self.bias) << 23),
+            min_normal: (emin + 127) << 23,
+            magic: pow2f(emin - man as i32 + 23),
+            cap: self.nan[0] as u8,
+            sign_bit: 1 << self.sign_pos,
             unsigned_zero: self.unsigned_zero,
         })
     }
+}
+
+/// The magnitude codes of the byte route ([`ByteRoute`]) of one vector: the finite codes,
+/// the overflow code for overflow and ±inf, and a code above 255 for NaN (that the
+/// caller's saturating packs and `cap` turn into the NaN code).
+#[inline(always)]
+pub(crate) fn byte_route_mag<S: Simd>(simd: S, q: S::F, r: &ByteRoute) -> S::I {
+    let a = simd.f32_of(simd.and_i(simd.bits(q), simd.splat_i(i32::MAX)));
+    // `min(a, b)` is `a < b ? a : b`: a NaN `a` lane keeps its NaN.
+    let c = simd.min(simd.splat(r.limit), a);
+    let b = simd.bits(c);
+    let lsb = simd.and_i(simd.shr(b, r.sh), simd.splat_i(1));
+    let n = simd.shr(simd.add_i(simd.add_i(b, lsb), simd.splat_i(r.k)), r.sh);
+    let s = simd.sub_i(simd.bits(simd.add(c, simd.splat(r.magic))), simd.splat_i(r.magic.to_bits() as i32));
+    simd.select_i(simd.lt_i(b, simd.splat_i(r.min_normal)), s, n)
 }
 
 /// float4 e2m1's 16 code values, the table of [`decode_minifloat`]'s [`Simd::lut16`] path
@@ -505,33 +500,98 @@ mod tests {
     use super::*;
 
     #[test]
-    fn f16_route_constants() {
+    fn byte_route_constants() {
         for id in 2..=12u8 {
             let f = MiniFormat::of_id(id);
-            let Some(r) = f.f16_route() else {
-                // e5m2fnuz: its largest finite exponent scales past f16's.
-                let e5m2fnuz = f.unsigned_zero && f.man == 2 && (f.max_code >> f.man) > 30;
-                assert!(e5m2fnuz || f.sign_pos == 5, "id {id}: only e5m2fnuz and float6 lack the route");
+            let Some(r) = f.byte_route() else {
+                assert_eq!(f.sign_pos, 5, "id {id}: only float6 lacks the route");
                 assert!(!MiniFormat::has_x4_route(id), "id {id}: sent to store_mini_x4 without a route");
                 continue;
             };
             assert!(MiniFormat::has_x4_route(id), "id {id}: a route the kernels do not use");
-            assert!(matches!(f.sign_pos, 3 | 7) && (!f.unsigned_zero || f.sign_pos == 7), "id {id}");
             assert_eq!(r.unsigned_zero, f.unsigned_zero, "id {id}");
-            let (s, l) = (r.shift, r.limit as i32);
-            // The clamp's pattern rounds to the overflow code, and every finite code's
-            // pattern is within the clamp.
-            assert_eq!((l + ((l >> s) & 1) + (1 << (s - 1)) - 1) >> s, f.ovf[0], "id {id}");
-            assert!(f.max_code << s <= l && l <= 0x7c00, "id {id}");
-            assert_eq!(r.ovf as i32, f.ovf[0], "id {id}");
-            // The format's smallest normal scales to f16's, and the sticky bit's position is
-            // within the bounds the route's docs derive.
-            assert_eq!(r.scale * pow2f(1 - f.bias), pow2f(-14), "id {id}");
-            assert!(14 + f.man <= r.jam && r.jam <= 21 - f.man, "id {id}");
-            assert_eq!(r.nan.is_some(), f.nan[0] != f.ovf[0], "id {id}");
+            assert_eq!(r.sign_bit as i32, 1 << f.sign_pos, "id {id}");
+            // The normal rounding of the clamp gives the overflow code, of the largest
+            // finite value the largest code, and of NaN a code the packs saturate.
+            let n = |b: u32| ((b as i32).wrapping_add(((b >> r.sh) & 1) as i32).wrapping_add(r.k) as u32) >> r.sh;
+            assert_eq!(n(r.limit.to_bits()) as i32, f.ovf[0], "id {id}");
+            let ref_f = qdq_ref::float::FloatFormat::of(match id {
+                2 | 3 => qdq_ref::DataType::E4M3Fn,
+                4 | 5 => qdq_ref::DataType::E5M2,
+                6 | 7 => qdq_ref::DataType::E4M3FnUz,
+                8 | 9 => qdq_ref::DataType::E5M2FnUz,
+                _ => qdq_ref::DataType::E2M1,
+            })
+            .unwrap();
+            let max = ref_f.decode(f.max_code as u32) as f32;
+            assert!(max <= r.limit && n(max.to_bits()) as i32 == f.max_code, "id {id}");
+            assert!(n(0x7f80_0001) > 255 && n(0x7fff_ffff) > 255, "id {id}");
+            assert!(f.ovf[0] <= r.cap as i32 && r.cap as i32 == f.nan[0], "id {id}");
+            // The magic constant's step is the subnormal step, and the smallest normal is
+            // `min_normal`.
+            let step = pow2f(1 - f.bias - f.man as i32);
+            assert_eq!(f32::from_bits(r.magic.to_bits() + 1) - r.magic, step, "id {id}");
+            assert_eq!(f32::from_bits(r.min_normal as u32), pow2f(1 - f.bias), "id {id}");
         }
         // Wider formats do not take it.
-        assert!(MiniFormat::F16_ROUND.f16_route().is_none() && MiniFormat::BF16_ROUND.f16_route().is_none());
+        assert!(MiniFormat::F16_ROUND.byte_route().is_none());
+    }
+
+    /// The byte route's magnitude codes (on the scalar ISA), with the packs' saturation,
+    /// the cap and the sign as the AVX2 store applies them, against the reference encoder
+    /// on every 4099th f32 pattern, the smallest patterns, and the neighbours of every
+    /// code's value and midpoint.
+    /// (`cargo xtask exhaustive` runs all 2^32 through the kernels of every ISA.)
+    #[test]
+    fn byte_route_matches_the_reference() {
+        use crate::isa::scalar::Scalar;
+        const L: usize = <Scalar as Simd>::LANES;
+        for id in 2..=10u8 {
+            let f = MiniFormat::of_id(id);
+            let r = f.byte_route().unwrap();
+            let (t, sat) = match id {
+                2 | 3 => (qdq_ref::DataType::E4M3Fn, id == 2),
+                4 | 5 => (qdq_ref::DataType::E5M2, id == 4),
+                6 | 7 => (qdq_ref::DataType::E4M3FnUz, id == 6),
+                8 | 9 => (qdq_ref::DataType::E5M2FnUz, id == 8),
+                _ => (qdq_ref::DataType::E2M1, true),
+            };
+            let rf = qdq_ref::float::FloatFormat::of(t).unwrap();
+            let mut xs: Vec<u32> = (0..=u32::MAX / 4099).map(|i| i * 4099).collect();
+            for c in 0..=rf.max_code() {
+                let v = rf.decode(c) as f32;
+                let next = if c < rf.max_code() { rf.decode(c + 1) as f32 } else { v * 2.0 };
+                for w in [v, (v + next) / 2.0] {
+                    for d in -2i32..=2 {
+                        let b = w.to_bits().wrapping_add(d as u32);
+                        xs.extend([b, b | 0x8000_0000]);
+                    }
+                }
+            }
+            // Small patterns, whose low bits the sign's packs keep.
+            xs.extend((0..=300u32).flat_map(|b| [b, b | 0x8000_0000]));
+            xs.extend([0x7f80_0000, 0xff80_0000, 0x7f80_0001, 0xffc0_0000, 0x8000_0000, 0, 1, 0x8000_0001]);
+            for chunk in xs.chunks(L) {
+                let mut q = [0f32; L];
+                for (qk, &b) in q.iter_mut().zip(chunk) {
+                    *qk = f32::from_bits(b);
+                }
+                let mag = byte_route_mag(Scalar, q, &r);
+                for (l, &b) in chunk.iter().enumerate() {
+                    let byte = (mag[l].clamp(0, 255) as u8).min(r.cap);
+                    // The sign byte as the packs leave it (saturated to i16, then i8),
+                    // spread for a sign bit below bit 7.
+                    let s8 = (b as i32).clamp(-128, 127) as i8;
+                    let mut sign = if r.sign_bit == 0x80 { s8 as u8 & 0x80 } else { ((s8 >> 7) as u8) & r.sign_bit };
+                    if r.unsigned_zero && !(1..=0x7f).contains(&byte) {
+                        sign = 0;
+                    }
+                    let got = byte ^ sign;
+                    let want = rf.encode(f32::from_bits(b) as f64, sat) as u8;
+                    assert_eq!(got, want, "id {id}: x = {:#010x} ({:e})", b, f32::from_bits(b));
+                }
+            }
+        }
     }
 
     #[test]

@@ -616,14 +616,14 @@ pub(crate) fn mini_quotient<S: Simd>(
 
 /// The quotients of a four-vector step for [`Simd::store_mini_x4`] (vector `k` of `x` with
 /// `p[k]`, every scale in the fast range, on an ISA with FMA): [`mini_quotient`] by
-/// Markstein's division, the last [`Simd::DIV_QUOTIENTS`] by the divide instruction (as in
-/// [`sat8_quotients`]).
+/// Markstein's division, the last [`Simd::MINI_DIV_QUOTIENTS`] by the divide instruction
+/// (as [`sat8_quotients`] with [`Simd::DIV_QUOTIENTS`]).
 #[inline(always)]
 pub(crate) fn mini_quotients_x4<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4], add_zero: bool) -> [S::F; 4] {
     let vb = S::LANES * sp.src.size();
     let mut q = [simd.splat(0.0); 4];
     for (k, qk) in q.iter_mut().enumerate() {
-        let fast = k < 4 - S::DIV_QUOTIENTS;
+        let fast = k < 4 - S::MINI_DIV_QUOTIENTS;
         *qk = mini_quotient(simd, sp, &x[k * vb..(k + 1) * vb], p[k], false, fast, add_zero);
     }
     q
@@ -832,7 +832,7 @@ impl<S: Simd, const SIGNED: bool, const SRC: u8, const PREC: u8> IsaKernel<S>
 /// The float8 / float4 steps of [`QuantizeOp::steps`] on ISAs with
 /// [`Simd::store_mini_x4`] (entered where [`Simd::MINI_X4`]): four vectors' quotients
 /// ([`mini_quotient`], Markstein's division, the scale in the fast range, except the last
-/// [`Simd::DIV_QUOTIENTS`] by the divide instruction), then one
+/// [`Simd::MINI_DIV_QUOTIENTS`] by the divide instruction), then one
 /// encode-and-store. `x` and `y` hold exactly the steps' bytes; `SRC` and `PREC` are the
 /// caller's variant, folded back into the spec (see [`Spec::fold`]).
 struct MiniX4Loop<'a, 'y, S: Simd, const MINI: u8, const SRC: u8, const PREC: u8> {
@@ -1954,18 +1954,18 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
             };
         }
         // Float8 (e4m3fn, e5m2) and float4 outputs on ISAs with a four-vector encoder: the
-        // quotients by Markstein's division, then one call encodes and stores them (a kernel
+        // quotients (`Simd::MINI_DIV_QUOTIENTS`), then one call encodes and stores them (a kernel
         // of its own, so the other outputs' loops keep their code layout).
         if S::MINI_X4 && MiniFormat::has_x4_route(MINI) && p.fast && S::HAS_FMA {
             let ob = sp.bits as usize;
             let y = &mut self.y[(i - begin) * ob / 8..(i - begin + n * 4 * lanes) * ob / 8];
             return simd.enter(MiniX4Loop::<S, MINI, SRC, PREC> { sp: &sp, x: xb, y, p });
         }
-        // The other float8 formats with a route, from the f32 variant with the run-time
-        // format: saturating e4m3fnuz (AMD's float8) with its constants at compile time (a
-        // kernel of its own; the run-time route's per-step branches and reloaded constants
-        // took 4.09 instructions per element against 2.78), the rest (e4m3fn and e5m2 not
-        // saturating, e4m3fnuz not saturating) with the job's format.
+        // The other float8 formats, from the f32 variant with the run-time format:
+        // saturating e4m3fnuz and e5m2fnuz (AMD's float8) with their constants at compile
+        // time (kernels of their own; the run-time route's per-step branches and reloaded
+        // constants took 4.09 instructions per element against 2.78), the rest (the
+        // non-saturating modes) with the job's format.
         if S::MINI_X4 && MINI == MINI_RUNTIME && SRC == 0 && PREC == 0 && p.fast && S::HAS_FMA {
             if let Encode::Mini { add_zero: false, .. } = sp.enc {
                 let id = mini_id(job);
@@ -1973,6 +1973,7 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
                     let (sp, y) = (&sp, &mut self.y[i - begin..i - begin + n * 4 * lanes]);
                     return match id {
                         6 => simd.enter(MiniX4Loop::<S, 6, 0, 0> { sp, x: xb, y, p }),
+                        8 => simd.enter(MiniX4Loop::<S, 8, 0, 0> { sp, x: xb, y, p }),
                         _ => simd.enter(MiniX4Loop::<S, MINI, SRC, PREC> { sp, x: xb, y, p }),
                     };
                 }

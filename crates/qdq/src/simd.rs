@@ -36,18 +36,23 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// slots).
     const PACK_CHECK: bool = false;
     /// Whether [`Simd::store_mini_x4`] encodes more cheaply than
-    /// [`crate::codec::encode_minifloat`] a vector at a time (AVX2: the F16C route of
-    /// [`crate::codec::F16Route`]), so that the float8 / float4 steps call it (for the
+    /// [`crate::codec::encode_minifloat`] a vector at a time (AVX2: the byte route of
+    /// [`crate::codec::ByteRoute`]), so that the float8 / float4 steps call it (for the
     /// formats of [`MiniFormat::has_x4_route`]). A constant, as `PACK_CHECK`.
     const MINI_X4: bool = false;
     /// Of the four quotients of each step of the integer fast paths (the steps of
-    /// `quantize::sat8_quotients`; not the per-row quantizer's loop) and of the float8 /
-    /// float4 steps (`MiniX4Loop`), how many come from the divide instruction rather than
-    /// Markstein's three multiply-adds (both give the correctly rounded `x / s`), in f32
-    /// precision (a 16-bit precision needs neither; `quantize` module docs). The
-    /// divider runs beside the FMA pipes, so handing it one vector of four relieves the
-    /// pipes that bound those loops. Per-ISA, as measured (AVX2: 1; see BENCHMARKS.md).
+    /// `quantize::sat8_quotients`; not the per-row quantizer's loop), how many come from
+    /// the divide instruction rather than Markstein's three multiply-adds (both give the
+    /// correctly rounded `x / s`), in f32 precision (a 16-bit precision needs neither;
+    /// `quantize` module docs). The divider runs beside the FMA pipes, so handing it one
+    /// vector of four relieves the pipes that bound those loops. Per-ISA, as measured
+    /// (AVX2: 1; see BENCHMARKS.md).
     const DIV_QUOTIENTS: usize = 0;
+    /// [`Simd::DIV_QUOTIENTS`] for the float8 / float4 steps (`MiniX4Loop`, and the MX
+    /// quantizer's pairs of blocks): their encode is longer than the integer conversion,
+    /// so the divider keeps up with more of the quotients (AVX2: all four; see
+    /// BENCHMARKS.md). At most 4.
+    const MINI_DIV_QUOTIENTS: usize = 0;
     /// `LANES` f32.
     type F: Copy;
     /// `LANES` i32.
@@ -71,7 +76,8 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// `c - a * b` with a single rounding.
     fn fnma(self, a: Self::F, b: Self::F, c: Self::F) -> Self::F;
     /// Minimum of non-NaN lanes; **a NaN in `a` gives `b`** (x86 `minps` semantics, which
-    /// the kernels use to send NaN to the clamp bound).
+    /// the kernels use to send NaN to the clamp bound), and a NaN in `b` a NaN (the byte
+    /// route's clamp, `codec::ByteRoute`, keeps NaN that way).
     fn min(self, a: Self::F, b: Self::F) -> Self::F;
     /// Maximum of non-NaN lanes; **a NaN in `a` gives `b`**.
     fn max(self, a: Self::F, b: Self::F) -> Self::F;

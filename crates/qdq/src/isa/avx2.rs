@@ -18,7 +18,7 @@
 #![allow(unsafe_code)]
 
 use super::sse;
-use crate::codec::{store_minifloat_x4, F16Route, MiniFormat};
+use crate::codec::{byte_route_mag, store_minifloat_x4, ByteRoute, MiniFormat};
 use crate::simd::Simd;
 use core::arch::x86_64::*;
 
@@ -163,75 +163,13 @@ impl Avx2 {
         }
     }
 
-    /// One vector's f16 patterns of the F16C route ([`F16Route`]): scaled, the sticky bit
-    /// ORed in, converted toward zero.
+    /// Two vectors' byte-route magnitude codes ([`ByteRoute`]) and the f32 patterns, each
+    /// pair by a signed saturating pack (the patterns' packs keep their signs).
     #[inline(always)]
-    fn f16_rz_sticky(self, v: __m256, r: &F16Route) -> __m128i {
+    fn byte_route_pair(self, a: __m256, b: __m256, r: &ByteRoute) -> (__m256i, __m256i) {
         let (avx, avx2) = (self.0.avx, self.0.avx2);
-        let v = if r.scale != 1.0 { avx._mm256_mul_ps(v, avx._mm256_set1_ps(r.scale)) } else { v };
-        let b = avx._mm256_castps_si256(v);
-        let sticky = if r.jam == 16 {
-            // Per 32-bit lane, min(low half, 1) (the high half's min with 0 is 0), moved up.
-            avx2._mm256_slli_epi32::<16>(avx2._mm256_min_epu16(b, avx._mm256_set1_epi32(1)))
-        } else {
-            // The low J bits plus 2^J - 1 carry into bit J when any of them is set.
-            let m = avx._mm256_set1_epi32((1 << r.jam) - 1);
-            let carry = avx2._mm256_add_epi32(avx2._mm256_and_si256(b, m), m);
-            avx2._mm256_and_si256(carry, avx._mm256_set1_epi32(1 << r.jam))
-        };
-        let j = avx._mm256_castsi256_ps(avx2._mm256_or_si256(b, sticky));
-        // SAFETY: F16C's value-only `vcvtps2ph` (round-toward-zero immediate: MXCSR is not
-        // consulted); the V3F16c token proves F16C (module docs).
-        unsafe { _mm256_cvtps_ph::<_MM_FROUND_TO_ZERO>(j) }
-    }
-
-    /// The F16C route's codes of 16 f16 patterns (`h`, 16-bit lanes): clamp, RNE by the
-    /// shift, NaN, sign (see [`F16Route`]).
-    #[inline(always)]
-    fn f16_route_codes(self, h: __m256i, r: &F16Route) -> __m256i {
-        let (avx, avx2, sse2) = (self.0.avx, self.0.avx2, self.0.sse2);
-        let a = avx2._mm256_and_si256(h, avx._mm256_set1_epi16(0x7fff));
-        let limit = avx._mm256_set1_epi16(r.limit);
-        // e5m2: the shift leaves the f16 sign on the code's, so the signed pattern is
-        // rounded, its magnitude clamped by a signed min (positive lanes) and an unsigned
-        // one (negative lanes). Other formats round the clamped magnitude.
-        let signed = r.shift + r.sign_pos == 15 && !r.unsigned_zero;
-        let c = if signed {
-            let neg_limit = avx2._mm256_or_si256(limit, avx._mm256_set1_epi16(i16::MIN));
-            avx2._mm256_min_epu16(avx2._mm256_min_epi16(h, limit), neg_limit)
-        } else {
-            avx2._mm256_min_epi16(a, limit)
-        };
-        let s = sse2._mm_cvtsi32_si128(r.shift as i32);
-        let lsb = avx2._mm256_and_si256(avx2._mm256_srl_epi16(c, s), avx._mm256_set1_epi16(1));
-        let bias = avx._mm256_set1_epi16((1i16 << (r.shift - 1)) - 1);
-        let code = avx2._mm256_srl_epi16(avx2._mm256_add_epi16(avx2._mm256_add_epi16(c, lsb), bias), s);
-        let is_nan = avx2._mm256_cmpgt_epi16(a, avx._mm256_set1_epi16(0x7c00));
-        if signed {
-            // A NaN lane was clamped to the overflow code, which an xor turns into the NaN
-            // code, keeping the sign.
-            return match r.nan {
-                Some(nan) => {
-                    avx2._mm256_xor_si256(code, avx2._mm256_and_si256(is_nan, avx._mm256_set1_epi16(nan ^ r.ovf)))
-                }
-                None => code,
-            };
-        }
-        let code = match r.nan {
-            Some(nan) => avx2._mm256_blendv_epi8(code, avx._mm256_set1_epi16(nan), is_nan),
-            None => code,
-        };
-        let sign = avx2._mm256_srl_epi16(h, sse2._mm_cvtsi32_si128(15 - r.sign_pos as i32));
-        let top = avx._mm256_set1_epi16(1 << r.sign_pos);
-        let sign = if r.unsigned_zero {
-            // fnuz: the sign only on magnitudes 1..=0x7f, whose `m + 0x7f` alone sets bit 7
-            // without m's own bit 7 (0 and the NaN 0x80 get none).
-            let m1 = avx2._mm256_add_epi16(code, avx._mm256_set1_epi16((1 << r.sign_pos) - 1));
-            avx2._mm256_and_si256(sign, avx2._mm256_xor_si256(m1, code))
-        } else {
-            sign
-        };
-        avx2._mm256_xor_si256(code, avx2._mm256_and_si256(sign, top))
+        let c = avx2._mm256_packs_epi32(byte_route_mag(self, a, r), byte_route_mag(self, b, r));
+        (c, avx2._mm256_packs_epi32(avx._mm256_castps_si256(a), avx._mm256_castps_si256(b)))
     }
 
     /// Stores 32 codes, bytes of `p` in the order two rounds of packs leave four vectors
@@ -271,6 +209,11 @@ impl Simd for Avx2 {
     // One divide per step: its unit takes a ymm division every 3 cycles on Zen 4 (5 on
     // Skylake-class cores), next to the 4 * 3 multiply-adds it replaces a quarter of.
     const DIV_QUOTIENTS: usize = 1;
+    // The float8 / float4 steps run about 20 cycles per four vectors on Zen 4 (the byte
+    // route's encode), next to which four divisions (12 cycles there, 20 on Skylake-class
+    // cores) keep up, and free the FMA pipes of twelve multiply-adds and the signed-zero
+    // fixes.
+    const MINI_DIV_QUOTIENTS: usize = 4;
     type F = __m256;
     type I = __m256i;
     type M = __m256i;
@@ -685,26 +628,31 @@ impl Simd for Avx2 {
     fn store_mini_x4(self, q: [__m256; 4], f: &MiniFormat, out: &mut [u8]) {
         let (avx, avx2) = (self.0.avx, self.0.avx2);
         // (Formats without a route, none of the callers' today, take the per-vector codec.)
-        let Some(r) = f.f16_route() else { return store_minifloat_x4(self, q, f, out) };
-        let mut h = [self.0.sse2._mm_setzero_si128(); 4];
-        for (hk, v) in h.iter_mut().zip(q) {
-            *hk = self.f16_rz_sticky(v, &r);
-        }
-        // Elements 0-15 and 16-31 in order, 16-bit lanes.
-        let lo = self.f16_route_codes(avx2._mm256_inserti128_si256::<1>(avx._mm256_castsi128_si256(h[0]), h[1]), &r);
-        let hi = self.f16_route_codes(avx2._mm256_inserti128_si256::<1>(avx._mm256_castsi128_si256(h[2]), h[3]), &r);
-        if r.sign_pos == 3 {
-            // Nibbles: element 2k + 1 times 16 plus element 2k per 32-bit lane (one
-            // multiply-add), then two packs and a dword permute back to element order.
-            let m = avx._mm256_set1_epi32(0x0010_0001);
-            let p = avx2._mm256_packus_epi32(avx2._mm256_madd_epi16(lo, m), avx2._mm256_madd_epi16(hi, m));
-            let b = avx2._mm256_packus_epi16(p, p);
-            let v = avx2._mm256_permutevar8x32_epi32(b, avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-            let out = &mut out[..16];
-            // SAFETY: `out` is exactly the 16 bytes written.
-            unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), avx._mm256_castsi256_si128(v)) }
+        let Some(r) = f.byte_route() else { return store_minifloat_x4(self, q, f, out) };
+        // Magnitude bytes (NaN's code saturates to 255, then `cap`), and the sign bytes of
+        // the same lanes: signed saturating packs of the f32 patterns keep their sign. By
+        // pairs, so that few vectors are live at once.
+        let (lo, ulo) = self.byte_route_pair(q[0], q[1], &r);
+        let (hi, uhi) = self.byte_route_pair(q[2], q[3], &r);
+        let mag = avx2._mm256_min_epu8(avx2._mm256_packus_epi16(lo, hi), avx._mm256_set1_epi8(r.cap as i8));
+        let u = avx2._mm256_packs_epi16(ulo, uhi);
+        // A sign bit below bit 7 (float4) needs the byte's sign spread first: the packs
+        // keep a small positive pattern's low bits.
+        let u = if r.sign_bit == 0x80 { u } else { avx2._mm256_cmpgt_epi8(avx._mm256_setzero_si256(), u) };
+        let sign = avx2._mm256_and_si256(u, avx._mm256_set1_epi8(r.sign_bit as i8));
+        let sign = if r.unsigned_zero {
+            // fnuz: the sign only on magnitudes 1..=0x7f, whose `m + 0x7f` alone sets bit 7
+            // without m's own bit 7 (0 and the NaN 0x80 get none).
+            let m1 = avx2._mm256_add_epi8(mag, avx._mm256_set1_epi8(0x7f));
+            avx2._mm256_and_si256(sign, avx2._mm256_xor_si256(m1, mag))
         } else {
-            let v = avx2._mm256_permute4x64_epi64::<0b1101_1000>(avx2._mm256_packus_epi16(lo, hi));
+            sign
+        };
+        let v = avx2._mm256_xor_si256(mag, sign);
+        if r.sign_bit == 8 {
+            self.store_nibbles(v, out)
+        } else {
+            let v = avx2._mm256_permute4x64_epi64::<0b1101_1000>(v);
             let out = &mut out[..32];
             // SAFETY: `out` is exactly the 32 bytes written.
             unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
