@@ -652,7 +652,9 @@ impl Simd for Avx2 {
         if r.sign_bit == 8 {
             self.store_nibbles(v, out)
         } else {
-            let v = avx2._mm256_permute4x64_epi64::<0b1101_1000>(v);
+            // Two rounds of packs leave dword j of 128-bit half h holding elements
+            // 4 * (2 * j + h) to 4 * (2 * j + h) + 3: one dword permute restores the order.
+            let v = avx2._mm256_permutevar8x32_epi32(v, avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
             let out = &mut out[..32];
             // SAFETY: `out` is exactly the 32 bytes written.
             unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
