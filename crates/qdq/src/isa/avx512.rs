@@ -14,6 +14,7 @@
 #![allow(unsafe_code)]
 
 use super::sse;
+use crate::codec::{byte_route_mag, store_minifloat_x4, MiniFormat};
 use crate::simd::Simd;
 use core::arch::x86_64::*;
 
@@ -117,6 +118,8 @@ impl Simd for Avx512 {
 
     const LANES: usize = 16;
     const LUT16: bool = true;
+    const MINI_X4: bool = true;
+    const MINI_DIV_QUOTIENTS: usize = 4;
     type F = __m512;
     type I = __m512i;
     type M = __mmask16;
@@ -473,6 +476,46 @@ impl Simd for Avx512 {
             }
         });
         self.store_nibbles(p, out)
+    }
+    #[inline(always)]
+    fn store_mini_x4(self, q: [__m512; 4], f: &MiniFormat, out: &mut [u8]) {
+        // (Formats without a route, none of the callers' today, take the per-vector codec.)
+        let Some(r) = f.byte_route() else { return store_minifloat_x4(self, q, f, out) };
+        let mut c = [v!(_mm512_setzero_si512()); 4];
+        for (ck, v) in c.iter_mut().zip(q) {
+            *ck = byte_route_mag(self, v, &r);
+        }
+        let v = v!({
+            // Magnitude bytes (NaN's code saturates to 255, then `cap`), and the sign bytes
+            // of the same lanes: signed saturating packs of the f32 patterns keep their
+            // sign (as a byte's top bit, spread to the sign bit's position by a mask).
+            let mag = _mm512_packus_epi16(_mm512_packs_epi32(c[0], c[1]), _mm512_packs_epi32(c[2], c[3]));
+            let mag = _mm512_min_epu8(mag, _mm512_set1_epi8(r.cap as i8));
+            let b = q.map(|v| _mm512_castps_si512(v));
+            let u = _mm512_packs_epi16(_mm512_packs_epi32(b[0], b[1]), _mm512_packs_epi32(b[2], b[3]));
+            let sign = _mm512_maskz_mov_epi8(_mm512_movepi8_mask(u), _mm512_set1_epi8(r.sign_bit as i8));
+            let sign = if r.unsigned_zero {
+                // fnuz: the sign only on magnitudes 1..=0x7f, whose `m + 0x7f` alone sets
+                // bit 7 without m's own bit 7 (0 and the NaN 0x80 get none).
+                let m1 = _mm512_add_epi8(mag, _mm512_set1_epi8(0x7f));
+                _mm512_and_si512(sign, _mm512_xor_si512(m1, mag))
+            } else {
+                sign
+            };
+            _mm512_xor_si512(mag, sign)
+        });
+        if r.sign_bit == 8 {
+            self.store_nibbles(v, out)
+        } else {
+            // Undo the packs' 128-bit lane interleave with one permute.
+            let v = v!(_mm512_permutexvar_epi32(
+                _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15),
+                v
+            ));
+            let out = &mut out[..64];
+            // SAFETY: `out` is exactly the 64 bytes written.
+            unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) }
+        }
     }
     #[inline(always)]
     fn store_u4x4(self, c: [__m512i; 4], out: &mut [u8]) {
