@@ -560,7 +560,10 @@ mod tests {
             let mut xs: Vec<u32> = (0..=u32::MAX / 4099).map(|i| i * 4099).collect();
             for c in 0..=rf.max_code() {
                 let v = rf.decode(c) as f32;
-                let next = if c < rf.max_code() { rf.decode(c + 1) as f32 } else { v * 2.0 };
+                // Above the largest code: the next value the format's step would give (its
+                // midpoint is the saturation / overflow boundary).
+                let next =
+                    if c < rf.max_code() { rf.decode(c + 1) as f32 } else { f32::from_bits(v.to_bits() + (1 << r.sh)) };
                 for w in [v, (v + next) / 2.0] {
                     for d in -2i32..=2 {
                         let b = w.to_bits().wrapping_add(d as u32);

@@ -36,8 +36,8 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// slots).
     const PACK_CHECK: bool = false;
     /// Whether [`Simd::store_mini_x4`] encodes more cheaply than
-    /// [`crate::codec::encode_minifloat`] a vector at a time (AVX2: the byte route of
-    /// [`crate::codec::ByteRoute`]), so that the float8 / float4 steps call it (for the
+    /// [`crate::codec::encode_minifloat`] a vector at a time (AVX2 and AVX-512: the byte
+    /// route of [`crate::codec::ByteRoute`]), so that the float8 / float4 steps call it (for the
     /// formats of [`MiniFormat::has_x4_route`]). A constant, as `PACK_CHECK`.
     const MINI_X4: bool = false;
     /// Of the four quotients of each step of the integer fast paths (the steps of
@@ -48,9 +48,10 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// vector of four relieves the pipes that bound those loops. Per-ISA, as measured
     /// (AVX2: 1; see BENCHMARKS.md).
     const DIV_QUOTIENTS: usize = 0;
-    /// [`Simd::DIV_QUOTIENTS`] for the float8 / float4 steps (`MiniX4Loop`, and the MX
-    /// quantizer's pairs of blocks): their encode is longer than the integer conversion,
-    /// so the divider keeps up with more of the quotients (AVX2: all four; see
+    /// [`Simd::DIV_QUOTIENTS`] for the float8 / float4 steps (`MiniX4Loop`, and the
+    /// NVFP4 quantizer's pairs of blocks; MX scales are powers of two, multiplied by their
+    /// exact reciprocals): their encode is longer than the integer conversion, so the
+    /// divider keeps up with more of the quotients (AVX2 and AVX-512: all four; see
     /// BENCHMARKS.md). At most 4.
     const MINI_DIV_QUOTIENTS: usize = 0;
     /// `LANES` f32.

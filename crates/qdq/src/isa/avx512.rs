@@ -1,7 +1,10 @@
 //! AVX-512 (F, BW, VL, DQ, CD: x86-64-v4) primitives, 16 lanes.
 //!
-//! Rounding is explicit everywhere: `vcvtps2dq` and `vcvtdq2ps` with embedded
-//! round-to-nearest-even, `vcvtps2ph` with an immediate RNE, so MXCSR is never consulted.
+//! Rounding: the conversions are explicit (`vcvtps2dq` and `vcvtdq2ps` with embedded
+//! round-to-nearest-even, `vcvtps2ph` with an immediate RNE); the additions, multiplies,
+//! divisions and FMAs (the float8 / float4 encoder's magic addition included) round by
+//! MXCSR, which `fpenv::scoped` sets to its default (RNE, no DAZ / FTZ) around each entry
+//! point and parallel chunk.
 //!
 //! # Safety
 //!
@@ -491,7 +494,13 @@ impl Simd for Avx512 {
             // sign (as a byte's top bit, spread to the sign bit's position by a mask).
             let mag = _mm512_packus_epi16(_mm512_packs_epi32(c[0], c[1]), _mm512_packs_epi32(c[2], c[3]));
             let mag = _mm512_min_epu8(mag, _mm512_set1_epi8(r.cap as i8));
-            let b = q.map(|v| _mm512_castps_si512(v));
+            // (Not `q.map(..)`: closures do not inherit the ISA's target features.)
+            let b = [
+                _mm512_castps_si512(q[0]),
+                _mm512_castps_si512(q[1]),
+                _mm512_castps_si512(q[2]),
+                _mm512_castps_si512(q[3]),
+            ];
             let u = _mm512_packs_epi16(_mm512_packs_epi32(b[0], b[1]), _mm512_packs_epi32(b[2], b[3]));
             let sign = _mm512_maskz_mov_epi8(_mm512_movepi8_mask(u), _mm512_set1_epi8(r.sign_bit as i8));
             let sign = if r.unsigned_zero {
