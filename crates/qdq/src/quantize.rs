@@ -1925,6 +1925,32 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
         store_codes(simd, sp.bits, c, self.y, i - self.begin);
     }
 
+    /// A row of a channel tile: float8 / float4 outputs with a four-vector encoder take
+    /// the tile's vectors by fours through it, each quotient by the divide instruction (so
+    /// whatever the scales' range); the rest a vector at a time.
+    #[inline(always)]
+    fn row(&mut self, simd: S, p: &[Lanes<S>], k: usize, i: usize) {
+        let lanes = S::LANES;
+        let mut done = 0;
+        if MINI == MINI_RUNTIME && S::MINI_X4 && S::MINI_DIV_QUOTIENTS == 4 {
+            let sp = self.sp.fold::<SRC, PREC, BITS>();
+            if let (true, Encode::Mini { fmt, add_zero, .. }) = (MiniFormat::has_x4_route(mini_id(self.job)), sp.enc) {
+                let (xs, ob) = (sp.src.size(), sp.bits as usize);
+                for p4 in p.chunks_exact(4) {
+                    let e = i + done * lanes;
+                    let xb = &self.job.x[e * xs..(e + 4 * lanes) * xs];
+                    let q = mini_quotients_x4(simd, &sp, xb, [&p4[0], &p4[1], &p4[2], &p4[3]], add_zero);
+                    let y0 = (e - self.begin) * ob / 8;
+                    simd.store_mini_x4(q, &fmt, &mut self.y[y0..y0 + 4 * lanes * ob / 8]);
+                    done += 4;
+                }
+            }
+        }
+        for (v, pv) in p.iter().enumerate().skip(done) {
+            self.vector(simd, pv, k + v * lanes, i + v * lanes);
+        }
+    }
+
     #[inline(always)]
     fn steps(&mut self, simd: S, p: &Lanes<S>, k: usize, i: usize, n: usize) {
         let (job, sp, begin, lanes) = (self.job, self.sp.fold::<SRC, PREC, BITS>(), self.begin, S::LANES);

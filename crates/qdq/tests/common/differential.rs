@@ -529,15 +529,27 @@ pub fn blocked_last_8bit() {
 /// Per-axis along the last axis, the layout with its own tiled kernel: channel counts below,
 /// at and beyond a tile (16 vectors), not multiples of the vector width, scales outside
 /// the fast range in some channels, NaN / inf / huge x, random zero points, every
-/// whole-byte output type, sub-ranges starting inside rows; f32 x and scales, and (to
-/// 8-bit integers) f16 / bf16 ones in their own precision.
+/// whole-byte integer type, float8 and float4 (whose rows of whole tiles take the
+/// four-vector encoder), sub-ranges starting inside rows; f32 x and scales, and (to 8-bit
+/// integers, e4m3fn and e2m1) f16 / bf16 ones.
 pub fn per_axis_last_whole_bytes() {
     let mut rng = Rng::new(0xa815_1a57_0000_0001);
-    let outs = [DataType::U8, DataType::I8, DataType::U16, DataType::I16, DataType::E4M3Fn, DataType::E5M2FnUz];
-    let cases = outs
-        .into_iter()
-        .map(|o| (DataType::F32, o))
-        .chain([DataType::F16, DataType::Bf16].into_iter().flat_map(|t| [(t, DataType::U8), (t, DataType::I8)]));
+    let outs = [
+        DataType::U8,
+        DataType::I8,
+        DataType::U16,
+        DataType::I16,
+        DataType::E4M3Fn,
+        DataType::E5M2,
+        DataType::E5M2FnUz,
+        DataType::E2M1,
+    ];
+    // Float8 / float4 rows of whole tiles take the four-vector encoder from any source.
+    let cases = outs.into_iter().map(|o| (DataType::F32, o)).chain(
+        [DataType::F16, DataType::Bf16]
+            .into_iter()
+            .flat_map(|t| [(t, DataType::U8), (t, DataType::I8), (t, DataType::E4M3Fn), (t, DataType::E2M1)]),
+    );
     for (xt, out) in cases {
         for channels in [8usize, 16, 48, 64, 100, 256, 300, 1000] {
             let rows = 1 + rng.below(6);
@@ -557,7 +569,6 @@ pub fn per_axis_last_whole_bytes() {
             let mut want = vec![0u8; bytes];
             qdq_ref::quantize(x, &qparams(sv, zpp, layout, &opts), qdq::PackedMut::new(opts.output, &mut want))
                 .unwrap();
-            let es = out.bits() as usize / 8;
             for (name, cfg) in configs() {
                 let mut got = vec![0u8; bytes];
                 qdq::quantize_with(
@@ -567,15 +578,15 @@ pub fn per_axis_last_whole_bytes() {
                     qdq::PackedMut::new(opts.output, &mut got),
                 )
                 .unwrap();
-                let i = (0..n).find(|&i| got[i * es..(i + 1) * es] != want[i * es..(i + 1) * es]);
+                let i = (0..n).find(|&i| qdq::packing::get(out, &got, i) != qdq::packing::get(out, &want, i));
                 assert!(
                     i.is_none(),
                     "{name} {xt}->{out} channels {channels}: element {i:?} x={:?} scale {:?}",
                     i.map(|i| xv.get(i)),
                     i.map(|i| svv.get(i % channels))
                 );
-                let start = rng.below(n.max(1));
-                let mut part = vec![0u8; bytes - start * es];
+                let start = rng.below(n.max(1)) / byte_step(out) * byte_step(out);
+                let mut part = vec![0u8; out.byte_len(n - start).unwrap()];
                 qdq::quantize_range_with(
                     &cfg,
                     x,
@@ -584,7 +595,8 @@ pub fn per_axis_last_whole_bytes() {
                     qdq::PackedMut::new(opts.output, &mut part),
                 )
                 .unwrap();
-                assert!(part == want[start * es..], "{name} {xt}->{out} channels {channels} range {start}..{n}");
+                let skip = out.byte_len(start).unwrap();
+                assert!(part == want[skip..], "{name} {xt}->{out} channels {channels} range {start}..{n}");
             }
         }
     }
