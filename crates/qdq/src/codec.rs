@@ -499,6 +499,16 @@ pub(crate) fn round_bf16<S: Simd>(simd: S, v: S::F) -> S::F {
 mod tests {
     use super::*;
 
+    /// The quantized type and saturation mode of a compile-time format id (the inverse of
+    /// [`MiniFormat::id`]; e2m1's one id with `saturate`).
+    fn type_of_id(id: u8) -> (qdq_ref::DataType, bool) {
+        qdq_ref::DataType::QUANTIZED
+            .into_iter()
+            .flat_map(|t| [(t, true), (t, false)])
+            .find(|&(t, sat)| MiniFormat::id(t, sat) == id)
+            .unwrap()
+    }
+
     #[test]
     fn byte_route_constants() {
         for id in 2..=12u8 {
@@ -515,14 +525,7 @@ mod tests {
             // finite value the largest code, and of NaN a code the packs saturate.
             let n = |b: u32| ((b as i32).wrapping_add(((b >> r.sh) & 1) as i32).wrapping_add(r.k) as u32) >> r.sh;
             assert_eq!(n(r.limit.to_bits()) as i32, f.ovf[0], "id {id}");
-            let ref_f = qdq_ref::float::FloatFormat::of(match id {
-                2 | 3 => qdq_ref::DataType::E4M3Fn,
-                4 | 5 => qdq_ref::DataType::E5M2,
-                6 | 7 => qdq_ref::DataType::E4M3FnUz,
-                8 | 9 => qdq_ref::DataType::E5M2FnUz,
-                _ => qdq_ref::DataType::E2M1,
-            })
-            .unwrap();
+            let ref_f = qdq_ref::float::FloatFormat::of(type_of_id(id).0).unwrap();
             let max = ref_f.decode(f.max_code as u32) as f32;
             assert!(max <= r.limit && n(max.to_bits()) as i32 == f.max_code, "id {id}");
             assert!(n(0x7f80_0001) > 255 && n(0x7fff_ffff) > 255, "id {id}");
@@ -549,13 +552,7 @@ mod tests {
         for id in 2..=10u8 {
             let f = MiniFormat::of_id(id);
             let r = f.byte_route().unwrap();
-            let (t, sat) = match id {
-                2 | 3 => (qdq_ref::DataType::E4M3Fn, id == 2),
-                4 | 5 => (qdq_ref::DataType::E5M2, id == 4),
-                6 | 7 => (qdq_ref::DataType::E4M3FnUz, id == 6),
-                8 | 9 => (qdq_ref::DataType::E5M2FnUz, id == 8),
-                _ => (qdq_ref::DataType::E2M1, true),
-            };
+            let (t, sat) = type_of_id(id);
             let rf = qdq_ref::float::FloatFormat::of(t).unwrap();
             let mut xs: Vec<u32> = (0..=u32::MAX / 4099).map(|i| i * 4099).collect();
             for c in 0..=rf.max_code() {

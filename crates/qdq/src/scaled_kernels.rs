@@ -1726,7 +1726,9 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
             let (mut cb, mut db, mut rb) = ([0u8; 64], [0u8; 64], [0u8; 64]);
             simd.store_i32(code, &mut cb);
             simd.store_f32(d, &mut db);
-            if pairs {
+            // The reciprocals serve Markstein's division, which a step takes only where the
+            // ISA leaves some of its quotients to it.
+            if pairs && S::MINI_DIV_QUOTIENTS < 4 {
                 simd.store_f32(simd.div(simd.splat(1.0), d), &mut rb);
             }
             let mut j = 0;
