@@ -380,9 +380,9 @@ fn run_with<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8>(
     }
 }
 
-/// [`walk::tile_channels`] for x's packing groups (counted from element 0).
-fn tiled_channels<S: Simd>(job: &Job<'_>) -> Option<usize> {
-    walk::tile_channels::<S>(job.layout, crate::quantize::group(job.x.dtype) - 1, 0)
+/// [`walk::RowTiles::of`] for x's packing groups (counted from element 0).
+fn tiled_channels<S: Simd>(job: &Job<'_>) -> Option<walk::RowTiles> {
+    walk::RowTiles::of::<S>(job.layout, crate::quantize::group(job.x.dtype) - 1, 0)
 }
 
 /// DequantizeLinear's per-vector work for [`walk::walk`]: parameters are the scale and the

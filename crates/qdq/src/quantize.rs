@@ -1069,12 +1069,14 @@ const AXIS_TILE_VECTORS: usize = walk::PER_AXIS_TILE;
 
 /// Per-axis quantization to an 8-bit integer type along the last axis (f32 x with f32
 /// arithmetic, or f16 / bf16 x in its own precision: `SRC`, `PREC`; `[rows, C]`,
-/// one scale per channel): each vector of x meets `LANES` different scales, the same ones
-/// on every row. The general walk rebuilds those parameters (scale loads, zero points,
-/// bounds) for every vector and divides; here a tile of up to 16 vectors of channels gets its
-/// parameters once (with vector reciprocals, so Markstein's exact division applies lane by
-/// lane), then every full row of the range runs through the tile. Rows cut by the range
-/// take the general walk.
+/// one scale per channel), and blocked quantization along another axis (`[outer, D,
+/// inner]`: rows of `inner` elements, each block of rows sharing a row of scales; see
+/// [`walk::RowTiles`]): each vector of x meets `LANES` different scales, the same ones
+/// on every row of a group. The general walk rebuilds those parameters (scale loads, zero
+/// points, bounds) for every vector and divides; here a tile of up to 16 vectors of
+/// channels gets its parameters once per group (with vector reciprocals, so Markstein's
+/// exact division applies lane by lane), then every full row of the group runs through
+/// the tile. Rows cut by the range take the general walk.
 #[inline(always)]
 fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8>(
     simd: S,
@@ -1082,11 +1084,12 @@ fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8>(
     begin: usize,
     end: usize,
     y: &mut [u8],
-    channels: usize,
+    rows: walk::RowTiles,
 ) {
     let sp = Spec::resolve::<SRC, PREC, 8>(job);
     let lanes = S::LANES;
     let xs = sp.src.size();
+    let channels = rows.channels;
     let (r0, r1) = (begin.div_ceil(channels), end / channels);
     if r0 >= r1 {
         return walk::<S, SRC, PREC, 0, 8>(simd, job, begin, end, y);
@@ -1096,45 +1099,52 @@ fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8>(
         walk::<S, SRC, PREC, 0, 8>(simd, job, begin, head_end, &mut y[..head_end - begin]);
     }
     let tile = AXIS_TILE_VECTORS * lanes;
-    let mut c0 = 0;
-    while c0 < channels {
-        let tc = tile.min(channels - c0);
-        let nv = tc.div_ceil(lanes);
-        let mut params = [fast_lanes(simd, 1.0, 1.0, 0); AXIS_TILE_VECTORS];
-        for (v, p) in params.iter_mut().enumerate().take(nv) {
-            *p = tile_lanes(simd, job, c0 + v * lanes, lanes.min(tc - v * lanes));
-        }
-        // 8-bit integers with every scale fast and whole vectors in fours: the saturating
-        // 8-bit path, the zero points packed once per tile in the packs' lane order.
-        let sat = S::HAS_FMA && tc.is_multiple_of(4 * lanes) && params.iter().take(nv).all(|p| p.fast);
-        if let (true, Encode::Int { qmin, .. }) = (sat, sp.enc) {
-            simd.enter(AxisSat8Rows::<S, SRC, PREC> {
-                sp,
-                signed: qmin < 0,
-                x: job.x,
-                y: &mut *y,
-                begin,
-                geometry: (r0, r1, channels, c0),
-                params,
-                nv,
-            });
-            c0 += tc;
-            continue;
-        }
-        for row in r0..r1 {
-            let e0 = row * channels + c0;
-            for (v, p) in params.iter().enumerate().take(nv) {
-                let e = e0 + v * lanes;
-                let valid = lanes.min(tc - v * lanes);
-                if valid == lanes {
-                    let (c, _) = quantize_vec_m::<S, 0, false>(simd, &sp, &job.x[e * xs..(e + lanes) * xs], p);
-                    store_codes(simd, sp.bits, c, y, e - begin);
-                } else {
-                    partial::<S, 0>(simd, job, &sp, e, valid, p, begin, y);
+    let mut g0 = r0;
+    while g0 < r1 {
+        // The rows `g0..g1` share the scales from index `kb`.
+        let (kb, next) = rows.group(g0);
+        let g1 = next.min(r1);
+        let mut c0 = 0;
+        while c0 < channels {
+            let tc = tile.min(channels - c0);
+            let nv = tc.div_ceil(lanes);
+            let mut params = [fast_lanes(simd, 1.0, 1.0, 0); AXIS_TILE_VECTORS];
+            for (v, p) in params.iter_mut().enumerate().take(nv) {
+                *p = tile_lanes(simd, job, kb + c0 + v * lanes, lanes.min(tc - v * lanes));
+            }
+            // 8-bit integers with every scale fast and whole vectors in fours: the saturating
+            // 8-bit path, the zero points packed once per tile in the packs' lane order.
+            let sat = S::HAS_FMA && tc.is_multiple_of(4 * lanes) && params.iter().take(nv).all(|p| p.fast);
+            if let (true, Encode::Int { qmin, .. }) = (sat, sp.enc) {
+                simd.enter(AxisSat8Rows::<S, SRC, PREC> {
+                    sp,
+                    signed: qmin < 0,
+                    x: job.x,
+                    y: &mut *y,
+                    begin,
+                    geometry: (g0, g1, channels, c0),
+                    params,
+                    nv,
+                });
+                c0 += tc;
+                continue;
+            }
+            for row in g0..g1 {
+                let e0 = row * channels + c0;
+                for (v, p) in params.iter().enumerate().take(nv) {
+                    let e = e0 + v * lanes;
+                    let valid = lanes.min(tc - v * lanes);
+                    if valid == lanes {
+                        let (c, _) = quantize_vec_m::<S, 0, false>(simd, &sp, &job.x[e * xs..(e + lanes) * xs], p);
+                        store_codes(simd, sp.bits, c, y, e - begin);
+                    } else {
+                        partial::<S, 0>(simd, job, &sp, e, valid, p, begin, y);
+                    }
                 }
             }
+            c0 += tc;
         }
-        c0 += tc;
+        g0 = g1;
     }
     if tail_start < end {
         walk::<S, SRC, PREC, 0, 8>(simd, job, tail_start, end, &mut y[tail_start - begin..]);
@@ -1727,11 +1737,10 @@ fn layout_driver<S: Simd, const SRC: u8, const PREC: u8>(
     end: usize,
     y: &mut [u8],
 ) -> bool {
-    if let Layout::PerAxis { axis_len, inner: 1, .. } = job.layout {
-        if axis_len >= S::LANES {
-            simd.enter(PerAxisLast::<SRC, PREC> { job: *job, begin, end, y, channels: axis_len });
-            return true;
-        }
+    // (8-bit outputs: every element on a byte.)
+    if let Some(rows) = walk::RowTiles::of::<S>(job.layout, 0, begin) {
+        simd.enter(PerAxisLast::<SRC, PREC> { job: *job, begin, end, y, rows });
+        return true;
     }
     if S::SPECIALIZE {
         if let Some((axis_len, block)) = blocked_sat8::<S>(job) {
@@ -1802,7 +1811,7 @@ struct PerAxisLast<'a, 'y, const SRC: u8, const PREC: u8> {
     begin: usize,
     end: usize,
     y: &'y mut [u8],
-    channels: usize,
+    rows: walk::RowTiles,
 }
 
 impl<const SRC: u8, const PREC: u8> Kernel for PerAxisLast<'_, '_, SRC, PREC> {
@@ -1810,7 +1819,7 @@ impl<const SRC: u8, const PREC: u8> Kernel for PerAxisLast<'_, '_, SRC, PREC> {
     #[inline(always)]
     fn run<S: Simd>(self, simd: S) {
         let job = self.job;
-        run_per_axis_last::<S, SRC, PREC>(simd, &job, self.begin, self.end, self.y, self.channels)
+        run_per_axis_last::<S, SRC, PREC>(simd, &job, self.begin, self.end, self.y, self.rows)
     }
 }
 
@@ -1864,9 +1873,9 @@ fn run_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: 
     }
 }
 
-/// [`walk::tile_channels`] for y's packing groups (counted from the range start `begin`).
-fn tiled_channels<S: Simd>(job: &Job<'_>, begin: usize) -> Option<usize> {
-    walk::tile_channels::<S>(job.layout, group(job.out) - 1, begin)
+/// [`walk::RowTiles::of`] for y's packing groups (counted from the range start `begin`).
+fn tiled_channels<S: Simd>(job: &Job<'_>, begin: usize) -> Option<walk::RowTiles> {
+    walk::RowTiles::of::<S>(job.layout, group(job.out) - 1, begin)
 }
 
 /// QuantizeLinear's per-vector work for [`walk::walk`]: [`Lanes`] parameters; the body

@@ -168,25 +168,55 @@ pub(crate) fn seq_run<S: Simd, O: RunOp<S> + ?Sized>(
 /// or the first cache lines of the stack while the rows run.
 pub(crate) const PER_AXIS_TILE: usize = 16;
 
-/// The channel count of `layout` when [`walk_tiled`] can take it by channel tiles: per-axis
-/// along the last axis, at least a vector of channels, and every vector on a packing group
-/// of `gmask + 1` elements counted from `origin` (where the kernel's alignment starts: 0
-/// for the input's groups, the range start for the output's), so the channel count and
-/// `origin` multiples of the group.
-pub(crate) fn tile_channels<S: Simd>(layout: Layout, gmask: usize, origin: usize) -> Option<usize> {
-    match layout {
-        Layout::PerAxis { axis_len, inner: 1, .. } if axis_len >= S::LANES && (axis_len | origin) & gmask == 0 => {
-            Some(axis_len)
+/// A layout seen as rows of `channels` elements whose scale indices advance with the
+/// element, consecutive rows sharing one row of scales (a *group*): per-axis along the
+/// last axis (`[rows, C]`, scale `e % C`: every row one group) and blocked along any other
+/// axis (`[outer, D, inner]`, blocks of `B` along D: row `(o, d)` has scales
+/// `(o * ceil(D / B) + d / B) * inner ..`, a group per block of rows).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RowTiles {
+    /// Elements per row.
+    pub channels: usize,
+    /// Blocked: `(D, B, ceil(D / B))`; per-axis: `None`.
+    blocked: Option<(usize, usize, usize)>,
+}
+
+impl RowTiles {
+    /// The rows of `layout` when the channel tiles can take it: per-axis along the last axis
+    /// or blocked along another axis, at least a vector of channels, and every vector on a
+    /// packing group of `gmask + 1` elements counted from `origin` (where the kernel's
+    /// alignment starts: 0 for the input's groups, the range start for the output's), so
+    /// the channel count and `origin` multiples of the group.
+    pub(crate) fn of<S: Simd>(layout: Layout, gmask: usize, origin: usize) -> Option<RowTiles> {
+        let (channels, blocked) = match layout {
+            Layout::PerAxis { axis_len, inner: 1, .. } => (axis_len, None),
+            Layout::Blocked { axis_len, inner, block, .. } if inner > 1 && axis_len > 0 && block > 0 => {
+                (inner, Some((axis_len, block, axis_len.div_ceil(block))))
+            }
+            _ => return None,
+        };
+        (channels >= S::LANES && (channels | origin) & gmask == 0).then_some(RowTiles { channels, blocked })
+    }
+
+    /// Row `r`'s group: the scale index of its first element, and the first row past the
+    /// group.
+    #[inline]
+    pub(crate) fn group(&self, r: usize) -> (usize, usize) {
+        match self.blocked {
+            None => (0, usize::MAX),
+            Some((d, b, nb)) => {
+                let (o, a) = (r / d, r % d);
+                ((o * nb + a / b) * self.channels, o * d + ((a / b + 1) * b).min(d))
+            }
         }
-        _ => None,
     }
 }
 
-/// [`walk`] over `[begin, end)`, or, with `channels = Some(c)` (a per-axis layout along
-/// the last axis, scale index `e % c`), the rows wholly inside the range tile by tile,
-/// each tile's parameters taken once (see the module docs), and the partial rows at either
-/// end by [`walk`]. With `Some`, every vector must start where [`RunOp::head`] is 0
-/// ([`tile_channels`] checks it).
+/// [`walk`] over `[begin, end)`, or, with `rows = Some(..)` (see [`RowTiles`]), the rows
+/// wholly inside the range group by group and tile by tile, each tile's parameters taken
+/// once per group (see the module docs), and the partial rows at either end by [`walk`].
+/// With `Some`, every vector must start where [`RunOp::head`] is 0 ([`RowTiles::of`]
+/// checks it).
 ///
 /// One call site of [`walk`] here, for the caller's other layouts too: each inlined copy of
 /// the walk is a large part of a kernel variant's code. Kernels call it from the variants
@@ -199,17 +229,18 @@ pub(crate) fn walk_tiled<S: Simd, O: RunOp<S>>(
     layout: Layout,
     begin: usize,
     end: usize,
-    channels: Option<usize>,
+    rows: Option<RowTiles>,
 ) where
     O::P: Copy,
 {
     // The ranges left to the walk: all of it, or the partial rows at either end.
     let mut rest = [(begin, end), (end, end)];
-    if let Some(channels) = channels {
+    if let Some(rows) = rows {
+        let channels = rows.channels;
         let (r0, r1) = (begin.div_ceil(channels), end / channels);
         if r0 < r1 {
             rest = [(begin, r0 * channels), (r1 * channels, end)];
-            op = simd.enter(Tiles { op, channels, r0, r1 });
+            op = simd.enter(Tiles { op, rows, r0, r1 });
         }
     }
     for (b, e) in rest {
@@ -219,15 +250,15 @@ pub(crate) fn walk_tiled<S: Simd, O: RunOp<S>>(
     }
 }
 
-/// The whole rows `r0..r1` of [`walk_tiled`], tile by tile, as a kernel of its own (see
-/// [`Simd::enter`]): an unoptimised build gives the tile's parameters and the inlined row
-/// code their own frame instead of adding them to the walk's.
+/// The whole rows `r0..r1` of [`walk_tiled`], group by group and tile by tile, as a kernel
+/// of its own (see [`Simd::enter`]): an unoptimised build gives the tile's parameters and
+/// the inlined row code their own frame instead of adding them to the walk's.
 ///
 /// It owns the op while it runs (and hands it back): a local the optimiser keeps in
 /// registers, where through a reference every store to the output would reload it.
 struct Tiles<O> {
     op: O,
-    channels: usize,
+    rows: RowTiles,
     r0: usize,
     r1: usize,
 }
@@ -239,14 +270,21 @@ where
     type Output = O;
     #[inline(always)]
     fn run_on(self, simd: S) -> O {
-        let Tiles { mut op, channels, r0, r1 } = self;
-        tiles(simd, &mut op, channels, r0, r1);
+        let Tiles { mut op, rows, r0, r1 } = self;
+        let mut r = r0;
+        while r < r1 {
+            let (kb, next) = rows.group(r);
+            let g1 = next.min(r1);
+            tiles(simd, &mut op, rows.channels, kb, r, g1);
+            r = g1;
+        }
         op
     }
 }
 
+/// Rows `r0..r1` of `channels` elements sharing the scales from index `kb`, tile by tile.
 #[inline(always)]
-fn tiles<S: Simd, O: RunOp<S> + ?Sized>(simd: S, op: &mut O, channels: usize, r0: usize, r1: usize)
+fn tiles<S: Simd, O: RunOp<S> + ?Sized>(simd: S, op: &mut O, channels: usize, kb: usize, r0: usize, r1: usize)
 where
     O::P: Copy,
 {
@@ -255,18 +293,18 @@ where
     while c0 < channels {
         let tc = (PER_AXIS_TILE * lanes).min(channels - c0);
         let nv = tc.div_ceil(lanes);
-        let first = op.seq_tile(simd, c0, lanes.min(tc));
+        let first = op.seq_tile(simd, kb + c0, lanes.min(tc));
         let mut params = [first; PER_AXIS_TILE];
         for (v, p) in params.iter_mut().enumerate().take(nv).skip(1) {
-            *p = op.seq_tile(simd, c0 + v * lanes, lanes.min(tc - v * lanes));
+            *p = op.seq_tile(simd, kb + c0 + v * lanes, lanes.min(tc - v * lanes));
         }
         let full = tc / lanes;
         for row in r0..r1 {
             let e0 = row * channels + c0;
-            op.row(simd, &params[..full], c0, e0);
+            op.row(simd, &params[..full], kb + c0, e0);
             if full < nv {
                 let v = full;
-                op.part(simd, &params[v], c0 + v * lanes, e0 + v * lanes, tc - v * lanes);
+                op.part(simd, &params[v], kb + c0 + v * lanes, e0 + v * lanes, tc - v * lanes);
             }
         }
         c0 += tc;

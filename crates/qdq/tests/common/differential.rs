@@ -96,6 +96,13 @@ fn shapes(rng: &mut Rng) -> Vec<(Vec<usize>, i64, i64, Vec<usize>)> {
         (vec![2, 7, 6], 1, 4, vec![2, 2, 6]),
         (vec![5, 33, 3], 1, 32, vec![5, 2, 3]),
         (vec![2, 3, 40], 2, 16, vec![2, 3, 3]),
+        // Blocked along a middle or the first axis with rows of at least a vector (the
+        // row tiles, a group of rows per block): a short last block, a row ending in a
+        // partial vector, rows past one tile of 16 AVX2 vectors.
+        (vec![2, 70, 16], 1, 32, vec![2, 3, 16]),
+        (vec![3, 9, 40], 1, 4, vec![3, 3, 40]),
+        (vec![40, 24], 0, 16, vec![3, 24]),
+        (vec![5, 136], 0, 2, vec![3, 136]),
         // Whole blocks of whole vectors along the last axis (the blocked-last kernels).
         (vec![3, 64], 1, 32, vec![3, 2]),
         (vec![2, 128], 1, 16, vec![2, 8]),
