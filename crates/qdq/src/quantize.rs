@@ -1099,35 +1099,31 @@ fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8>(
         walk::<S, SRC, PREC, 0, 8>(simd, job, begin, head_end, &mut y[..head_end - begin]);
     }
     let tile = AXIS_TILE_VECTORS * lanes;
-    let mut g0 = r0;
-    while g0 < r1 {
-        // The rows `g0..g1` share the scales from index `kb`.
-        let (kb, next) = rows.group(g0);
-        let g1 = next.min(r1);
-        let mut c0 = 0;
-        while c0 < channels {
-            let tc = tile.min(channels - c0);
-            let nv = tc.div_ceil(lanes);
+    let mut c0 = 0;
+    while c0 < channels {
+        let tc = tile.min(channels - c0);
+        let nv = tc.div_ceil(lanes);
+        // 8-bit integers with whole vectors in fours: the saturating 8-bit path, a kernel
+        // of its own over the tile's groups from `g0`, up to the first group with a scale
+        // outside the fast range.
+        let sat = S::HAS_FMA && tc.is_multiple_of(4 * lanes) && matches!(sp.enc, Encode::Int { .. });
+        let mut g0 = r0;
+        while g0 < r1 {
+            if sat {
+                let signed = matches!(sp.enc, Encode::Int { qmin, .. } if qmin < 0);
+                let (y, geometry) = (&mut *y, (g0, r1, c0, nv));
+                g0 = simd.enter(AxisSat8Rows::<SRC, PREC> { job: *job, sp, signed, y, begin, rows, geometry });
+                if g0 == r1 {
+                    break;
+                }
+            }
+            // The rows `g0..g1` share the scales from index `kb`: per vector, with the
+            // division chosen per vector.
+            let (kb, next) = rows.group(g0);
+            let g1 = next.min(r1);
             let mut params = [fast_lanes(simd, 1.0, 1.0, 0); AXIS_TILE_VECTORS];
             for (v, p) in params.iter_mut().enumerate().take(nv) {
                 *p = tile_lanes(simd, job, kb + c0 + v * lanes, lanes.min(tc - v * lanes));
-            }
-            // 8-bit integers with every scale fast and whole vectors in fours: the saturating
-            // 8-bit path, the zero points packed once per tile in the packs' lane order.
-            let sat = S::HAS_FMA && tc.is_multiple_of(4 * lanes) && params.iter().take(nv).all(|p| p.fast);
-            if let (true, Encode::Int { qmin, .. }) = (sat, sp.enc) {
-                simd.enter(AxisSat8Rows::<S, SRC, PREC> {
-                    sp,
-                    signed: qmin < 0,
-                    x: job.x,
-                    y: &mut *y,
-                    begin,
-                    geometry: (g0, g1, channels, c0),
-                    params,
-                    nv,
-                });
-                c0 += tc;
-                continue;
             }
             for row in g0..g1 {
                 let e0 = row * channels + c0;
@@ -1142,9 +1138,9 @@ fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8>(
                     }
                 }
             }
-            c0 += tc;
+            g0 = g1;
         }
-        g0 = g1;
+        c0 += tc;
     }
     if tail_start < end {
         walk::<S, SRC, PREC, 0, 8>(simd, job, tail_start, end, &mut y[tail_start - begin..]);
@@ -1164,66 +1160,90 @@ fn tile_lanes<S: Simd>(simd: S, job: &Job<'_>, k: usize, valid: usize) -> Lanes<
     p
 }
 
-/// The rows `r0..r1` of one channel tile (`geometry = (r0, r1, channels, first channel)`)
-/// on the saturating 8-bit path, as a kernel of its own (once per tile): `params` per
-/// vector (the first `nv`).
-struct AxisSat8Rows<'a, S: Simd, const SRC: u8, const PREC: u8> {
+/// The groups of rows of one channel tile (`geometry = (g0, r1, first channel, vectors
+/// nv)`: from the group starting at row `g0`, rows before `r1`) on the saturating 8-bit
+/// path, as a kernel of its own (once per tile, and again after a group it leaves):
+/// per group the tile's parameters (in this kernel's frame, which no store through `y`
+/// can alias), then its rows. Stops at the first group with a scale outside the fast
+/// range and returns its first row (else `r1`).
+struct AxisSat8Rows<'a, const SRC: u8, const PREC: u8> {
+    job: Job<'a>,
     sp: Spec,
     /// i8 (else u8) codes: the final pack.
     signed: bool,
-    x: &'a [u8],
     y: &'a mut [u8],
     begin: usize,
+    rows: walk::RowTiles,
     geometry: (usize, usize, usize, usize),
-    /// By value, as everything an entered kernel reads in its loop: the kernel's own
-    /// copy, which no store through `y` can alias.
-    params: [Lanes<S>; AXIS_TILE_VECTORS],
-    nv: usize,
 }
 
-impl<S: Simd, const SRC: u8, const PREC: u8> IsaKernel<S> for AxisSat8Rows<'_, S, SRC, PREC> {
-    type Output = ();
+impl<const SRC: u8, const PREC: u8> Kernel for AxisSat8Rows<'_, SRC, PREC> {
+    type Output = usize;
     #[inline(always)]
-    fn run_on(self, simd: S) {
+    fn run<S: Simd>(self, simd: S) -> usize {
         // The final pack at compile time: one branch here, none per step.
         match self.signed {
-            true => self.rows::<true>(simd),
-            false => self.rows::<false>(simd),
+            true => self.groups::<S, true>(simd),
+            false => self.groups::<S, false>(simd),
         }
     }
 }
 
-impl<S: Simd, const SRC: u8, const PREC: u8> AxisSat8Rows<'_, S, SRC, PREC> {
+impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
     #[inline(always)]
-    fn rows<const SIGNED: bool>(self, simd: S) {
-        let sp = self.sp.fold::<SRC, PREC, 8>();
-        let (r0, r1, channels, c0) = self.geometry;
-        let (params, x, y, begin) = (&self.params[..self.nv], self.x, self.y, self.begin);
+    fn groups<S: Simd, const SIGNED: bool>(self, simd: S) -> usize {
+        let AxisSat8Rows { job, sp, y, begin, rows, geometry: (mut g0, r1, c0, nv), .. } = self;
+        let x = job.x;
+        let sp = sp.fold::<SRC, PREC, 8>();
         let lanes = S::LANES;
-        let xs = sp.src.size();
-        // Runs of whole tiles: where the tile is every channel, the rows are one contiguous
-        // run (no per-row slicing and bounds checks); otherwise one run per row. Each tile
-        // of a run walks the parameter groups in step (zipped chunks: no counter and no
-        // bounds checks), their zero points packed once here. (One copy of the step: an
-        // unoptimised build gives each copy its own stack slots.)
-        let tile = params.len() * lanes;
-        let whole = c0 == 0 && tile == channels;
-        let (runs, run_len) = if whole { (1, (r1 - r0) * channels) } else { (r1 - r0, tile) };
+        let (xs, channels) = (sp.src.size(), rows.channels);
+        let tile = nv * lanes;
+        let mut params = [fast_lanes(simd, 1.0, 1.0, 0); AXIS_TILE_VECTORS];
         let mut zq = [[simd.splat_i(0); 4]; AXIS_TILE_VECTORS / 4];
-        for (zg, p) in zq.iter_mut().zip(params.chunks_exact(4)) {
-            *zg = simd.zero_points_x4([p[0].z, p[1].z, p[2].z, p[3].z]);
-        }
-        for run in 0..runs {
-            let e0 = if whole { r0 * channels } else { (r0 + run) * channels + c0 };
-            let xb = &x[e0 * xs..(e0 + run_len) * xs];
-            let yb = &mut y[e0 - begin..e0 - begin + run_len];
-            for (xt, yt) in xb.chunks_exact(tile * xs).zip(yb.chunks_exact_mut(tile)) {
-                let steps = xt.chunks_exact(4 * lanes * xs).zip(yt.chunks_exact_mut(4 * lanes));
-                for ((xq, yq), (p, z)) in steps.zip(params.chunks_exact(4).zip(&zq)) {
-                    sat8_step_store::<S, SIGNED>(simd, &sp, xq, [&p[0], &p[1], &p[2], &p[3]], *z, yq, 8);
+        while g0 < r1 {
+            let (kb, next) = rows.group(g0);
+            let g1 = next.min(r1);
+            // What the step reads (divisor, reciprocal, zero point) from whole vector
+            // loads: the zero points have the output's 8-bit type.
+            let mut slow = 0;
+            for (v, p) in params.iter_mut().enumerate().take(nv) {
+                let k = kb + c0 + v * lanes;
+                let divisor = job.prec.round(simd, job.scale_kind.load(simd, job.scale, k));
+                slow |= simd.mask_bits(slow_scale_lanes(simd, divisor));
+                let z = match job.zero_point {
+                    Some(zp) => sign_extend(simd, simd.load_u8(&zp.data[k..]), if SIGNED { 0x80 } else { 0 }),
+                    None => simd.splat_i(0),
+                };
+                *p = Lanes { divisor, r: simd.div(simd.splat(1.0), divisor), z, ..*p };
+            }
+            if slow != 0 {
+                break;
+            }
+            let params = &params[..nv];
+            for (zg, p) in zq.iter_mut().zip(params.chunks_exact(4)) {
+                *zg = simd.zero_points_x4([p[0].z, p[1].z, p[2].z, p[3].z]);
+            }
+            // Runs of whole tiles: where the tile is every channel, the group's rows are
+            // one contiguous run (no per-row slicing and bounds checks); otherwise one run
+            // per row. Each tile of a run walks the parameter groups in step (zipped
+            // chunks: no counter and no bounds checks). (One copy of the step: an
+            // unoptimised build gives each copy its own stack slots.)
+            let whole = c0 == 0 && tile == channels;
+            let (runs, run_len) = if whole { (1, (g1 - g0) * channels) } else { (g1 - g0, tile) };
+            for run in 0..runs {
+                let e0 = if whole { g0 * channels } else { (g0 + run) * channels + c0 };
+                let xb = &x[e0 * xs..(e0 + run_len) * xs];
+                let yb = &mut y[e0 - begin..e0 - begin + run_len];
+                for (xt, yt) in xb.chunks_exact(tile * xs).zip(yb.chunks_exact_mut(tile)) {
+                    let steps = xt.chunks_exact(4 * lanes * xs).zip(yt.chunks_exact_mut(4 * lanes));
+                    for ((xq, yq), (p, z)) in steps.zip(params.chunks_exact(4).zip(&zq)) {
+                        sat8_step_store::<S, SIGNED>(simd, &sp, xq, [&p[0], &p[1], &p[2], &p[3]], *z, yq, 8);
+                    }
                 }
             }
+            g0 = g1;
         }
+        g0
     }
 }
 

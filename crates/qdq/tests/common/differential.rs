@@ -103,6 +103,7 @@ fn shapes(rng: &mut Rng) -> Vec<(Vec<usize>, i64, i64, Vec<usize>)> {
         (vec![3, 9, 40], 1, 4, vec![3, 3, 40]),
         (vec![40, 24], 0, 16, vec![3, 24]),
         (vec![5, 136], 0, 2, vec![3, 136]),
+        (vec![2, 40, 64], 1, 16, vec![2, 3, 64]),
         // Whole blocks of whole vectors along the last axis (the blocked-last kernels).
         (vec![3, 64], 1, 32, vec![3, 2]),
         (vec![2, 128], 1, 16, vec![2, 8]),
@@ -533,7 +534,8 @@ pub fn blocked_last_8bit() {
     }
 }
 
-/// Per-axis along the last axis, the layout with its own tiled kernel: channel counts below,
+/// Per-axis along the last axis and blocked along another axis, the layouts of the row
+/// tiles (`walk::RowTiles`), with its own 8-bit kernel: channel counts (row lengths) below,
 /// at and beyond a tile (16 vectors), not multiples of the vector width, scales outside
 /// the fast range in some channels, NaN / inf / huge x, random zero points, every
 /// whole-byte integer type, float8 and float4 (whose rows of whole tiles take the
@@ -558,17 +560,30 @@ pub fn per_axis_last_whole_bytes() {
             .flat_map(|t| [(t, DataType::U8), (t, DataType::I8), (t, DataType::E4M3Fn), (t, DataType::E2M1)]),
     );
     for (xt, out) in cases {
-        for channels in [8usize, 16, 48, 64, 100, 256, 300, 1000] {
-            let rows = 1 + rng.below(6);
+        for (channels, blocked) in
+            [8usize, 16, 48, 64, 100, 256, 300, 1000].into_iter().flat_map(|c| [(c, false), (c, true)])
+        {
+            // Per-axis `[rows, C]`, or blocked `[outer, D, C]` along D (the row tiles' groups
+            // of rows, a short last block in some).
+            let (rows, layout, ns) = if blocked {
+                let (outer, d, b) = (1 + rng.below(2), 1 + rng.below(9), 1 + rng.below(4));
+                (
+                    outer * d,
+                    Layout::Blocked { outer, axis_len: d, inner: channels, block: b },
+                    outer * d.div_ceil(b) * channels,
+                )
+            } else {
+                let rows = 1 + rng.below(6);
+                (rows, Layout::PerAxis { outer: rows, axis_len: channels, inner: 1 }, channels)
+            };
             let n = rows * channels;
-            let layout = Layout::PerAxis { outer: rows, axis_len: channels, inner: 1 };
             let slow = rng.below(3) == 0;
-            let scales: Vec<f32> = (0..channels)
+            let scales: Vec<f32> = (0..ns)
                 .map(|_| if slow && rng.below(20) == 0 { scale_value(&mut rng) } else { rng.unit() * 0.5 + 1e-3 })
                 .collect();
-            let xs: Vec<f32> = (0..n).map(|i| x_value(&mut rng, scales[i % channels])).collect();
-            let zp = (!out.is_minifloat()).then(|| random_codes(&mut rng, out, channels));
-            let zpp = zp.as_ref().map(|d| qdq::Packed { dtype: out, len: channels, data: d });
+            let xs: Vec<f32> = (0..n).map(|i| x_value(&mut rng, scales[layout.scale_index(i)])).collect();
+            let zp = (!out.is_minifloat()).then(|| random_codes(&mut rng, out, ns));
+            let zpp = zp.as_ref().map(|d| qdq::Packed { dtype: out, len: ns, data: d });
             let opts = qdq::QuantizeOptions { output: out, saturate: rng.below(2) == 0, precision: None };
             let (xv, svv) = (Typed::new(xt, &xs), Typed::new(xt, &scales));
             let (x, sv) = (xv.values(), svv.values());
@@ -588,9 +603,9 @@ pub fn per_axis_last_whole_bytes() {
                 let i = (0..n).find(|&i| qdq::packing::get(out, &got, i) != qdq::packing::get(out, &want, i));
                 assert!(
                     i.is_none(),
-                    "{name} {xt}->{out} channels {channels}: element {i:?} x={:?} scale {:?}",
+                    "{name} {xt}->{out} {layout:?}: element {i:?} x={:?} scale {:?}",
                     i.map(|i| xv.get(i)),
-                    i.map(|i| svv.get(i % channels))
+                    i.map(|i| svv.get(layout.scale_index(i)))
                 );
                 let start = rng.below(n.max(1)) / byte_step(out) * byte_step(out);
                 let mut part = vec![0u8; out.byte_len(n - start).unwrap()];
@@ -603,7 +618,7 @@ pub fn per_axis_last_whole_bytes() {
                 )
                 .unwrap();
                 let skip = out.byte_len(start).unwrap();
-                assert!(part == want[skip..], "{name} {xt}->{out} channels {channels} range {start}..{n}");
+                assert!(part == want[skip..], "{name} {xt}->{out} {layout:?} range {start}..{n}");
             }
         }
     }
