@@ -469,17 +469,25 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
     }
 
     #[inline(always)]
-    fn row(&mut self, simd: S, p: &[(S::F, S::I)], _k: usize, i: usize) {
-        // Exactly the row's bytes, chunked: no bounds checks per vector.
+    fn row(&mut self, simd: S, p: &[(S::F, S::I)], k: usize, i: usize) {
+        self.rows(simd, p, k, i, 1);
+    }
+
+    #[inline(always)]
+    fn rows(&mut self, simd: S, p: &[(S::F, S::I)], _k: usize, i: usize, nrows: usize) {
+        // Exactly the rows' bytes, chunked: no bounds checks per vector.
         let (bits, out) = (self.bits(), self.out());
         let mini = mini_format::<MINI>(self.job);
         let flip = simd.splat_i(if self.signed { 1 << (bits - 1) } else { 0 });
-        let (lanes, os, xbits, n) = (S::LANES, out.size(), bits as usize, p.len());
-        let xb = &self.job.x.data[i * xbits / 8..(i + n * lanes) * xbits / 8];
-        let yb = &mut self.y[(i - self.begin) * os..(i - self.begin + n * lanes) * os];
-        for ((xq, yq), &(sc, z)) in xb.chunks_exact(lanes * xbits / 8).zip(yb.chunks_exact_mut(lanes * os)).zip(p) {
-            let c = load_full(simd, bits, xq, 0);
-            store(simd, out, simd.mul(decode(simd, c, flip, simd.add_i(z, flip), mini.as_ref()), sc), yq);
+        let (lanes, os, xbits) = (S::LANES, out.size(), bits as usize);
+        let len = p.len() * lanes;
+        let xb = &self.job.x.data[i * xbits / 8..(i + nrows * len) * xbits / 8];
+        let yb = &mut self.y[(i - self.begin) * os..(i - self.begin + nrows * len) * os];
+        for (xr, yr) in xb.chunks_exact(len * xbits / 8).zip(yb.chunks_exact_mut(len * os)) {
+            for ((xq, yq), &(sc, z)) in xr.chunks_exact(lanes * xbits / 8).zip(yr.chunks_exact_mut(lanes * os)).zip(p) {
+                let c = load_full(simd, bits, xq, 0);
+                store(simd, out, simd.mul(decode(simd, c, flip, simd.add_i(z, flip), mini.as_ref()), sc), yq);
+            }
         }
     }
 

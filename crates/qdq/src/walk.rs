@@ -69,6 +69,15 @@ pub(crate) trait RunOp<S: Simd> {
             self.vector(simd, pv, k + v * S::LANES, i + v * S::LANES);
         }
     }
+    /// `nrows` consecutive rows of `p.len()` whole vectors from element `i` (on a packing
+    /// group), each with the parameters `p` (the [`walk_tiled`] rows of a tile that is
+    /// every channel).
+    #[inline(always)]
+    fn rows(&mut self, simd: S, p: &[Self::P], k: usize, i: usize, nrows: usize) {
+        for r in 0..nrows {
+            self.row(simd, p, k, i + r * p.len() * S::LANES);
+        }
+    }
     /// `n` whole steps of four vectors from the aligned element `i`, broadcast parameters of
     /// scale index `k`. The default is one [`RunOp::part`] per vector; kernels override it
     /// with a loop over exactly the steps' bytes.
@@ -271,21 +280,31 @@ where
     #[inline(always)]
     fn run_on(self, simd: S) -> O {
         let Tiles { mut op, rows, r0, r1 } = self;
+        // One parameter array for every group (each tile fills its first vectors).
+        let mut params = [op.seq_tile(simd, rows.group(r0).0, S::LANES); PER_AXIS_TILE];
         let mut r = r0;
         while r < r1 {
             let (kb, next) = rows.group(r);
             let g1 = next.min(r1);
-            tiles(simd, &mut op, rows.channels, kb, r, g1);
+            tiles(simd, &mut op, &mut params, rows.channels, kb, r, g1);
             r = g1;
         }
         op
     }
 }
 
-/// Rows `r0..r1` of `channels` elements sharing the scales from index `kb`, tile by tile.
+/// Rows `r0..r1` of `channels` elements sharing the scales from index `kb`, tile by tile,
+/// each tile's parameters in `params`.
 #[inline(always)]
-fn tiles<S: Simd, O: RunOp<S> + ?Sized>(simd: S, op: &mut O, channels: usize, kb: usize, r0: usize, r1: usize)
-where
+fn tiles<S: Simd, O: RunOp<S> + ?Sized>(
+    simd: S,
+    op: &mut O,
+    params: &mut [O::P; PER_AXIS_TILE],
+    channels: usize,
+    kb: usize,
+    r0: usize,
+    r1: usize,
+) where
     O::P: Copy,
 {
     let lanes = S::LANES;
@@ -293,12 +312,14 @@ where
     while c0 < channels {
         let tc = (PER_AXIS_TILE * lanes).min(channels - c0);
         let nv = tc.div_ceil(lanes);
-        let first = op.seq_tile(simd, kb + c0, lanes.min(tc));
-        let mut params = [first; PER_AXIS_TILE];
-        for (v, p) in params.iter_mut().enumerate().take(nv).skip(1) {
+        for (v, p) in params.iter_mut().enumerate().take(nv) {
             *p = op.seq_tile(simd, kb + c0 + v * lanes, lanes.min(tc - v * lanes));
         }
         let full = tc / lanes;
+        if full == nv && tc == channels {
+            op.rows(simd, &params[..full], kb, r0 * channels, r1 - r0);
+            return;
+        }
         for row in r0..r1 {
             let e0 = row * channels + c0;
             op.row(simd, &params[..full], kb + c0, e0);
