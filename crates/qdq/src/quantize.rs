@@ -946,13 +946,33 @@ pub(crate) fn sat_block_with_range<S: Simd>(
     }
 }
 
+/// The segment walk for the layout drivers' leftovers (8- or 4-bit integer outputs,
+/// `bits`): the variant [`run`] takes for the call anyway (no walk of their own). `y` holds
+/// the output from element `begin` (on a byte).
+#[inline(always)]
+fn walk_int<S: Simd, const SRC: u8, const PREC: u8>(
+    simd: S,
+    job: &Job<'_>,
+    begin: usize,
+    end: usize,
+    y: &mut [u8],
+    bits: usize,
+) {
+    match (bits, SRC, PREC) {
+        (8, _, _) => walk::<S, SRC, PREC, 0, 8>(simd, job, begin, end, y),
+        (_, 0, 0) => walk::<S, 0, 0, 0, 4>(simd, job, begin, end, y),
+        _ => walk::<S, ANY, ANY, 0, ANY>(simd, job, begin, end, y),
+    }
+}
+
 /// Whether [`run_blocked_sat8`] covers a call: blocked along the last axis to an 8-bit
-/// integer type, blocks of two vectors (paired per store) or of a multiple of four, on an
-/// ISA with FMA.
-fn blocked_sat8<S: Simd>(job: &Job<'_>) -> Option<(usize, usize)> {
+/// integer type, or a 4-bit one whose rows and range start on a byte, blocks of two
+/// vectors (paired per store) or of a multiple of four, on an ISA with FMA.
+fn blocked_sat8<S: Simd>(job: &Job<'_>, begin: usize) -> Option<(usize, usize)> {
     match (job.layout, job.enc, job.out.bits()) {
-        (Layout::Blocked { axis_len, inner: 1, block, .. }, Encode::Int { .. }, 8)
+        (Layout::Blocked { axis_len, inner: 1, block, .. }, Encode::Int { .. }, bits @ (8 | 4))
             if S::HAS_FMA
+                && (bits == 8 || (begin | axis_len).is_multiple_of(2))
                 && axis_len > 0
                 && block > 0
                 && (block == 2 * S::LANES || block.is_multiple_of(4 * S::LANES)) =>
@@ -983,10 +1003,11 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
     axis_len: usize,
     block: usize,
 ) {
-    let sp = Spec::resolve::<SRC, PREC, 8>(job);
+    let sp = Spec::resolve::<SRC, PREC, ANY>(job);
     let Encode::Int { qmin, .. } = sp.enc else { return };
     let lanes = S::LANES;
     let vb = lanes * sp.src.size();
+    let bits = sp.bits as usize;
     let per_row = axis_len.div_ceil(block);
     let n_scales = job.scale.len() / job.scale_kind.size();
     // The first block touching the range, and its first element.
@@ -1000,7 +1021,7 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
         // that is not.
         if axis_len.is_multiple_of(block) {
             let signed = qmin < 0;
-            k = simd.enter(BlockedGroups::<SRC, PREC> { job: *job, y: &mut *y, begin, end, block, signed, k });
+            k = simd.enter(BlockedGroups::<SRC, PREC> { job: *job, y: &mut *y, begin, end, block, signed, bits, k });
             (row_start, b) = (k / per_row * axis_len, k % per_row);
             if row_start + b * block >= end {
                 break;
@@ -1025,7 +1046,7 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
                 // The partner: the next block of the group, in the same row.
                 j + 1 < g && b + 1 < per_row && whole(e1, block.min(axis_len - (b + 1) * block), gp.scale(j + 1))
             };
-            if whole(e0, len, sj) && next_ok {
+            if bits == 8 && whole(e0, len, sj) && next_ok {
                 let span = if vpb.is_multiple_of(4) { 1 } else { 2 };
                 let len = span * block;
                 let xb = &job.x[e0 * sp.src.size()..(e0 + len) * sp.src.size()];
@@ -1051,7 +1072,8 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
                 // The part of this block inside the range, on the general path.
                 let (lo, hi) = (e0.max(begin), e1.min(end));
                 // The variant `run` has anyway (not a walk of its own).
-                walk::<S, SRC, PREC, 0, 8>(simd, job, lo, hi, &mut y[lo - begin..hi - begin]);
+                let yb = &mut y[(lo - begin) * bits / 8..((hi - begin) * bits).div_ceil(8)];
+                walk_int::<S, SRC, PREC>(simd, job, lo, hi, yb, bits);
                 j += 1;
                 b += 1;
             }
@@ -1086,17 +1108,18 @@ fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8>(
     y: &mut [u8],
     rows: walk::RowTiles,
 ) {
-    let sp = Spec::resolve::<SRC, PREC, 8>(job);
+    let sp = Spec::resolve::<SRC, PREC, ANY>(job);
     let lanes = S::LANES;
-    let xs = sp.src.size();
+    let (xs, bits) = (sp.src.size(), sp.bits as usize);
     let channels = rows.channels;
     let (r0, r1) = (begin.div_ceil(channels), end / channels);
     if r0 >= r1 {
-        return walk::<S, SRC, PREC, 0, 8>(simd, job, begin, end, y);
+        return walk_int::<S, SRC, PREC>(simd, job, begin, end, y, bits);
     }
+    // (Rows start on a byte: `RowTiles::of` checks the channel count and `begin`.)
     let (head_end, tail_start) = (r0 * channels, r1 * channels);
     if begin < head_end {
-        walk::<S, SRC, PREC, 0, 8>(simd, job, begin, head_end, &mut y[..head_end - begin]);
+        walk_int::<S, SRC, PREC>(simd, job, begin, head_end, &mut y[..(head_end - begin) * bits / 8], bits);
     }
     let tile = AXIS_TILE_VECTORS * lanes;
     let mut c0 = 0;
@@ -1143,7 +1166,7 @@ fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8>(
         c0 += tc;
     }
     if tail_start < end {
-        walk::<S, SRC, PREC, 0, 8>(simd, job, tail_start, end, &mut y[tail_start - begin..]);
+        walk_int::<S, SRC, PREC>(simd, job, tail_start, end, &mut y[(tail_start - begin) * bits / 8..], bits);
     }
 }
 
@@ -1181,22 +1204,24 @@ impl<const SRC: u8, const PREC: u8> Kernel for AxisSat8Rows<'_, SRC, PREC> {
     type Output = usize;
     #[inline(always)]
     fn run<S: Simd>(self, simd: S) -> usize {
-        // The final pack at compile time: one branch here, none per step.
-        match self.signed {
-            true => self.groups::<S, true>(simd),
-            false => self.groups::<S, false>(simd),
+        // The final pack and the width at compile time: one branch here, none per step.
+        match (self.signed, self.sp.bits) {
+            (true, 8) => self.groups::<S, true, 8>(simd),
+            (false, 8) => self.groups::<S, false, 8>(simd),
+            (true, _) => self.groups::<S, true, 4>(simd),
+            (false, _) => self.groups::<S, false, 4>(simd),
         }
     }
 }
 
 impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
     #[inline(always)]
-    fn groups<S: Simd, const SIGNED: bool>(self, simd: S) -> usize {
+    fn groups<S: Simd, const SIGNED: bool, const BITS: u8>(self, simd: S) -> usize {
         let AxisSat8Rows { job, sp, y, begin, rows, geometry: (mut g0, r1, c0, nv), .. } = self;
         let x = job.x;
-        let sp = sp.fold::<SRC, PREC, 8>();
+        let sp = sp.fold::<SRC, PREC, BITS>();
         let lanes = S::LANES;
-        let (xs, channels) = (sp.src.size(), rows.channels);
+        let (xs, channels, bits) = (sp.src.size(), rows.channels, BITS as usize);
         let tile = nv * lanes;
         let mut params = [fast_lanes(simd, 1.0, 1.0, 0); AXIS_TILE_VECTORS];
         let mut zq = [[simd.splat_i(0); 4]; AXIS_TILE_VECTORS / 4];
@@ -1210,10 +1235,7 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
                 let k = kb + c0 + v * lanes;
                 let divisor = job.prec.round(simd, job.scale_kind.load(simd, job.scale, k));
                 slow |= simd.mask_bits(slow_scale_lanes(simd, divisor));
-                let z = match job.zero_point {
-                    Some(zp) => sign_extend(simd, simd.load_u8(&zp.data[k..]), if SIGNED { 0x80 } else { 0 }),
-                    None => simd.splat_i(0),
-                };
+                let z = zero_points_8_4::<S, SIGNED>(simd, &job, k, bits);
                 *p = Lanes { divisor, r: simd.div(simd.splat(1.0), divisor), z, ..*p };
             }
             if slow != 0 {
@@ -1233,11 +1255,11 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
             for run in 0..runs {
                 let e0 = if whole { g0 * channels } else { (g0 + run) * channels + c0 };
                 let xb = &x[e0 * xs..(e0 + run_len) * xs];
-                let yb = &mut y[e0 - begin..e0 - begin + run_len];
-                for (xt, yt) in xb.chunks_exact(tile * xs).zip(yb.chunks_exact_mut(tile)) {
-                    let steps = xt.chunks_exact(4 * lanes * xs).zip(yt.chunks_exact_mut(4 * lanes));
+                let yb = &mut y[(e0 - begin) * bits / 8..(e0 - begin + run_len) * bits / 8];
+                for (xt, yt) in xb.chunks_exact(tile * xs).zip(yb.chunks_exact_mut(tile * bits / 8)) {
+                    let steps = xt.chunks_exact(4 * lanes * xs).zip(yt.chunks_exact_mut(4 * lanes * bits / 8));
                     for ((xq, yq), (p, z)) in steps.zip(params.chunks_exact(4).zip(&zq)) {
-                        sat8_step_store::<S, SIGNED>(simd, &sp, xq, [&p[0], &p[1], &p[2], &p[3]], *z, yq, 8);
+                        sat8_step_store::<S, SIGNED>(simd, &sp, xq, [&p[0], &p[1], &p[2], &p[3]], *z, yq, bits);
                     }
                 }
             }
@@ -1258,8 +1280,10 @@ struct BlockedGroups<'a, 'y, const SRC: u8, const PREC: u8> {
     begin: usize,
     end: usize,
     block: usize,
-    /// i8 (else u8) codes: the final pack.
+    /// i8 / i4 (else u8 / u4) codes: the final pack.
     signed: bool,
+    /// 8 or 4.
+    bits: usize,
     k: usize,
 }
 
@@ -1267,19 +1291,23 @@ impl<const SRC: u8, const PREC: u8> Kernel for BlockedGroups<'_, '_, SRC, PREC> 
     type Output = usize;
     #[inline(always)]
     fn run<S: Simd>(self, simd: S) -> usize {
-        // The final pack at compile time: one branch here, none per step.
-        match self.signed {
-            true => self.groups::<S, true>(simd),
-            false => self.groups::<S, false>(simd),
+        // The final pack and the width at compile time: one branch here, none per step.
+        match (self.signed, self.bits) {
+            (true, 8) => self.groups::<S, true, 8>(simd),
+            (false, 8) => self.groups::<S, false, 8>(simd),
+            (true, _) => self.groups::<S, true, 4>(simd),
+            (false, _) => self.groups::<S, false, 4>(simd),
         }
     }
 }
 
 impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
     #[inline(always)]
-    fn groups<S: Simd, const SIGNED: bool>(self, simd: S) -> usize {
-        let BlockedGroups { job, y, begin, end, block, mut k, .. } = self;
-        let sp = Spec::resolve::<SRC, PREC, 8>(&job);
+    fn groups<S: Simd, const SIGNED: bool, const BITS: u8>(self, simd: S) -> usize {
+        let BlockedGroups { job, y, begin, end, block, .. } = self;
+        let mut k = self.k;
+        let sp = Spec::resolve::<SRC, PREC, BITS>(&job);
+        let bits = BITS as usize;
         let lanes = S::LANES;
         let (xs, vb) = (sp.src.size(), lanes * sp.src.size());
         let n_scales = job.scale.len() / job.scale_kind.size();
@@ -1298,30 +1326,39 @@ impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
             if !simd.mask_bits(slow_scale_lanes(simd, divisor)) & all != all {
                 break;
             }
-            let z = match job.zero_point {
-                Some(zp) => sign_extend(simd, simd.load_u8(&zp.data[k..]), if SIGNED { 0x80 } else { 0 }),
-                None => simd.splat_i(0),
-            };
+            let z = zero_points_8_4::<S, SIGNED>(simd, &job, k, bits);
             let gp = GroupParams::new(simd, divisor, z);
             let x = &job.x[e_group * xs..(e_group + lanes * block) * xs];
-            let yg = &mut y[e_group - begin..e_group - begin + lanes * block];
+            let yg = &mut y[(e_group - begin) * bits / 8..(e_group - begin + lanes * block) * bits / 8];
             // Steps of four vectors, vectors 0, 1 from block `ja` and 2, 3 from `jb`, the
             // unit's second block for two-vector blocks, else `ja` again (a quarter of a
             // larger block). Zipped chunks, not counters, and one copy of the step code (an
             // unoptimised build gives each copy its own stack slots).
-            for (u, (xu, yu)) in x.chunks_exact(unit * xs).zip(yg.chunks_exact_mut(unit)).enumerate() {
+            for (u, (xu, yu)) in x.chunks_exact(unit * xs).zip(yg.chunks_exact_mut(unit * bits / 8)).enumerate() {
                 let ja = if pair { 2 * u } else { u };
                 let pa = gp.block(simd, ja);
                 // (The steps of a larger block reuse its parameters, not read them again.)
                 let pb = if pair { gp.block(simd, ja + 1) } else { pa };
                 let z = simd.zero_points_x4([pa.z, pa.z, pb.z, pb.z]);
-                for (xq, yq) in xu.chunks_exact(4 * vb).zip(yu.chunks_exact_mut(4 * lanes)) {
-                    sat8_step_store::<S, SIGNED>(simd, &sp, xq, [&pa, &pa, &pb, &pb], z, yq, 8);
+                for (xq, yq) in xu.chunks_exact(4 * vb).zip(yu.chunks_exact_mut(4 * lanes * bits / 8)) {
+                    sat8_step_store::<S, SIGNED>(simd, &sp, xq, [&pa, &pa, &pb, &pb], z, yq, bits);
                 }
             }
             k += lanes;
         }
         k
+    }
+}
+
+/// `LANES` zero points of an 8- or 4-bit integer output (`bits`; `SIGNED`: i8 / i4) from
+/// scale index `k` as i32 lanes (8 bits: one vector load; 4 bits, where `k` may be odd:
+/// the general code loader): 0 without.
+#[inline(always)]
+fn zero_points_8_4<S: Simd, const SIGNED: bool>(simd: S, job: &Job<'_>, k: usize, bits: usize) -> S::I {
+    match (job.zero_point, bits) {
+        (Some(zp), 8) => sign_extend(simd, simd.load_u8(&zp.data[k..]), if SIGNED { 0x80 } else { 0 }),
+        (Some(zp), _) => load_codes(simd, &zp, k, S::LANES, true),
+        (None, _) => simd.splat_i(0),
     }
 }
 
@@ -1703,7 +1740,7 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
     // of once per vector take a quarter of the instructions); blocked on the SIMD ISAs only.
     // The `S::SPECIALIZE` guards are constants, so the portable ISA does not even
     // instantiate the 16-bit drivers. Every other call takes the segment walk.
-    if !mini && job.out.bits() == 8 {
+    if !mini && matches!(job.out.bits(), 8 | 4) {
         let taken = match (job.src, job.prec) {
             (Src::F32, Prec::F32) => layout_driver::<S, 0, 0>(simd, job, begin, end, y),
             (Src::F16, Prec::F16) if S::SPECIALIZE => layout_driver::<S, 1, 1>(simd, job, begin, end, y),
@@ -1757,13 +1794,12 @@ fn layout_driver<S: Simd, const SRC: u8, const PREC: u8>(
     end: usize,
     y: &mut [u8],
 ) -> bool {
-    // (8-bit outputs: every element on a byte.)
-    if let Some(rows) = walk::RowTiles::of::<S>(job.layout, 0, begin) {
+    if let Some(rows) = walk::RowTiles::of::<S>(job.layout, group(job.out) - 1, begin) {
         simd.enter(PerAxisLast::<SRC, PREC> { job: *job, begin, end, y, rows });
         return true;
     }
     if S::SPECIALIZE {
-        if let Some((axis_len, block)) = blocked_sat8::<S>(job) {
+        if let Some((axis_len, block)) = blocked_sat8::<S>(job, begin) {
             simd.enter(BlockedSat8::<SRC, PREC> { job: *job, begin, end, y, axis_len, block });
             return true;
         }

@@ -468,16 +468,15 @@ pub fn large_parallel_per_axis_and_blocked() {
     }
 }
 
-/// Blocked along the last axis to 8-bit types, the layout with its own fast kernel: block
-/// sizes of one, two and four vector pairs and odd ones, rows with a short last block,
-/// scales outside the fast range in some blocks, NaN / inf / huge x, random zero points,
-/// and sub-ranges starting inside blocks; f32 x and scales, and f16 / bf16 ones (their own
-/// precision: the kernel's 16-bit variants).
+/// Blocked along the last axis to 8- and 4-bit integer types, the layout with its own fast
+/// kernel: block sizes of one, two and four vector pairs and odd ones, rows with a short
+/// last block, scales outside the fast range in some blocks, NaN / inf / huge x, random
+/// zero points, and sub-ranges starting inside blocks (on a byte); f32 x and scales, and
+/// f16 / bf16 ones (their own precision: the kernel's 16-bit variants).
 pub fn blocked_last_8bit() {
     let mut rng = Rng::new(0xb10c_ca5e_0000_0008);
-    for (xt, out) in
-        [DataType::F32, DataType::F16, DataType::Bf16].into_iter().flat_map(|t| [(t, DataType::U8), (t, DataType::I8)])
-    {
+    let outs = [DataType::U8, DataType::I8, DataType::U4, DataType::I4];
+    for (xt, out) in [DataType::F32, DataType::F16, DataType::Bf16].into_iter().flat_map(|t| outs.map(|o| (t, o))) {
         for block in [16usize, 32, 48, 64, 96, 128, 7] {
             for axis_len in [block * 3, block * 2 + 5, 1024, block] {
                 let outer = 1 + rng.below(4);
@@ -493,11 +492,12 @@ pub fn blocked_last_8bit() {
                 let opts = qdq::QuantizeOptions::new(out);
                 let (xv, svv) = (Typed::new(xt, &xs), Typed::new(xt, &scales));
                 let (x, sv) = (xv.values(), svv.values());
-                let mut want = vec![0u8; n];
+                let bytes = out.byte_len(n).unwrap();
+                let mut want = vec![0u8; bytes];
                 qdq_ref::quantize(x, &qparams(sv, zpp, layout, &opts), qdq::PackedMut::new(opts.output, &mut want))
                     .unwrap();
                 for (name, cfg) in configs() {
-                    let mut got = vec![0u8; n];
+                    let mut got = vec![0u8; bytes];
                     qdq::quantize_with(
                         &cfg,
                         x,
@@ -505,17 +505,18 @@ pub fn blocked_last_8bit() {
                         qdq::PackedMut::new(opts.output, &mut got),
                     )
                     .unwrap();
-                    let i = (0..n).find(|&i| got[i] != want[i]);
+                    let code = |b: &[u8], i: usize| qdq::packing::get(out, b, i);
+                    let i = (0..n).find(|&i| code(&got, i) != code(&want, i));
                     assert!(
                         i.is_none(),
                         "{name} {xt}->{out} block {block} axis {axis_len}: element {i:?} x={:?} want {:?} got {:?}",
                         i.map(|i| xv.get(i)),
-                        i.map(|i| want[i]),
-                        i.map(|i| got[i])
+                        i.map(|i| code(&want, i)),
+                        i.map(|i| code(&got, i))
                     );
-                    // A sub-range starting inside a block, at any element (8-bit output).
-                    let start = rng.below(n.max(1));
-                    let mut part = vec![0u8; n - start];
+                    // A sub-range starting inside a block, at any byte.
+                    let start = rng.below(n.max(1)) / byte_step(out) * byte_step(out);
+                    let mut part = vec![0u8; out.byte_len(n - start).unwrap()];
                     qdq::quantize_range_with(
                         &cfg,
                         x,
@@ -525,7 +526,7 @@ pub fn blocked_last_8bit() {
                     )
                     .unwrap();
                     assert!(
-                        part == want[start..],
+                        part == want[out.byte_len(start).unwrap()..],
                         "{name} {xt}->{out} block {block} axis {axis_len} range {start}..{n}"
                     );
                 }
@@ -546,6 +547,8 @@ pub fn per_axis_last_whole_bytes() {
     let outs = [
         DataType::U8,
         DataType::I8,
+        DataType::U4,
+        DataType::I4,
         DataType::U16,
         DataType::I16,
         DataType::E4M3Fn,
