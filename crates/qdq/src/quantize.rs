@@ -1021,7 +1021,7 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
         // that is not.
         if axis_len.is_multiple_of(block) {
             let signed = qmin < 0;
-            k = simd.enter(BlockedGroups::<SRC, PREC> { job: *job, y: &mut *y, begin, end, block, signed, bits, k });
+            k = BlockedGroups::<SRC, PREC> { job: *job, y: &mut *y, begin, end, block, signed, bits, k }.enter(simd);
             (row_start, b) = (k / per_row * axis_len, k % per_row);
             if row_start + b * block >= end {
                 break;
@@ -1135,7 +1135,7 @@ fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8>(
             if sat {
                 let signed = matches!(sp.enc, Encode::Int { qmin, .. } if qmin < 0);
                 let (y, geometry) = (&mut *y, (g0, r1, c0, nv));
-                g0 = simd.enter(AxisSat8Rows::<SRC, PREC> { job: *job, sp, signed, y, begin, rows, geometry });
+                g0 = AxisSat8Rows::<SRC, PREC> { job: *job, sp, signed, y, begin, rows, geometry }.enter(simd);
                 if g0 == r1 {
                     break;
                 }
@@ -1200,21 +1200,34 @@ struct AxisSat8Rows<'a, const SRC: u8, const PREC: u8> {
     geometry: (usize, usize, usize, usize),
 }
 
-impl<const SRC: u8, const PREC: u8> Kernel for AxisSat8Rows<'_, SRC, PREC> {
+/// [`AxisSat8Rows`] with its final pack (`SIGNED`) and width at compile time: a kernel of
+/// its own per variant (an unoptimised build gives each its own frame).
+struct AxisSat8RowsOf<'a, const SRC: u8, const PREC: u8, const SIGNED: bool, const BITS: u8>(
+    AxisSat8Rows<'a, SRC, PREC>,
+);
+
+impl<const SRC: u8, const PREC: u8, const SIGNED: bool, const BITS: u8> Kernel
+    for AxisSat8RowsOf<'_, SRC, PREC, SIGNED, BITS>
+{
     type Output = usize;
     #[inline(always)]
     fn run<S: Simd>(self, simd: S) -> usize {
-        // The final pack and the width at compile time: one branch here, none per step.
-        match (self.signed, self.sp.bits) {
-            (true, 8) => self.groups::<S, true, 8>(simd),
-            (false, 8) => self.groups::<S, false, 8>(simd),
-            (true, _) => self.groups::<S, true, 4>(simd),
-            (false, _) => self.groups::<S, false, 4>(simd),
-        }
+        self.0.groups::<S, SIGNED, BITS>(simd)
     }
 }
 
 impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
+    /// Runs the kernel of this call's variant: one branch here, none per step.
+    #[inline(always)]
+    fn enter<S: Simd>(self, simd: S) -> usize {
+        match (self.signed, self.sp.bits) {
+            (true, 8) => simd.enter(AxisSat8RowsOf::<SRC, PREC, true, 8>(self)),
+            (false, 8) => simd.enter(AxisSat8RowsOf::<SRC, PREC, false, 8>(self)),
+            (true, _) => simd.enter(AxisSat8RowsOf::<SRC, PREC, true, 4>(self)),
+            (false, _) => simd.enter(AxisSat8RowsOf::<SRC, PREC, false, 4>(self)),
+        }
+    }
+
     #[inline(always)]
     fn groups<S: Simd, const SIGNED: bool, const BITS: u8>(self, simd: S) -> usize {
         let AxisSat8Rows { job, sp, y, begin, rows, geometry: (mut g0, r1, c0, nv), .. } = self;
@@ -1287,21 +1300,34 @@ struct BlockedGroups<'a, 'y, const SRC: u8, const PREC: u8> {
     k: usize,
 }
 
-impl<const SRC: u8, const PREC: u8> Kernel for BlockedGroups<'_, '_, SRC, PREC> {
+/// [`BlockedGroups`] with its final pack (`SIGNED`) and width at compile time: a kernel of
+/// its own per variant (an unoptimised build gives each its own frame).
+struct BlockedGroupsOf<'a, 'y, const SRC: u8, const PREC: u8, const SIGNED: bool, const BITS: u8>(
+    BlockedGroups<'a, 'y, SRC, PREC>,
+);
+
+impl<const SRC: u8, const PREC: u8, const SIGNED: bool, const BITS: u8> Kernel
+    for BlockedGroupsOf<'_, '_, SRC, PREC, SIGNED, BITS>
+{
     type Output = usize;
     #[inline(always)]
     fn run<S: Simd>(self, simd: S) -> usize {
-        // The final pack and the width at compile time: one branch here, none per step.
-        match (self.signed, self.bits) {
-            (true, 8) => self.groups::<S, true, 8>(simd),
-            (false, 8) => self.groups::<S, false, 8>(simd),
-            (true, _) => self.groups::<S, true, 4>(simd),
-            (false, _) => self.groups::<S, false, 4>(simd),
-        }
+        self.0.groups::<S, SIGNED, BITS>(simd)
     }
 }
 
 impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
+    /// Runs the kernel of this call's variant: one branch here, none per step.
+    #[inline(always)]
+    fn enter<S: Simd>(self, simd: S) -> usize {
+        match (self.signed, self.bits) {
+            (true, 8) => simd.enter(BlockedGroupsOf::<SRC, PREC, true, 8>(self)),
+            (false, 8) => simd.enter(BlockedGroupsOf::<SRC, PREC, false, 8>(self)),
+            (true, _) => simd.enter(BlockedGroupsOf::<SRC, PREC, true, 4>(self)),
+            (false, _) => simd.enter(BlockedGroupsOf::<SRC, PREC, false, 4>(self)),
+        }
+    }
+
     #[inline(always)]
     fn groups<S: Simd, const SIGNED: bool, const BITS: u8>(self, simd: S) -> usize {
         let BlockedGroups { job, y, begin, end, block, .. } = self;
