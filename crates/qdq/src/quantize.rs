@@ -1223,8 +1223,10 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
         match (self.signed, self.sp.bits) {
             (true, 8) => simd.enter(AxisSat8RowsOf::<SRC, PREC, true, 8>(self)),
             (false, 8) => simd.enter(AxisSat8RowsOf::<SRC, PREC, false, 8>(self)),
-            (true, _) => simd.enter(AxisSat8RowsOf::<SRC, PREC, true, 4>(self)),
-            (false, _) => simd.enter(AxisSat8RowsOf::<SRC, PREC, false, 4>(self)),
+            // 4-bit outputs from f32 only (see `run`; build time).
+            (true, 4) if SRC == 0 && PREC == 0 => simd.enter(AxisSat8RowsOf::<SRC, PREC, true, 4>(self)),
+            (false, 4) if SRC == 0 && PREC == 0 => simd.enter(AxisSat8RowsOf::<SRC, PREC, false, 4>(self)),
+            _ => self.geometry.0,
         }
     }
 
@@ -1323,8 +1325,10 @@ impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
         match (self.signed, self.bits) {
             (true, 8) => simd.enter(BlockedGroupsOf::<SRC, PREC, true, 8>(self)),
             (false, 8) => simd.enter(BlockedGroupsOf::<SRC, PREC, false, 8>(self)),
-            (true, _) => simd.enter(BlockedGroupsOf::<SRC, PREC, true, 4>(self)),
-            (false, _) => simd.enter(BlockedGroupsOf::<SRC, PREC, false, 4>(self)),
+            // 4-bit outputs from f32 only (see `run`; build time).
+            (true, 4) if SRC == 0 && PREC == 0 => simd.enter(BlockedGroupsOf::<SRC, PREC, true, 4>(self)),
+            (false, 4) if SRC == 0 && PREC == 0 => simd.enter(BlockedGroupsOf::<SRC, PREC, false, 4>(self)),
+            _ => self.k,
         }
     }
 
@@ -1766,7 +1770,10 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
     // of once per vector take a quarter of the instructions); blocked on the SIMD ISAs only.
     // The `S::SPECIALIZE` guards are constants, so the portable ISA does not even
     // instantiate the 16-bit drivers. Every other call takes the segment walk.
-    if !mini && matches!(job.out.bits(), 8 | 4) {
+    // 4-bit outputs (weights) from f32 only: their kernels in the 16-bit variants took build
+    // time for a rare case.
+    let f32_x = job.src == Src::F32 && job.prec == Prec::F32;
+    if !mini && (job.out.bits() == 8 || (job.out.bits() == 4 && f32_x)) {
         let taken = match (job.src, job.prec) {
             (Src::F32, Prec::F32) => layout_driver::<S, 0, 0>(simd, job, begin, end, y),
             (Src::F16, Prec::F16) if S::SPECIALIZE => layout_driver::<S, 1, 1>(simd, job, begin, end, y),
