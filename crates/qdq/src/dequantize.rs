@@ -166,11 +166,11 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
             _ => simd.enter(BlockedLastOf::<4, 0>(k)),
         };
     }
-    // Per-axis along the last axis by channel tiles: 8-bit integers to f32 (weights) in
-    // their own variant, the rest in the run-time one (the tile code in every variant took
-    // a tenth more build time).
+    // Per-axis along the last axis and blocked along another axis by row tiles: 8- and
+    // 4-bit integers to f32 (weights) in their own variants, the rest in the run-time one
+    // (the tile code in every variant took a tenth more build time).
     let tiled = tiled_channels::<S>(job).is_some();
-    if tiled && !(job.x.dtype.bits() == 8 && job.mini.is_none() && job.out == Out::F32) {
+    if tiled && !(matches!(job.x.dtype.bits(), 8 | 4) && job.mini.is_none() && job.out == Out::F32) {
         return walk::<S, 0, MINI_JOB, 3>(simd, job, begin, end, y);
     }
     // The portable ISA keeps the integer-to-f32 variants only.
@@ -403,7 +403,7 @@ struct DequantizeOp<'j, 'a, 'y, const BITS: u8, const MINI: u8, const OUT: u8> {
 
 impl<const BITS: u8, const MINI: u8, const OUT: u8> DequantizeOp<'_, '_, '_, BITS, MINI, OUT> {
     /// Whether the variant takes per-axis layouts by channel tiles ([`walk::walk_tiled`]).
-    const TILED: bool = (BITS == 8 && MINI == 0 && OUT == 0) || OUT == 3;
+    const TILED: bool = ((BITS == 8 || BITS == 4) && MINI == 0 && OUT == 0) || OUT == 3;
 
     #[inline(always)]
     fn bits(&self) -> u32 {
