@@ -765,6 +765,21 @@ fn sat8_step_store<S: Simd, const SIGNED: bool>(
     }
 }
 
+/// One step of the 16-bit integer types on the layout kernels (f32 x, the scales in the
+/// fast range): [`sat8_step`]'s checked quotients (the step redone with the clamps where
+/// the conversion cannot vouch for a lane), then `clamp(c + z[k], qmin, qmax)`, the same
+/// as clamping to `[qmin - z, qmax - z]` first (`|c| <= 2^30`: no overflow), and the
+/// store.
+#[inline(always)]
+fn sat16_step_store<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4], y: &mut [u8]) {
+    let Encode::Int { qmin, qmax } = sp.enc else { return };
+    let mut c = sat8_step(simd, sp, x, p);
+    for (ck, pk) in c.iter_mut().zip(p) {
+        *ck = simd.min_i(simd.max_i(simd.add_i(*ck, pk.z), simd.splat_i(qmin)), simd.splat_i(qmax));
+    }
+    simd.store_16x4(c, SIGNED, y);
+}
+
 /// The 8-bit fast path over whole steps of four vectors, for the 8- and 4-bit integer
 /// types (`bits`): `x` and `y` hold exactly the steps' bytes (chunked iteration, so no
 /// bounds checks in the loop; `SIGNED` picks the final pack at compile time). The width is
@@ -946,7 +961,7 @@ pub(crate) fn sat_block_with_range<S: Simd>(
     }
 }
 
-/// The segment walk for the layout drivers' leftovers (8- or 4-bit integer outputs,
+/// The segment walk for the layout drivers' leftovers (8-, 4- or 16-bit integer outputs,
 /// `bits`): the variant [`run`] takes for the call anyway (no walk of their own). `y` holds
 /// the output from element `begin` (on a byte).
 #[inline(always)]
@@ -960,17 +975,18 @@ fn walk_int<S: Simd, const SRC: u8, const PREC: u8>(
 ) {
     match (bits, SRC, PREC) {
         (8, _, _) => walk::<S, SRC, PREC, 0, 8>(simd, job, begin, end, y),
-        (_, 0, 0) => walk::<S, 0, 0, 0, 4>(simd, job, begin, end, y),
+        (16, 0, 0) => walk::<S, 0, 0, 0, 16>(simd, job, begin, end, y),
+        (4, 0, 0) => walk::<S, 0, 0, 0, 4>(simd, job, begin, end, y),
         _ => walk::<S, ANY, ANY, 0, ANY>(simd, job, begin, end, y),
     }
 }
 
-/// Whether [`run_blocked_sat8`] covers a call: blocked along the last axis to an 8-bit
-/// integer type, or a 4-bit one whose rows and range start on a byte, blocks of two
-/// vectors (paired per store) or of a multiple of four, on an ISA with FMA.
+/// Whether [`run_blocked_sat8`] covers a call: blocked along the last axis to an 8- or
+/// 16-bit integer type, or a 4-bit one whose rows and range start on a byte, blocks of two
+/// vectors (paired per store, 8 bits) or of a multiple of four, on an ISA with FMA.
 fn blocked_sat8<S: Simd>(job: &Job<'_>, begin: usize) -> Option<(usize, usize)> {
     match (job.layout, job.enc, job.out.bits()) {
-        (Layout::Blocked { axis_len, inner: 1, block, .. }, Encode::Int { .. }, bits @ (8 | 4))
+        (Layout::Blocked { axis_len, inner: 1, block, .. }, Encode::Int { .. }, bits @ (8 | 4 | 16))
             if S::HAS_FMA
                 && (bits == 8 || (begin | axis_len).is_multiple_of(2))
                 && axis_len > 0
@@ -984,8 +1000,8 @@ fn blocked_sat8<S: Simd>(job: &Job<'_>, begin: usize) -> Option<(usize, usize)> 
 }
 
 /// Blocked quantization along the last axis to an 8-bit integer type (f32 x with f32
-/// arithmetic, or f16 / bf16 x in its own precision: `SRC`, `PREC`), the layout of
-/// weight and activation blocks (block 32, 64, 128 ...). A per-block `splat_lanes` (scalar
+/// arithmetic, or f16 / bf16 x in its own precision: `SRC`, `PREC`), or from f32 to a 4-
+/// or 16-bit one, the layout of weight and activation blocks (block 32, 64, 128 ...). A per-block `splat_lanes` (scalar
 /// reciprocal, zero-point decode) would cost as much as the block's 32 elements, so the
 /// parameters of 16 consecutive blocks come from vector loads and one vector division,
 /// and each block then runs the 8-bit fast path of the per-tensor loop (two blocks per
@@ -1090,7 +1106,8 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
 const AXIS_TILE_VECTORS: usize = walk::PER_AXIS_TILE;
 
 /// Per-axis quantization to an 8-bit integer type along the last axis (f32 x with f32
-/// arithmetic, or f16 / bf16 x in its own precision: `SRC`, `PREC`; `[rows, C]`,
+/// arithmetic, or f16 / bf16 x in its own precision: `SRC`, `PREC`; from f32 also to 4-
+/// and 16-bit types; `[rows, C]`,
 /// one scale per channel), and blocked quantization along another axis (`[outer, D,
 /// inner]`: rows of `inner` elements, each block of rows sharing a row of scales; see
 /// [`walk::RowTiles`]): each vector of x meets `LANES` different scales, the same ones
@@ -1223,9 +1240,11 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
         match (self.signed, self.sp.bits) {
             (true, 8) => simd.enter(AxisSat8RowsOf::<SRC, PREC, true, 8>(self)),
             (false, 8) => simd.enter(AxisSat8RowsOf::<SRC, PREC, false, 8>(self)),
-            // 4-bit outputs from f32 only (see `run`; build time).
+            // 4- and 16-bit outputs from f32 only (see `run`; build time).
             (true, 4) if SRC == 0 && PREC == 0 => simd.enter(AxisSat8RowsOf::<SRC, PREC, true, 4>(self)),
             (false, 4) if SRC == 0 && PREC == 0 => simd.enter(AxisSat8RowsOf::<SRC, PREC, false, 4>(self)),
+            (true, 16) if SRC == 0 && PREC == 0 => simd.enter(AxisSat8RowsOf::<SRC, PREC, true, 16>(self)),
+            (false, 16) if SRC == 0 && PREC == 0 => simd.enter(AxisSat8RowsOf::<SRC, PREC, false, 16>(self)),
             _ => self.geometry.0,
         }
     }
@@ -1250,7 +1269,7 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
                 let k = kb + c0 + v * lanes;
                 let divisor = job.prec.round(simd, job.scale_kind.load(simd, job.scale, k));
                 slow |= simd.mask_bits(slow_scale_lanes(simd, divisor));
-                let z = zero_points_8_4::<S, SIGNED>(simd, &job, k, bits);
+                let z = zero_points_int::<S, SIGNED>(simd, &job, k, bits);
                 *p = Lanes { divisor, r: simd.div(simd.splat(1.0), divisor), z, ..*p };
             }
             if slow != 0 {
@@ -1274,7 +1293,11 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
                 for (xt, yt) in xb.chunks_exact(tile * xs).zip(yb.chunks_exact_mut(tile * bits / 8)) {
                     let steps = xt.chunks_exact(4 * lanes * xs).zip(yt.chunks_exact_mut(4 * lanes * bits / 8));
                     for ((xq, yq), (p, z)) in steps.zip(params.chunks_exact(4).zip(&zq)) {
-                        sat8_step_store::<S, SIGNED>(simd, &sp, xq, [&p[0], &p[1], &p[2], &p[3]], *z, yq, bits);
+                        let p = [&p[0], &p[1], &p[2], &p[3]];
+                        match BITS {
+                            16 => sat16_step_store::<S, SIGNED>(simd, &sp, xq, p, yq),
+                            _ => sat8_step_store::<S, SIGNED>(simd, &sp, xq, p, *z, yq, bits),
+                        }
                     }
                 }
             }
@@ -1295,9 +1318,9 @@ struct BlockedGroups<'a, 'y, const SRC: u8, const PREC: u8> {
     begin: usize,
     end: usize,
     block: usize,
-    /// i8 / i4 (else u8 / u4) codes: the final pack.
+    /// A signed output type: the final pack.
     signed: bool,
-    /// 8 or 4.
+    /// 8, 4 or 16.
     bits: usize,
     k: usize,
 }
@@ -1325,9 +1348,11 @@ impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
         match (self.signed, self.bits) {
             (true, 8) => simd.enter(BlockedGroupsOf::<SRC, PREC, true, 8>(self)),
             (false, 8) => simd.enter(BlockedGroupsOf::<SRC, PREC, false, 8>(self)),
-            // 4-bit outputs from f32 only (see `run`; build time).
+            // 4- and 16-bit outputs from f32 only (see `run`; build time).
             (true, 4) if SRC == 0 && PREC == 0 => simd.enter(BlockedGroupsOf::<SRC, PREC, true, 4>(self)),
             (false, 4) if SRC == 0 && PREC == 0 => simd.enter(BlockedGroupsOf::<SRC, PREC, false, 4>(self)),
+            (true, 16) if SRC == 0 && PREC == 0 => simd.enter(BlockedGroupsOf::<SRC, PREC, true, 16>(self)),
+            (false, 16) if SRC == 0 && PREC == 0 => simd.enter(BlockedGroupsOf::<SRC, PREC, false, 16>(self)),
             _ => self.k,
         }
     }
@@ -1356,7 +1381,7 @@ impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
             if !simd.mask_bits(slow_scale_lanes(simd, divisor)) & all != all {
                 break;
             }
-            let z = zero_points_8_4::<S, SIGNED>(simd, &job, k, bits);
+            let z = zero_points_int::<S, SIGNED>(simd, &job, k, bits);
             let gp = GroupParams::new(simd, divisor, z);
             let x = &job.x[e_group * xs..(e_group + lanes * block) * xs];
             let yg = &mut y[(e_group - begin) * bits / 8..(e_group - begin + lanes * block) * bits / 8];
@@ -1371,7 +1396,10 @@ impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
                 let pb = if pair { gp.block(simd, ja + 1) } else { pa };
                 let z = simd.zero_points_x4([pa.z, pa.z, pb.z, pb.z]);
                 for (xq, yq) in xu.chunks_exact(4 * vb).zip(yu.chunks_exact_mut(4 * lanes * bits / 8)) {
-                    sat8_step_store::<S, SIGNED>(simd, &sp, xq, [&pa, &pa, &pb, &pb], z, yq, bits);
+                    match BITS {
+                        16 => sat16_step_store::<S, SIGNED>(simd, &sp, xq, [&pa, &pa, &pb, &pb], yq),
+                        _ => sat8_step_store::<S, SIGNED>(simd, &sp, xq, [&pa, &pa, &pb, &pb], z, yq, bits),
+                    }
                 }
             }
             k += lanes;
@@ -1380,11 +1408,11 @@ impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
     }
 }
 
-/// `LANES` zero points of an 8- or 4-bit integer output (`bits`; `SIGNED`: i8 / i4) from
-/// scale index `k` as i32 lanes (8 bits: one vector load; 4 bits, where `k` may be odd:
-/// the general code loader): 0 without.
+/// `LANES` zero points of an 8-, 4- or 16-bit integer output (`bits`; `SIGNED`: a signed
+/// type) from scale index `k` as i32 lanes (8 bits: one vector load; the others, where a
+/// 4-bit `k` may be odd: the general code loader): 0 without.
 #[inline(always)]
-fn zero_points_8_4<S: Simd, const SIGNED: bool>(simd: S, job: &Job<'_>, k: usize, bits: usize) -> S::I {
+fn zero_points_int<S: Simd, const SIGNED: bool>(simd: S, job: &Job<'_>, k: usize, bits: usize) -> S::I {
     match (job.zero_point, bits) {
         (Some(zp), 8) => sign_extend(simd, simd.load_u8(&zp.data[k..]), if SIGNED { 0x80 } else { 0 }),
         (Some(zp), _) => load_codes(simd, &zp, k, S::LANES, true),
@@ -1770,10 +1798,10 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
     // of once per vector take a quarter of the instructions); blocked on the SIMD ISAs only.
     // The `S::SPECIALIZE` guards are constants, so the portable ISA does not even
     // instantiate the 16-bit drivers. Every other call takes the segment walk.
-    // 4-bit outputs (weights) from f32 only: their kernels in the 16-bit variants took build
-    // time for a rare case.
+    // 4- and 16-bit outputs from f32 only: their kernels in the 16-bit variants took build
+    // time for rare cases.
     let f32_x = job.src == Src::F32 && job.prec == Prec::F32;
-    if !mini && (job.out.bits() == 8 || (job.out.bits() == 4 && f32_x)) {
+    if !mini && (job.out.bits() == 8 || (matches!(job.out.bits(), 4 | 16) && f32_x)) {
         let taken = match (job.src, job.prec) {
             (Src::F32, Prec::F32) => layout_driver::<S, 0, 0>(simd, job, begin, end, y),
             (Src::F16, Prec::F16) if S::SPECIALIZE => layout_driver::<S, 1, 1>(simd, job, begin, end, y),
@@ -1817,8 +1845,9 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
     }
 }
 
-/// The per-axis-last and blocked-last drivers of [`run`] for one compile-time source and
-/// precision, to an 8-bit integer type: whether one took the call.
+/// The row-tile (per-axis-last, blocked along another axis) and blocked-last drivers of
+/// [`run`] for one compile-time source and precision, to an 8-bit integer type (from f32
+/// also 4- and 16-bit ones): whether one took the call.
 #[inline(always)]
 fn layout_driver<S: Simd, const SRC: u8, const PREC: u8>(
     simd: S,

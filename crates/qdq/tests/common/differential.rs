@@ -468,14 +468,14 @@ pub fn large_parallel_per_axis_and_blocked() {
     }
 }
 
-/// Blocked along the last axis to 8- and 4-bit integer types, the layout with its own fast
-/// kernel: block sizes of one, two and four vector pairs and odd ones, rows with a short
+/// Blocked along the last axis to 8-, 4- and 16-bit integer types, the layout with its own
+/// fast kernel: block sizes of one, two and four vector pairs and odd ones, rows with a short
 /// last block, scales outside the fast range in some blocks, NaN / inf / huge x, random
 /// zero points, and sub-ranges starting inside blocks (on a byte); f32 x and scales, and
 /// f16 / bf16 ones (their own precision: the kernel's 16-bit variants).
 pub fn blocked_last_8bit() {
     let mut rng = Rng::new(0xb10c_ca5e_0000_0008);
-    let outs = [DataType::U8, DataType::I8, DataType::U4, DataType::I4];
+    let outs = [DataType::U8, DataType::I8, DataType::U4, DataType::I4, DataType::U16, DataType::I16];
     for (xt, out) in [DataType::F32, DataType::F16, DataType::Bf16].into_iter().flat_map(|t| outs.map(|o| (t, o))) {
         for block in [16usize, 32, 48, 64, 96, 128, 7] {
             for axis_len in [block * 3, block * 2 + 5, 1024, block] {
