@@ -12,7 +12,7 @@
 use crate::codec::{bf16_rne_bits, decode_minifloat, decode_minifloat_times, fold_scale, MiniFormat};
 use crate::isa::Kernel;
 use crate::quantize::{load_codes, load_full, ScaleKind};
-use crate::simd::{lane_f32, Simd};
+use crate::simd::{lane_f32, lane_i32, Simd};
 use crate::walk::{self, RunOp};
 use qdq_ref::float::FloatFormat;
 use qdq_ref::{packing, DataType, Layout, Packed};
@@ -163,20 +163,23 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
             (8, _) if job.mini.is_some() => simd.enter(BlockedLastOf::<8, 1>(k)),
             (4, _) if job.mini.is_some() => simd.enter(BlockedLastOf::<4, 1>(k)),
             (8, _) => simd.enter(BlockedLastOf::<8, 0>(k)),
+            (16, _) => simd.enter(BlockedLastOf::<16, 0>(k)),
             _ => simd.enter(BlockedLastOf::<4, 0>(k)),
         };
     }
-    // Per-axis along the last axis and blocked along another axis by row tiles: 8- and
-    // 4-bit integers to f32 (weights) in their own variants, the rest in the run-time one
-    // (the tile code in every variant took a tenth more build time).
+    // Per-axis along the last axis and blocked along another axis by row tiles: 4-, 8- and
+    // 16-bit integers to f32 in their own variants, the rest in the run-time one (the tile
+    // code in every variant took a tenth more build time).
     let tiled = tiled_channels::<S>(job).is_some();
-    if tiled && !(matches!(job.x.dtype.bits(), 8 | 4) && job.mini.is_none() && job.out == Out::F32) {
+    let int_f32 = job.mini.is_none() && job.out == Out::F32;
+    if tiled && !(matches!(job.x.dtype.bits(), 4 | 8 | 16) && int_f32) {
         return walk::<S, 0, MINI_JOB, 3>(simd, job, begin, end, y);
     }
     // The portable ISA keeps the integer-to-f32 variants only.
     match (job.x.dtype.bits(), job.mini.is_some(), job.out) {
         (8, false, Out::F32) => walk::<S, 8, 0, 0>(simd, job, begin, end, y),
         (4, false, Out::F32) => walk::<S, 4, 0, 0>(simd, job, begin, end, y),
+        (16, false, Out::F32) if tiled => walk::<S, 16, 0, 0>(simd, job, begin, end, y),
         // float8 e4m3fn and float4 e2m1 (the MX / NVFP4 element types) with their constants
         // folded into the decoder; the other float formats read theirs at run time.
         (8, true, Out::F32) if S::SPECIALIZE && job.x.dtype == DataType::E4M3Fn => {
@@ -194,14 +197,14 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
 }
 
 /// The block size when `[begin, end)` is whole blocks along the last axis, each a whole
-/// number of vectors of 4- or 8-bit codes, to f32 (MX and weight blocks): the case of
+/// number of vectors of 4-, 8- or 16-bit codes, to f32 (MX and weight blocks): the case of
 /// [`BlockedLast`].
 fn blocked_last<S: Simd>(job: &Job<'_>, begin: usize, end: usize) -> Option<usize> {
     match job.layout {
         Layout::Blocked { axis_len, inner: 1, block, .. }
             if S::SPECIALIZE
                 && job.out == Out::F32
-                && matches!(job.x.dtype.bits(), 4 | 8)
+                && matches!(job.x.dtype.bits(), 4 | 8 | 16)
                 && block.is_multiple_of(S::LANES)
                 && axis_len.is_multiple_of(block)
                 && begin.is_multiple_of(block)
@@ -237,7 +240,7 @@ impl<const BITS: u8, const MINI: u8> Kernel for BlockedLastOf<'_, '_, BITS, MINI
         let (bits, lanes) = (BITS as usize, S::LANES);
         let mini = mini_format::<MINI>(&job);
         let mini = mini.as_ref();
-        let signed = matches!(job.x.dtype, DataType::I8 | DataType::I4);
+        let signed = matches!(job.x.dtype, DataType::I8 | DataType::I4 | DataType::I16);
         let flip = simd.splat_i(if signed { 1 << (bits - 1) } else { 0 });
         // Float codes have no zero point (`Job::new`); saying so here drops its per-block
         // test from their loops.
@@ -251,11 +254,15 @@ impl<const BITS: u8, const MINI: u8> Kernel for BlockedLastOf<'_, '_, BITS, MINI
         let groups = xb.chunks(lanes * xstep).zip(yb.chunks_mut(lanes * ystep));
         for (g, (xg, yg)) in groups.enumerate() {
             let k0 = begin / block + g * lanes;
-            let mut sb = [0u8; 64];
+            let (mut sb, mut zb) = ([0u8; 64], [0u8; 64]);
             let whole = xg.len() == lanes * xstep;
             let canon_all = if whole {
                 let v = job.scale_kind.load(simd, job.scale, k0);
                 simd.store_f32(v, &mut sb);
+                // The group's zero points (plus the sign flip) as one vector too.
+                if let Some(zp) = zero_point {
+                    simd.store_i32(simd.add_i(load_codes(simd, &zp, k0, lanes, true), flip), &mut zb);
+                }
                 needs_canon(simd, mini, v)
             } else {
                 false
@@ -271,6 +278,7 @@ impl<const BITS: u8, const MINI: u8> Kernel for BlockedLastOf<'_, '_, BITS, MINI
                     (sc, needs_canon(simd, mini, sc))
                 };
                 let zf = match zero_point {
+                    Some(_) if whole => simd.splat_i(lane_i32(&zb, j)),
                     Some(zp) => simd.add_i(simd.splat_i(zero_point_at(&zp, k)), flip),
                     None => flip,
                 };
@@ -312,6 +320,8 @@ fn zero_point_at(zp: &Packed<'_>, k: usize) -> i32 {
         DataType::I8 => zp.data[k] as i8 as i32,
         DataType::U4 => (zp.data[k / 2] >> (4 * (k % 2)) & 15) as i32,
         DataType::I4 => ((zp.data[k / 2] >> (4 * (k % 2))) << 4) as i8 as i32 >> 4,
+        DataType::U16 => u16::from_le_bytes([zp.data[2 * k], zp.data[2 * k + 1]]) as i32,
+        DataType::I16 => i16::from_le_bytes([zp.data[2 * k], zp.data[2 * k + 1]]) as i32,
         t => packing::get_int(t, zp.data, k) as i32,
     }
 }
@@ -403,7 +413,7 @@ struct DequantizeOp<'j, 'a, 'y, const BITS: u8, const MINI: u8, const OUT: u8> {
 
 impl<const BITS: u8, const MINI: u8, const OUT: u8> DequantizeOp<'_, '_, '_, BITS, MINI, OUT> {
     /// Whether the variant takes per-axis layouts by channel tiles ([`walk::walk_tiled`]).
-    const TILED: bool = ((BITS == 8 || BITS == 4) && MINI == 0 && OUT == 0) || OUT == 3;
+    const TILED: bool = (matches!(BITS, 4 | 8 | 16) && MINI == 0 && OUT == 0) || OUT == 3;
 
     #[inline(always)]
     fn bits(&self) -> u32 {
