@@ -179,7 +179,7 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
     match (job.x.dtype.bits(), job.mini.is_some(), job.out) {
         (8, false, Out::F32) => walk::<S, 8, 0, 0>(simd, job, begin, end, y),
         (4, false, Out::F32) => walk::<S, 4, 0, 0>(simd, job, begin, end, y),
-        (16, false, Out::F32) if tiled => walk::<S, 16, 0, 0>(simd, job, begin, end, y),
+        (16, false, Out::F32) => walk::<S, 16, 0, 0>(simd, job, begin, end, y),
         // float8 e4m3fn and float4 e2m1 (the MX / NVFP4 element types) with their constants
         // folded into the decoder; the other float formats read theirs at run time.
         (8, true, Out::F32) if S::SPECIALIZE && job.x.dtype == DataType::E4M3Fn => {
