@@ -1102,6 +1102,91 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
     }
 }
 
+/// The block size when [`BlockedMini`] takes a call: blocked along the last axis to a
+/// float format of the four-vector encoder that adds no zero point, blocks of two vectors
+/// or of a multiple of four that tile every row, a 4-bit output's range from a byte.
+fn blocked_mini(job: &Job<'_>, begin: usize) -> Option<usize> {
+    match (job.layout, job.enc) {
+        (Layout::Blocked { axis_len, inner: 1, block, .. }, Encode::Mini { add_zero: false, .. })
+            if MiniFormat::has_x4_route(mini_id(job))
+                && block > 0
+                && axis_len.is_multiple_of(block)
+                && (block == 8 || block.is_multiple_of(16))
+                && (job.out.bits() == 8 || begin.is_multiple_of(2)) =>
+        {
+            Some(block)
+        }
+        _ => None,
+    }
+}
+
+/// Blocked quantization along the last axis from f32 to float8 / float4 (formats of
+/// [`MiniFormat::has_x4_route`] that add no zero point), on ISAs whose four-vector encoder
+/// takes every quotient from the divide instruction ([`Simd::MINI_DIV_QUOTIENTS`] = 4, so
+/// any scale): per block its broadcast divisor, then steps of four vectors (vectors 0, 1
+/// from one block and 2, 3 from the next when a block is two vectors) encoded and stored
+/// by [`Simd::store_mini_x4`]. Block `k` is elements `[k B, (k + 1) B)`; the partial
+/// blocks at either end of the range, and blocks whose vectors do not fill steps, take the
+/// segment walk.
+struct BlockedMini<'a, 'y> {
+    job: Job<'a>,
+    begin: usize,
+    end: usize,
+    y: &'y mut [u8],
+    block: usize,
+}
+
+/// [`BlockedMini`] for the compile-time format `MINI` (an id of [`MiniFormat::of_id`], or
+/// [`MINI_RUNTIME`] for the job's).
+struct BlockedMiniOf<'a, 'y, const MINI: u8>(BlockedMini<'a, 'y>);
+
+impl<const MINI: u8> Kernel for BlockedMiniOf<'_, '_, MINI> {
+    type Output = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, simd: S) {
+        let BlockedMini { job, begin, end, y, block } = self.0;
+        let sp = Spec::resolve::<0, 0, ANY>(&job);
+        let Encode::Mini { fmt, .. } = sp.enc else { return };
+        let fmt = if MINI == MINI_RUNTIME { fmt } else { MiniFormat::of_id(MINI) };
+        let (lanes, ob) = (S::LANES, sp.bits as usize);
+        // Whole blocks `[b0, b1)` of the range, in units of one block or, for two-vector
+        // blocks, of two; the rest by the segment walk.
+        let unit = if block == 2 * lanes { 2 * block } else { block };
+        let b0 = begin.next_multiple_of(block);
+        let whole = block.is_multiple_of(4 * lanes) || block == 2 * lanes;
+        let b1 = if whole && b0 < end { b0 + (end - b0) / unit * unit } else { b0.min(end) };
+        let rest = [(begin, b0.min(end)), (b1, end)];
+        if b0 < b1 {
+            let x = &job.x[4 * b0..4 * b1];
+            let yb = &mut y[(b0 - begin) * ob / 8..(b1 - begin) * ob / 8];
+            // (No closure for the divisors: closures do not inherit the ISA's features.)
+            let one = fast_lanes(simd, 1.0, 1.0, 0);
+            let (sc, kind) = (job.scale, job.scale_kind);
+            for (u, (xu, yu)) in x.chunks_exact(4 * unit).zip(yb.chunks_exact_mut(unit * ob / 8)).enumerate() {
+                let k = b0 / block + u * (unit / block);
+                let pa = Lanes { divisor: simd.splat(kind.get_inline(sc, k)), ..one };
+                let pb =
+                    if unit == block { pa } else { Lanes { divisor: simd.splat(kind.get_inline(sc, k + 1)), ..one } };
+                for (xq, yq) in xu.chunks_exact(16 * lanes).zip(yu.chunks_exact_mut(4 * lanes * ob / 8)) {
+                    simd.store_mini_x4(mini_quotients_x4(simd, &sp, xq, [&pa, &pa, &pb, &pb], false), &fmt, yq);
+                }
+            }
+        }
+        for (lo, hi) in rest {
+            if lo < hi {
+                let yb = &mut y[(lo - begin) * ob / 8..((hi - begin) * ob).div_ceil(8)];
+                // The variant `run` takes for the call anyway.
+                match MINI {
+                    2 => walk::<S, 0, 0, 2, 8>(simd, &job, lo, hi, yb),
+                    4 => walk::<S, 0, 0, 4, 8>(simd, &job, lo, hi, yb),
+                    10 => walk::<S, 0, 0, 10, 4>(simd, &job, lo, hi, yb),
+                    _ => walk::<S, 0, 0, MINI_RUNTIME, ANY>(simd, &job, lo, hi, yb),
+                }
+            }
+        }
+    }
+}
+
 /// Vectors of channels per tile of [`run_per_axis_last`]: the walk's tile.
 const AXIS_TILE_VECTORS: usize = walk::PER_AXIS_TILE;
 
@@ -1810,6 +1895,18 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
         };
         if taken {
             return;
+        }
+    }
+    // Blocked along the last axis from f32 to a float format of the four-vector encoder.
+    if mini && f32_x && S::MINI_X4 && S::MINI_DIV_QUOTIENTS == 4 {
+        if let Some(block) = blocked_mini(job, begin) {
+            let k = BlockedMini { job: *job, begin, end, y, block };
+            return match mini_id(job) {
+                2 => simd.enter(BlockedMiniOf::<2>(k)),
+                4 => simd.enter(BlockedMiniOf::<4>(k)),
+                10 => simd.enter(BlockedMiniOf::<10>(k)),
+                _ => simd.enter(BlockedMiniOf::<MINI_RUNTIME>(k)),
+            };
         }
     }
     // The other per-axis calls along the last axis by channel tiles, in the two run-time
