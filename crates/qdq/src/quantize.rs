@@ -1930,6 +1930,8 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
             2 => walk::<S, 0, 0, 2, 8>(simd, job, begin, end, y),
             4 => walk::<S, 0, 0, 4, 8>(simd, job, begin, end, y),
             10 => walk::<S, 0, 0, 10, 4>(simd, job, begin, end, y),
+            11 if S::SPECIALIZE => walk::<S, 0, 0, 11, 6>(simd, job, begin, end, y),
+            12 if S::SPECIALIZE => walk::<S, 0, 0, 12, 6>(simd, job, begin, end, y),
             _ if S::SPECIALIZE => walk::<S, 0, 0, MINI_RUNTIME, ANY>(simd, job, begin, end, y),
             _ => walk::<S, ANY, ANY, 1, ANY>(simd, job, begin, end, y),
         },
