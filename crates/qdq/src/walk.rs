@@ -331,3 +331,58 @@ fn tiles<S: Simd, O: RunOp<S> + ?Sized>(
         c0 += tc;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::scalar::Scalar as Portable;
+
+    /// Every row's group: the scale index of each of its elements, and the rows that share
+    /// it (exactly those up to the group's end).
+    #[test]
+    fn row_groups_match_scale_index() {
+        let layouts = [
+            Layout::PerAxis { outer: 5, axis_len: 8, inner: 1 },
+            Layout::Blocked { outer: 3, axis_len: 7, inner: 8, block: 3 },
+            Layout::Blocked { outer: 2, axis_len: 9, inner: 12, block: 9 },
+            Layout::Blocked { outer: 4, axis_len: 5, inner: 16, block: 1 },
+            Layout::Blocked { outer: 1, axis_len: 10, inner: 8, block: 16 },
+        ];
+        for layout in layouts {
+            let rows = RowTiles::of::<Portable>(layout, 0, 0).expect("row tiles");
+            let c = rows.channels;
+            let n = layout_len(layout);
+            let nrows = n / c;
+            for r in 0..nrows {
+                let (kb, next) = rows.group(r);
+                assert!(next > r, "{layout:?} row {r}");
+                for g in r..next.min(nrows) {
+                    for j in 0..c {
+                        assert_eq!(layout.scale_index(g * c + j), kb + j, "{layout:?} row {g} of group from {r}");
+                    }
+                }
+                if next < nrows {
+                    assert_ne!(layout.scale_index(next * c), kb, "{layout:?}: row {next} starts a new group");
+                }
+            }
+        }
+        // Not row tiles: per-tensor, per-axis with an inner extent, blocked along the last
+        // axis, rows shorter than a vector, rows off the packing group.
+        assert!(RowTiles::of::<Portable>(Layout::PerTensor, 0, 0).is_none());
+        assert!(RowTiles::of::<Portable>(Layout::PerAxis { outer: 1, axis_len: 8, inner: 2 }, 0, 0).is_none());
+        assert!(RowTiles::of::<Portable>(Layout::Blocked { outer: 1, axis_len: 8, inner: 1, block: 4 }, 0, 0).is_none());
+        let short = Layout::Blocked { outer: 1, axis_len: 8, inner: Portable::LANES - 1, block: 4 };
+        assert!(Portable::LANES == 1 || RowTiles::of::<Portable>(short, 0, 0).is_none());
+        assert!(RowTiles::of::<Portable>(Layout::Blocked { outer: 1, axis_len: 8, inner: 9, block: 4 }, 1, 0).is_none());
+        assert!(RowTiles::of::<Portable>(Layout::Blocked { outer: 1, axis_len: 8, inner: 8, block: 4 }, 1, 3).is_none());
+    }
+
+    fn layout_len(layout: Layout) -> usize {
+        match layout {
+            Layout::PerTensor => 0,
+            Layout::PerAxis { outer, axis_len, inner } | Layout::Blocked { outer, axis_len, inner, .. } => {
+                outer * axis_len * inner
+            }
+        }
+    }
+}
