@@ -117,6 +117,16 @@ pub fn summary_cases() -> Vec<(Case, usize)> {
     v.push((Case::dequantize(I8, F16, Shape::PerTensor), MI));
     v.push((Case::dequantize_mx(E2M1, Shape::BlockedLast { block: 32 }), MI));
     v.push((Case::quantize(F32, U8, Shape::PerTensor), 64 << 10));
+    // Layouts of the other types and axes: blocked along a middle axis (weights blocked
+    // along an outer axis), 4-, 16-bit and float8 blocks, 16-bit channels, 16-bit DQ.
+    v.push((Case::quantize(F32, I8, Shape::BlockedMiddle { block: 32 }), MI));
+    v.push((Case::quantize(F32, I4, Shape::BlockedLast { block: 32 }), MI));
+    v.push((Case::quantize(F32, I16, Shape::PerAxisLast { channels: 64 }), MI));
+    v.push((Case::quantize(F32, E4M3Fn, Shape::BlockedLast { block: 32 }), MI));
+    v.push((Case::dequantize(I8, F32, Shape::BlockedMiddle { block: 32 }), MI));
+    v.push((Case::dequantize(I4, F32, Shape::BlockedMiddle { block: 32 }), MI));
+    v.push((Case::dequantize(I16, F32, Shape::BlockedLast { block: 32 }), MI));
+    v.push((Case::dequantize(I16, F32, Shape::PerTensor), MI));
     // Training mode, beside the inference Q (above) and DQ of the same case.
     v.push((Case::dequantize(I8, F32, Shape::PerTensor), MI));
     for op in Op::TRAINING {
