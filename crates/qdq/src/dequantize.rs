@@ -168,11 +168,12 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
         };
     }
     // Per-axis along the last axis and blocked along another axis by row tiles: 4-, 8- and
-    // 16-bit integers to f32 in their own variants, the rest in the run-time one (the tile
-    // code in every variant took a tenth more build time).
+    // 16-bit integers and e4m3fn to f32 in their own variants, the rest in the run-time one
+    // (the tile code in every variant took a tenth more build time).
     let tiled = tiled_channels::<S>(job).is_some();
     let int_f32 = job.mini.is_none() && job.out == Out::F32;
-    if tiled && !(matches!(job.x.dtype.bits(), 4 | 8 | 16) && int_f32) {
+    let e4m3fn_f32 = S::SPECIALIZE && job.x.dtype == DataType::E4M3Fn && job.out == Out::F32;
+    if tiled && !(matches!(job.x.dtype.bits(), 4 | 8 | 16) && int_f32) && !e4m3fn_f32 {
         return walk::<S, 0, MINI_JOB, 3>(simd, job, begin, end, y);
     }
     // The portable ISA keeps the integer-to-f32 variants only.
@@ -413,7 +414,7 @@ struct DequantizeOp<'j, 'a, 'y, const BITS: u8, const MINI: u8, const OUT: u8> {
 
 impl<const BITS: u8, const MINI: u8, const OUT: u8> DequantizeOp<'_, '_, '_, BITS, MINI, OUT> {
     /// Whether the variant takes per-axis layouts by channel tiles ([`walk::walk_tiled`]).
-    const TILED: bool = (matches!(BITS, 4 | 8 | 16) && MINI == 0 && OUT == 0) || OUT == 3;
+    const TILED: bool = (matches!(BITS, 4 | 8 | 16) && MINI == 0 && OUT == 0) || (MINI == 2 && OUT == 0) || OUT == 3;
 
     #[inline(always)]
     fn bits(&self) -> u32 {
