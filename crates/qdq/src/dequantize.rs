@@ -313,7 +313,7 @@ fn needs_canon<S: Simd>(simd: S, mini: Option<&MiniFormat>, sc: S::F) -> bool {
     !S::SPECIALIZE || mini.is_some_and(|f| f.ieee) || simd.mask_bits(simd.is_nan(simd.mul(sc, simd.splat(0.0)))) != 0
 }
 
-/// Zero point `k`, with the 8- and 4-bit types read inline (per-block loops).
+/// Zero point `k`, with the 8-, 4- and 16-bit types read inline (per-block loops).
 #[inline(always)]
 fn zero_point_at(zp: &Packed<'_>, k: usize) -> i32 {
     match zp.dtype {
@@ -382,8 +382,9 @@ fn run_with<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8>(
     let gmask = crate::quantize::group(job.x.dtype) - 1;
     let n_scales = job.scale.len() / job.scale_kind.size();
     let mut op = DequantizeOp::<BITS, MINI, OUT> { job, signed, gmask, n_scales, begin, y };
-    // Channel tiles in the 8-bit integer to f32 variant and the run-time one (see `run`); a
-    // constant condition, so the other variants do not even instantiate the tile kernel.
+    // Row tiles in the 4-, 8- and 16-bit integer and e4m3fn to f32 variants and the run-time
+    // one (see `run`); a constant condition, so the other variants do not even instantiate
+    // the tile kernel.
     if DequantizeOp::<BITS, MINI, OUT>::TILED {
         walk::walk_tiled(simd, op, job.layout, begin, end, tiled_channels::<S>(job));
     } else {
@@ -413,7 +414,7 @@ struct DequantizeOp<'j, 'a, 'y, const BITS: u8, const MINI: u8, const OUT: u8> {
 }
 
 impl<const BITS: u8, const MINI: u8, const OUT: u8> DequantizeOp<'_, '_, '_, BITS, MINI, OUT> {
-    /// Whether the variant takes per-axis layouts by channel tiles ([`walk::walk_tiled`]).
+    /// Whether the variant takes the row-tile layouts by channel tiles ([`walk::walk_tiled`]).
     const TILED: bool = (matches!(BITS, 4 | 8 | 16) && MINI == 0 && OUT == 0) || (MINI == 2 && OUT == 0) || OUT == 3;
 
     #[inline(always)]

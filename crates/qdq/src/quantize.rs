@@ -767,15 +767,16 @@ fn sat8_step_store<S: Simd, const SIGNED: bool>(
 
 /// One step of the 16-bit integer types on the layout kernels (f32 x, the scales in the
 /// fast range): [`sat8_step`]'s checked quotients (the step redone with the clamps where
-/// the conversion cannot vouch for a lane), then `clamp(c + z[k], qmin, qmax)`, the same
-/// as clamping to `[qmin - z, qmax - z]` first (`|c| <= 2^30`: no overflow), and the
-/// store.
+/// the conversion cannot vouch for a lane), clamped to `[qmin - z[k], qmax - z[k]]`, then
+/// the zero point added (as [`Sat16Loop`]: a lane beyond `±2^30` may be any i32 of its
+/// sign, NEON's saturated `i32::MAX` included, so `c + z` could wrap), and the store.
 #[inline(always)]
 fn sat16_step_store<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4], y: &mut [u8]) {
     let Encode::Int { qmin, qmax } = sp.enc else { return };
     let mut c = sat8_step(simd, sp, x, p);
     for (ck, pk) in c.iter_mut().zip(p) {
-        *ck = simd.min_i(simd.max_i(simd.add_i(*ck, pk.z), simd.splat_i(qmin)), simd.splat_i(qmax));
+        let (lo, hi) = (simd.sub_i(simd.splat_i(qmin), pk.z), simd.sub_i(simd.splat_i(qmax), pk.z));
+        *ck = simd.add_i(simd.min_i(simd.max_i(*ck, lo), hi), pk.z);
     }
     simd.store_16x4(c, SIGNED, y);
 }
@@ -988,7 +989,7 @@ fn blocked_sat8<S: Simd>(job: &Job<'_>, begin: usize) -> Option<(usize, usize)> 
     match (job.layout, job.enc, job.out.bits()) {
         (Layout::Blocked { axis_len, inner: 1, block, .. }, Encode::Int { .. }, bits @ (8 | 4 | 16))
             if S::HAS_FMA
-                && (bits == 8 || (begin | axis_len).is_multiple_of(2))
+                && (bits != 4 || (begin | axis_len).is_multiple_of(2))
                 && axis_len > 0
                 && block > 0
                 && (block == 2 * S::LANES || block.is_multiple_of(4 * S::LANES)) =>
@@ -1105,13 +1106,13 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
 /// The block size when [`BlockedMini`] takes a call: blocked along the last axis to a
 /// float format of the four-vector encoder that adds no zero point, blocks of two vectors
 /// or of a multiple of four that tile every row, a 4-bit output's range from a byte.
-fn blocked_mini(job: &Job<'_>, begin: usize) -> Option<usize> {
+fn blocked_mini<S: Simd>(job: &Job<'_>, begin: usize) -> Option<usize> {
     match (job.layout, job.enc) {
         (Layout::Blocked { axis_len, inner: 1, block, .. }, Encode::Mini { add_zero: false, .. })
             if MiniFormat::has_x4_route(mini_id(job))
                 && block > 0
                 && axis_len.is_multiple_of(block)
-                && (block == 8 || block.is_multiple_of(16))
+                && (block == 2 * S::LANES || block.is_multiple_of(4 * S::LANES))
                 && (job.out.bits() == 8 || begin.is_multiple_of(2)) =>
         {
             Some(block)
@@ -1126,7 +1127,7 @@ fn blocked_mini(job: &Job<'_>, begin: usize) -> Option<usize> {
 /// any scale): per block its broadcast divisor, then steps of four vectors (vectors 0, 1
 /// from one block and 2, 3 from the next when a block is two vectors) encoded and stored
 /// by [`Simd::store_mini_x4`]. Block `k` is elements `[k B, (k + 1) B)`; the partial
-/// blocks at either end of the range, and blocks whose vectors do not fill steps, take the
+/// blocks at either end of the range (and an unpaired last two-vector block) take the
 /// segment walk.
 struct BlockedMini<'a, 'y> {
     job: Job<'a>,
@@ -1153,8 +1154,7 @@ impl<const MINI: u8> Kernel for BlockedMiniOf<'_, '_, MINI> {
         // blocks, of two; the rest by the segment walk.
         let unit = if block == 2 * lanes { 2 * block } else { block };
         let b0 = begin.next_multiple_of(block);
-        let whole = block.is_multiple_of(4 * lanes) || block == 2 * lanes;
-        let b1 = if whole && b0 < end { b0 + (end - b0) / unit * unit } else { b0.min(end) };
+        let b1 = if b0 < end { b0 + (end - b0) / unit * unit } else { end };
         let rest = [(begin, b0.min(end)), (b1, end)];
         if b0 < b1 {
             let x = &job.x[4 * b0..4 * b1];
@@ -1228,7 +1228,7 @@ fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8>(
     while c0 < channels {
         let tc = tile.min(channels - c0);
         let nv = tc.div_ceil(lanes);
-        // 8-bit integers with whole vectors in fours: the saturating 8-bit path, a kernel
+        // Integers with whole vectors in fours: the saturating 8-bit path, a kernel
         // of its own over the tile's groups from `g0`, up to the first group with a scale
         // outside the fast range.
         let sat = S::HAS_FMA && tc.is_multiple_of(4 * lanes) && matches!(sp.enc, Encode::Int { .. });
@@ -1294,7 +1294,7 @@ fn tile_lanes<S: Simd>(simd: S, job: &Job<'_>, k: usize, valid: usize) -> Lanes<
 struct AxisSat8Rows<'a, const SRC: u8, const PREC: u8> {
     job: Job<'a>,
     sp: Spec,
-    /// i8 (else u8) codes: the final pack.
+    /// A signed output type: the final pack.
     signed: bool,
     y: &'a mut [u8],
     begin: usize,
@@ -1348,7 +1348,7 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
             let (kb, next) = rows.group(g0);
             let g1 = next.min(r1);
             // What the step reads (divisor, reciprocal, zero point) from whole vector
-            // loads: the zero points have the output's 8-bit type.
+            // loads (the zero points by `zero_points_int`).
             let mut slow = 0;
             for (v, p) in params.iter_mut().enumerate().take(nv) {
                 let k = kb + c0 + v * lanes;
@@ -1361,8 +1361,11 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
                 break;
             }
             let params = &params[..nv];
-            for (zg, p) in zq.iter_mut().zip(params.chunks_exact(4)) {
-                *zg = simd.zero_points_x4([p[0].z, p[1].z, p[2].z, p[3].z]);
+            // (16 bits: the step adds the zero points itself.)
+            if BITS != 16 {
+                for (zg, p) in zq.iter_mut().zip(params.chunks_exact(4)) {
+                    *zg = simd.zero_points_x4([p[0].z, p[1].z, p[2].z, p[3].z]);
+                }
             }
             // Runs of whole tiles: where the tile is every channel, the group's rows are
             // one contiguous run (no per-row slicing and bounds checks); otherwise one run
@@ -1461,7 +1464,7 @@ impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
                 break;
             }
             // The group's parameters from full vector loads: `LANES` scales, and as many
-            // zero points, which have the output's 8-bit type (one byte each).
+            // zero points (`zero_points_int`).
             let divisor = job.prec.round(simd, job.scale_kind.load(simd, job.scale, k));
             if !simd.mask_bits(slow_scale_lanes(simd, divisor)) & all != all {
                 break;
@@ -1899,7 +1902,7 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
     }
     // Blocked along the last axis from f32 to a float format of the four-vector encoder.
     if mini && f32_x && S::MINI_X4 && S::MINI_DIV_QUOTIENTS == 4 {
-        if let Some(block) = blocked_mini(job, begin) {
+        if let Some(block) = blocked_mini::<S>(job, begin) {
             let k = BlockedMini { job: *job, begin, end, y, block };
             return match mini_id(job) {
                 2 => simd.enter(BlockedMiniOf::<2>(k)),
@@ -2109,7 +2112,7 @@ struct QuantizeOp<'j, 'a, 'y, const SRC: u8, const PREC: u8, const MINI: u8, con
 }
 
 impl<const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> QuantizeOp<'_, '_, '_, SRC, PREC, MINI, BITS> {
-    /// Whether the variant takes per-axis layouts by channel tiles ([`walk::walk_tiled`]).
+    /// Whether the variant takes the row-tile layouts by channel tiles ([`walk::walk_tiled`]).
     const TILED: bool = SRC == ANY;
 }
 

@@ -20,14 +20,17 @@
 //! [`RunOp::steps`] gets whole steps of four vectors from an aligned element, so a kernel
 //! can iterate over exactly their bytes (`chunks_exact`, no bounds checks in the loop).
 //!
-//! Per-axis along the last axis, the segment walk sets up a run per row (one per channel
-//! block of every row); [`walk_tiled`] instead takes each tile's parameters once and
-//! runs every whole row through it:
+//! Per-axis along the last axis and blocked along another axis ([`RowTiles`]: rows whose
+//! scale index advances with the element, each group of rows sharing one row of scales
+//! from index `kb`), the segment walk sets up a run per row (one per channel block of
+//! every row); [`walk_tiled`] instead takes each tile's parameters once per group and
+//! runs every whole row of the group through it:
 //!
 //! ```text
-//! rows wholly inside [begin, end), channel tiles of PER_AXIS_TILE vectors:
-//!   p[v] = op.seq_tile(c0 + v LANES, t)             once per tile
-//!   for each row: op.row(p[..], k, i), the whole vectors (op.part for a partial last one)
+//! rows wholly inside [begin, end), per group of rows, channel tiles of PER_AXIS_TILE vectors:
+//!   p[v] = op.seq_tile(kb + c0 + v LANES, t)        once per tile and group
+//!   op.rows(p[..], ..) where the tile is the whole row (contiguous rows), else per row:
+//!   op.row(p[..], k, i), the whole vectors (op.part for a partial last one)
 //! the partial rows at either end: the segment walk
 //! ```
 

@@ -47,6 +47,11 @@ fn large_parallel_per_axis_and_blocked() {
 }
 
 #[test]
+fn sixteen_bit_layouts_near_the_i32_range() {
+    common::differential::sixteen_bit_layouts_near_the_i32_range();
+}
+
+#[test]
 fn blocked_last_8bit() {
     common::differential::blocked_last_8bit();
 }
