@@ -1002,7 +1002,8 @@ fn blocked_sat8<S: Simd>(job: &Job<'_>, begin: usize) -> Option<(usize, usize)> 
 
 /// Blocked quantization along the last axis to an 8-bit integer type (f32 x with f32
 /// arithmetic, or f16 / bf16 x in its own precision: `SRC`, `PREC`), or from f32 to a 4-
-/// or 16-bit one, the layout of weight and activation blocks (block 32, 64, 128 ...). A per-block `splat_lanes` (scalar
+/// or 16-bit one, the layout of weight and activation blocks (block 32, 64, 128 ...). A
+/// per-block `splat_lanes` (scalar
 /// reciprocal, zero-point decode) would cost as much as the block's 32 elements, so the
 /// parameters of 16 consecutive blocks come from vector loads and one vector division,
 /// and each block then runs the 8-bit fast path of the per-tensor loop (two blocks per
@@ -1231,7 +1232,11 @@ fn run_per_axis_last<S: Simd, const SRC: u8, const PREC: u8>(
         // Integers with whole vectors in fours: the saturating 8-bit path, a kernel
         // of its own over the tile's groups from `g0`, up to the first group with a scale
         // outside the fast range.
-        let sat = S::HAS_FMA && tc.is_multiple_of(4 * lanes) && matches!(sp.enc, Encode::Int { .. });
+        // (Or rows of one or two vectors, the tile the whole row, whose groups' rows fill
+        // whole steps: steps across rows.)
+        let short =
+            c0 == 0 && tc == channels && tc.is_multiple_of(lanes) && matches!(nv, 1 | 2) && rows.groups_fill(4 / nv);
+        let sat = S::HAS_FMA && (tc.is_multiple_of(4 * lanes) || short) && matches!(sp.enc, Encode::Int { .. });
         let mut g0 = r0;
         while g0 < r1 {
             if sat {
@@ -1373,6 +1378,29 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
             // chunks: no counter and no bounds checks). (One copy of the step: an
             // unoptimised build gives each copy its own stack slots.)
             let whole = c0 == 0 && tile == channels;
+            if nv < 4 {
+                // Rows of one or two vectors (the caller's `short`): steps across `4 / nv`
+                // rows, the parameters repeating; rows left short of a step (the range's or
+                // an axis's end) go back to the caller.
+                let per_step = 4 / nv;
+                let full = g0 + (g1 - g0) / per_step * per_step;
+                let p = [&params[0], &params[1 % nv], &params[2 % nv], &params[3 % nv]];
+                let z = simd.zero_points_x4([p[0].z, p[1].z, p[2].z, p[3].z]);
+                let (e0, e1) = (g0 * channels, full * channels);
+                let xb = &x[e0 * xs..e1 * xs];
+                let yb = &mut y[(e0 - begin) * bits / 8..(e1 - begin) * bits / 8];
+                for (xq, yq) in xb.chunks_exact(4 * lanes * xs).zip(yb.chunks_exact_mut(4 * lanes * bits / 8)) {
+                    match BITS {
+                        16 => sat16_step_store::<S, SIGNED>(simd, &sp, xq, p, yq),
+                        _ => sat8_step_store::<S, SIGNED>(simd, &sp, xq, p, z, yq, bits),
+                    }
+                }
+                if full < g1 {
+                    return full;
+                }
+                g0 = g1;
+                continue;
+            }
             let (runs, run_len) = if whole { (1, (g1 - g0) * channels) } else { (g1 - g0, tile) };
             for run in 0..runs {
                 let e0 = if whole { g0 * channels } else { (g0 + run) * channels + c0 };

@@ -210,6 +210,15 @@ impl RowTiles {
         (channels >= S::LANES && (channels | origin) & gmask == 0).then_some(RowTiles { channels, blocked })
     }
 
+    /// Whether every whole group has a multiple of `rows` rows (per-axis: one group of
+    /// every row, which a range may cut anywhere; a kernel takes the rest).
+    pub(crate) fn groups_fill(&self, rows: usize) -> bool {
+        match self.blocked {
+            None => true,
+            Some((_, b, _)) => b.is_multiple_of(rows),
+        }
+    }
+
     /// Row `r`'s group: the scale index of its first element, and the first row past the
     /// group.
     #[inline]

@@ -468,6 +468,21 @@ pub fn large_parallel_per_axis_and_blocked() {
     }
 }
 
+/// The output types of the layout kernels' tests: the whole-byte, 4-bit and 16-bit integers,
+/// and float8 / float4 formats of the four-vector encoder.
+const LAYOUT_OUTS: [DataType; 10] = [
+    DataType::U8,
+    DataType::I8,
+    DataType::U4,
+    DataType::I4,
+    DataType::U16,
+    DataType::I16,
+    DataType::E4M3Fn,
+    DataType::E5M2,
+    DataType::E5M2FnUz,
+    DataType::E2M1,
+];
+
 /// Blocked along the last axis to 8-, 4- and 16-bit integer types and float8 / float4, the
 /// layout with its own fast kernels: block sizes of one, two and four vector pairs and odd ones, rows with a short
 /// last block, scales outside the fast range in some blocks, NaN / inf / huge x, random
@@ -475,18 +490,8 @@ pub fn large_parallel_per_axis_and_blocked() {
 /// f16 / bf16 ones (their own precision: the kernel's 16-bit variants).
 pub fn blocked_last_8bit() {
     let mut rng = Rng::new(0xb10c_ca5e_0000_0008);
-    let outs = [
-        DataType::U8,
-        DataType::I8,
-        DataType::U4,
-        DataType::I4,
-        DataType::U16,
-        DataType::I16,
-        DataType::E4M3Fn,
-        DataType::E5M2FnUz,
-        DataType::E2M1,
-    ];
-    for (xt, out) in [DataType::F32, DataType::F16, DataType::Bf16].into_iter().flat_map(|t| outs.map(|o| (t, o))) {
+    let sources = [DataType::F32, DataType::F16, DataType::Bf16];
+    for (xt, out) in sources.into_iter().flat_map(|t| LAYOUT_OUTS.map(|o| (t, o))) {
         for block in [16usize, 32, 48, 64, 96, 128, 7] {
             for axis_len in [block * 3, block * 2 + 5, 1024, block] {
                 let outer = 1 + rng.below(4);
@@ -554,20 +559,8 @@ pub fn blocked_last_8bit() {
 /// integers, e4m3fn and e2m1) f16 / bf16 ones.
 pub fn per_axis_last_whole_bytes() {
     let mut rng = Rng::new(0xa815_1a57_0000_0001);
-    let outs = [
-        DataType::U8,
-        DataType::I8,
-        DataType::U4,
-        DataType::I4,
-        DataType::U16,
-        DataType::I16,
-        DataType::E4M3Fn,
-        DataType::E5M2,
-        DataType::E5M2FnUz,
-        DataType::E2M1,
-    ];
     // Float8 / float4 rows of whole tiles take the four-vector encoder from any source.
-    let cases = outs.into_iter().map(|o| (DataType::F32, o)).chain(
+    let cases = LAYOUT_OUTS.into_iter().map(|o| (DataType::F32, o)).chain(
         [DataType::F16, DataType::Bf16]
             .into_iter()
             .flat_map(|t| [(t, DataType::U8), (t, DataType::I8), (t, DataType::E4M3Fn), (t, DataType::E2M1)]),
