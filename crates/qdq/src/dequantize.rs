@@ -493,6 +493,10 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
         let flip = simd.splat_i(if self.signed { 1 << (bits - 1) } else { 0 });
         let (lanes, os, xbits) = (S::LANES, out.size(), bits as usize);
         let len = p.len() * lanes;
+        if len == 0 {
+            // A tile of one partial vector: no whole vector (and no zero-sized chunks).
+            return;
+        }
         let xb = &self.job.x.data[i * xbits / 8..(i + nrows * len) * xbits / 8];
         let yb = &mut self.y[(i - self.begin) * os..(i - self.begin + nrows * len) * os];
         for (xr, yr) in xb.chunks_exact(len * xbits / 8).zip(yb.chunks_exact_mut(len * os)) {

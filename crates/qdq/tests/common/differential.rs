@@ -104,6 +104,11 @@ fn shapes(rng: &mut Rng) -> Vec<(Vec<usize>, i64, i64, Vec<usize>)> {
         (vec![40, 24], 0, 16, vec![3, 24]),
         (vec![5, 136], 0, 2, vec![3, 136]),
         (vec![2, 40, 64], 1, 16, vec![2, 3, 64]),
+        // Rows past 16 AVX2 / 8 AVX-512 vectors by less than a vector: a last tile of one
+        // partial vector.
+        (vec![2, 131], 1, 0, vec![131]),
+        (vec![2, 4, 130], 1, 2, vec![2, 2, 130]),
+        (vec![2, 4, 258], 1, 2, vec![2, 2, 258]),
         // Whole blocks of whole vectors along the last axis (the blocked-last kernels).
         (vec![3, 64], 1, 32, vec![3, 2]),
         (vec![2, 128], 1, 16, vec![2, 8]),
