@@ -765,20 +765,52 @@ fn sat8_step_store<S: Simd, const SIGNED: bool>(
     }
 }
 
-/// One step of the 16-bit integer types on the layout kernels (f32 x, the scales in the
-/// fast range): [`sat8_step`]'s checked quotients (the step redone with the clamps where
-/// the conversion cannot vouch for a lane), clamped to `[qmin - z[k], qmax - z[k]]`, then
-/// the zero point added (as [`Sat16Loop`]: a lane beyond `±2^30` may be any i32 of its
-/// sign, NEON's saturated `i32::MAX` included, so `c + z` could wrap), and the store.
+/// One step of the 16-bit integer types (f32 x, or a 16-bit x in its own precision, the
+/// scales in the fast range), vector `k` with parameters `p[k]`: [`sat8_quotients`], then
+/// where `packs` (every zero point the middle of the type's i16 view and the range the
+/// type's: [`packs16`]) [`Simd::cvt_store_sat16x4`], whose saturating packs are the
+/// clamp; otherwise, or where that conversion cannot vouch for every lane, the checked
+/// conversion ([`sat8_redo`] with the clamps where it cannot vouch either), the codes
+/// clamped to `[qmin - z[k], qmax - z[k]]` and then the zero point added (a lane beyond
+/// `±2^30` may be any i32 of its sign, NEON's saturated `i32::MAX` included, so adding the
+/// zero point first could wrap), and [`Simd::store_16x4`].
 #[inline(always)]
-fn sat16_step_store<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4], y: &mut [u8]) {
+fn sat16_step_store<S: Simd, const SIGNED: bool>(
+    simd: S,
+    sp: &Spec,
+    x: &[u8],
+    p: [&Lanes<S>; 4],
+    packs: bool,
+    y: &mut [u8],
+) {
     let Encode::Int { qmin, qmax } = sp.enc else { return };
-    let mut c = sat8_step(simd, sp, x, p);
+    let q = sat8_quotients(simd, sp, x, p);
+    if packs && simd.cvt_store_sat16x4(q, SIGNED, y) {
+        return;
+    }
+    // (Where the packs refused, the plain check would refuse too: straight to the redo.)
+    let c = if packs { None } else { simd.cvt_rne_x4(q) };
+    let mut c = match c {
+        Some(c) => c,
+        None => sat8_redo(simd, sp, x, p),
+    };
     for (ck, pk) in c.iter_mut().zip(p) {
         let (lo, hi) = (simd.sub_i(simd.splat_i(qmin), pk.z), simd.sub_i(simd.splat_i(qmax), pk.z));
         *ck = simd.add_i(simd.min_i(simd.max_i(*ck, lo), hi), pk.z);
     }
     simd.store_16x4(c, SIGNED, y);
+}
+
+/// Whether the zero points `z` (i32 lanes) of a 16-bit integer output let
+/// [`Simd::cvt_store_sat16x4`]'s saturating packs be the clamp: each the middle of the
+/// type's i16 view (i16: 0, u16: 32768; the symmetric rule's), and `sp`'s range the type's
+/// whole range.
+#[inline(always)]
+fn packs16<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, z: S::I) -> bool {
+    let mid = if SIGNED { 0 } else { 32768 };
+    let full = matches!(sp.enc, Encode::Int { qmin, qmax } if qmin - mid == -32768 && qmax - mid == 32767);
+    let all = ((1u64 << S::LANES) - 1) as u32;
+    full && simd.mask_bits(simd.eq_i(z, simd.splat_i(mid))) & all == all
 }
 
 /// The 8-bit fast path over whole steps of four vectors, for the 8- and 4-bit integer
@@ -796,13 +828,9 @@ fn sat8_loop<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, x: &[u8], y: &mut 
     }
 }
 
-/// The 8-bit fast path's steps for the 16-bit types (as a kernel of its own, entered where
-/// [`Simd::CHECKED_CVT16`]), which clamp in i32 (the packs cannot add a 16-bit
-/// zero point with saturation): to `[qmin - z, qmax - z]`, exact integers as the floats
-/// of the general path's clamp, then the zero point, then [`Simd::store_16x4`]; or, where
-/// the zero point is the middle of the i16 view and the range the type's,
-/// [`Simd::cvt_store_sat16x4`], whose saturating packs are the clamp. `SRC` and `PREC` are
-/// the caller's variant, folded back into the spec (see [`Spec::fold`]).
+/// The 8-bit fast path's steps for the 16-bit types, [`sat16_step_store`] with one
+/// broadcast scale (as a kernel of its own, entered where [`Simd::CHECKED_CVT16`]). `SRC`
+/// and `PREC` are the caller's variant, folded back into the spec (see [`Spec::fold`]).
 struct Sat16Loop<'a, 'y, S: Simd, const SIGNED: bool, const SRC: u8, const PREC: u8> {
     sp: &'a Spec,
     x: &'a [u8],
@@ -818,29 +846,9 @@ impl<S: Simd, const SIGNED: bool, const SRC: u8, const PREC: u8> IsaKernel<S>
     fn run_on(self, simd: S) {
         let Sat16Loop { sp, x, y, p } = self;
         let sp = &sp.fold::<SRC, PREC, 16>();
-        let (lanes, vb) = (S::LANES, S::LANES * sp.src.size());
-        let (lo, hi) = (simd.cvt_rne(p.lo), simd.cvt_rne(p.hi));
-        // A zero point at the middle of the i16 view (i16: 0, u16: 32768; the symmetric
-        // rule's) in every lane, and the type's full range, let the saturating packs be the
-        // clamp: `Simd::cvt_store_sat16x4`.
-        let mid = simd.mask_bits(simd.eq_i(p.z, simd.splat_i(if SIGNED { 0 } else { 32768 })));
-        let at_lo = simd.mask_bits(simd.eq_i(lo, simd.splat_i(-32768)));
-        let at_hi = simd.mask_bits(simd.eq_i(hi, simd.splat_i(32767)));
-        let packs = mid & at_lo & at_hi == (1u32 << lanes) - 1;
-        for (xb, yb) in x.chunks_exact(4 * vb).zip(y.chunks_exact_mut(8 * lanes)) {
-            let q = sat8_quotients(simd, sp, xb, [p; 4]);
-            if packs && simd.cvt_store_sat16x4(q, SIGNED, yb) {
-                continue;
-            }
-            let c = if packs { None } else { simd.cvt_rne_x4(q) };
-            let mut c = match c {
-                Some(c) => c,
-                None => sat8_redo(simd, sp, xb, [p; 4]),
-            };
-            for ck in c.iter_mut() {
-                *ck = simd.add_i(simd.min_i(simd.max_i(*ck, lo), hi), p.z);
-            }
-            simd.store_16x4(c, SIGNED, yb);
+        let packs = packs16::<S, SIGNED>(simd, sp, p.z);
+        for (xb, yb) in x.chunks_exact(4 * S::LANES * sp.src.size()).zip(y.chunks_exact_mut(8 * S::LANES)) {
+            sat16_step_store::<S, SIGNED>(simd, sp, xb, [p; 4], packs, yb);
         }
     }
 }
@@ -1354,12 +1362,13 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
             let g1 = next.min(r1);
             // What the step reads (divisor, reciprocal, zero point) from whole vector
             // loads (the zero points by `zero_points_int`).
-            let mut slow = 0;
+            let (mut slow, mut packs) = (0, BITS == 16);
             for (v, p) in params.iter_mut().enumerate().take(nv) {
                 let k = kb + c0 + v * lanes;
                 let divisor = job.prec.round(simd, job.scale_kind.load(simd, job.scale, k));
                 slow |= simd.mask_bits(slow_scale_lanes(simd, divisor));
                 let z = zero_points_int::<S, SIGNED>(simd, &job, k, bits);
+                packs = packs && packs16::<S, SIGNED>(simd, &sp, z);
                 *p = Lanes { divisor, r: simd.div(simd.splat(1.0), divisor), z, ..*p };
             }
             if slow != 0 {
@@ -1378,10 +1387,11 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
             // chunks: no counter and no bounds checks). (One copy of the step: an
             // unoptimised build gives each copy its own stack slots.)
             let whole = c0 == 0 && tile == channels;
-            if nv < 4 {
+            if nv < 4 || (nv == 4 && whole) {
                 // Rows of one or two vectors (the caller's `short`): steps across `4 / nv`
                 // rows, the parameters repeating; rows left short of a step (the range's or
-                // an axis's end) go back to the caller.
+                // an axis's end) go back to the caller. Rows of four (a step each) take the
+                // same loop: one run of steps instead of a run of rows of one step.
                 let per_step = 4 / nv;
                 let full = g0 + (g1 - g0) / per_step * per_step;
                 let p = [&params[0], &params[1 % nv], &params[2 % nv], &params[3 % nv]];
@@ -1391,7 +1401,7 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
                 let yb = &mut y[(e0 - begin) * bits / 8..(e1 - begin) * bits / 8];
                 for (xq, yq) in xb.chunks_exact(4 * lanes * xs).zip(yb.chunks_exact_mut(4 * lanes * bits / 8)) {
                     match BITS {
-                        16 => sat16_step_store::<S, SIGNED>(simd, &sp, xq, p, yq),
+                        16 => sat16_step_store::<S, SIGNED>(simd, &sp, xq, p, packs, yq),
                         _ => sat8_step_store::<S, SIGNED>(simd, &sp, xq, p, z, yq, bits),
                     }
                 }
@@ -1411,7 +1421,7 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
                     for ((xq, yq), (p, z)) in steps.zip(params.chunks_exact(4).zip(&zq)) {
                         let p = [&p[0], &p[1], &p[2], &p[3]];
                         match BITS {
-                            16 => sat16_step_store::<S, SIGNED>(simd, &sp, xq, p, yq),
+                            16 => sat16_step_store::<S, SIGNED>(simd, &sp, xq, p, packs, yq),
                             _ => sat8_step_store::<S, SIGNED>(simd, &sp, xq, p, *z, yq, bits),
                         }
                     }
@@ -1498,6 +1508,7 @@ impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
                 break;
             }
             let z = zero_points_int::<S, SIGNED>(simd, &job, k, bits);
+            let packs = BITS == 16 && packs16::<S, SIGNED>(simd, &sp, z);
             let gp = GroupParams::new(simd, divisor, z);
             let x = &job.x[e_group * xs..(e_group + lanes * block) * xs];
             let yg = &mut y[(e_group - begin) * bits / 8..(e_group - begin + lanes * block) * bits / 8];
@@ -1513,7 +1524,7 @@ impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
                 let z = simd.zero_points_x4([pa.z, pa.z, pb.z, pb.z]);
                 for (xq, yq) in xu.chunks_exact(4 * vb).zip(yu.chunks_exact_mut(4 * lanes * bits / 8)) {
                     match BITS {
-                        16 => sat16_step_store::<S, SIGNED>(simd, &sp, xq, [&pa, &pa, &pb, &pb], yq),
+                        16 => sat16_step_store::<S, SIGNED>(simd, &sp, xq, [&pa, &pa, &pb, &pb], packs, yq),
                         _ => sat8_step_store::<S, SIGNED>(simd, &sp, xq, [&pa, &pa, &pb, &pb], z, yq, bits),
                     }
                 }

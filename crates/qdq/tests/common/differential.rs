@@ -637,9 +637,11 @@ pub fn per_axis_last_whole_bytes() {
     }
 }
 
-/// 16-bit integer outputs on the layout kernels (per-axis along the last axis, blocked along
-/// the last and a middle axis) with quotients near and beyond the i32 range and zero points
-/// far from zero: a kernel that added the zero point before clamping would wrap.
+/// 16-bit integer outputs on the layout kernels (per-axis along the last axis, rows of one
+/// vector or several, blocked along the last and a middle axis) with quotients near and
+/// beyond the i32 range and the i16 bounds, and zero points far from zero (a kernel that
+/// added the zero point before clamping would wrap) or every one the middle of the type's
+/// i16 view (the symmetric rule's, whose saturating packs are the clamp).
 pub fn sixteen_bit_layouts_near_the_i32_range() {
     let mut rng = Rng::new(0x16b1_7000_0000_0016);
     let xs_pool = [
@@ -663,12 +665,20 @@ pub fn sixteen_bit_layouts_near_the_i32_range() {
         Layout::PerAxis { outer: 4, axis_len: 64, inner: 1 },
         Layout::Blocked { outer: 4, axis_len: 64, inner: 1, block: 32 },
         Layout::Blocked { outer: 1, axis_len: 4, inner: 64, block: 2 },
+        Layout::PerAxis { outer: 32, axis_len: 8, inner: 1 },
+        Layout::Blocked { outer: 1, axis_len: 16, inner: 16, block: 4 },
     ];
     // Quotients within the i32 range only (the first six, scale 1: steps the conversion
     // vouches for, so no redo clamps them), or any.
     let pools = [&xs_pool[..6], &xs_pool[..]];
-    for (out, pool) in [DataType::U16, DataType::I16].into_iter().flat_map(|o| pools.map(|p| (o, p))) {
-        let zps: [i32; 4] = if out == DataType::U16 { [128, 32768, 65535, 1] } else { [-200, 200, -32768, 32767] };
+    let cases = [DataType::U16, DataType::I16].into_iter().flat_map(|o| pools.map(|p| (o, p)));
+    for ((out, pool), symmetric) in cases.flat_map(|c| [(c, false), (c, true)]) {
+        let zps: &[i32] = match (out == DataType::U16, symmetric) {
+            (true, false) => &[128, 32768, 65535, 1],
+            (false, false) => &[-200, 200, -32768, 32767],
+            (true, true) => &[32768],
+            (false, true) => &[0],
+        };
         for layout in layouts {
             let n = 256;
             let ns = layout.scale_count(n).unwrap();
@@ -687,7 +697,11 @@ pub fn sixteen_bit_layouts_near_the_i32_range() {
                 let mut got = vec![0u8; 2 * n];
                 qdq::quantize_with(&cfg, qdq::Values::F32(&xs), &p, qdq::PackedMut::new(out, &mut got)).unwrap();
                 let i = (0..n).find(|&i| got[2 * i..2 * i + 2] != want[2 * i..2 * i + 2]);
-                assert!(i.is_none(), "{name} {out} {layout:?}: element {i:?} x={:?}", i.map(|i| xs[i]));
+                assert!(
+                    i.is_none(),
+                    "{name} {out} {layout:?} symmetric {symmetric}: element {i:?} x={:?}",
+                    i.map(|i| xs[i])
+                );
             }
         }
     }
