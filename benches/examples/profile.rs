@@ -9,9 +9,10 @@
 //!
 //! Arguments: a case name as `cargo xtask bench` prints it, an ISA (`scalar`, `avx2`,
 //! `avx512`, `neon`; valgrind runs AVX2 but not AVX-512 code), the element count and the
-//! number of calls. The instruction count per element of the kernel alone is the
-//! difference between two runs with different call counts divided by the extra elements,
-//! which cancels the setup (data generation, allocation, process start).
+//! number of calls (`profile --list` prints the case names). The instruction count per
+//! element of the kernel alone is the difference between two runs with different call
+//! counts divided by the extra elements, which cancels the setup (data generation,
+//! allocation, process start).
 //! `cargo xtask profile CASE` does that.
 //!
 //! `CHANNELS=N` in the environment gives a `per-axis-last` case `N` channels instead of its
@@ -23,6 +24,13 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.as_slice() == ["--list"] {
+        let cases = full_matrix().into_iter().chain(training_matrix()).chain(scaled_matrix().into_iter().map(|(c, _)| c));
+        for c in cases {
+            println!("{}", c.full_name());
+        }
+        return ExitCode::SUCCESS;
+    }
     let [case, isa, n, iters] = args.as_slice() else {
         eprintln!("usage: profile CASE ISA ELEMENTS CALLS   (e.g. quantize/f32-u8/per-tensor avx2 1048576 11)");
         return ExitCode::from(2);
