@@ -25,7 +25,8 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.as_slice() == ["--list"] {
-        let cases = full_matrix().into_iter().chain(training_matrix()).chain(scaled_matrix().into_iter().map(|(c, _)| c));
+        let cases =
+            full_matrix().into_iter().chain(training_matrix()).chain(scaled_matrix().into_iter().map(|(c, _)| c));
         for c in cases {
             println!("{}", c.full_name());
         }

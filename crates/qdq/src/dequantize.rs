@@ -157,23 +157,29 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
     }
     if let Some(block) = blocked_last::<S>(job, begin, end) {
         let k = BlockedLast { job: *job, begin, end, y, block };
-        return match (job.x.dtype.bits(), job.x.dtype) {
-            (8, DataType::E4M3Fn) => simd.enter(BlockedLastOf::<8, 2>(k)),
-            (4, DataType::E2M1) => simd.enter(BlockedLastOf::<4, 10>(k)),
-            (8, _) if job.mini.is_some() => simd.enter(BlockedLastOf::<8, 1>(k)),
-            (4, _) if job.mini.is_some() => simd.enter(BlockedLastOf::<4, 1>(k)),
-            (8, _) => simd.enter(BlockedLastOf::<8, 0>(k)),
-            (16, _) => simd.enter(BlockedLastOf::<16, 0>(k)),
-            _ => simd.enter(BlockedLastOf::<4, 0>(k)),
+        return match (job.x.dtype.bits(), job.x.dtype, job.out) {
+            (8, DataType::E4M3Fn, _) => simd.enter(BlockedLastOf::<8, 2, 0>(k)),
+            (4, DataType::E2M1, _) => simd.enter(BlockedLastOf::<4, 10, 0>(k)),
+            (8, _, _) if job.mini.is_some() => simd.enter(BlockedLastOf::<8, 1, 0>(k)),
+            (4, _, _) if job.mini.is_some() => simd.enter(BlockedLastOf::<4, 1, 0>(k)),
+            (8, _, Out::F16) => simd.enter(BlockedLastOf::<8, 0, 1>(k)),
+            (8, _, Out::Bf16) => simd.enter(BlockedLastOf::<8, 0, 2>(k)),
+            (4, _, Out::F16) => simd.enter(BlockedLastOf::<4, 0, 1>(k)),
+            (4, _, Out::Bf16) => simd.enter(BlockedLastOf::<4, 0, 2>(k)),
+            (8, _, _) => simd.enter(BlockedLastOf::<8, 0, 0>(k)),
+            (16, _, _) => simd.enter(BlockedLastOf::<16, 0, 0>(k)),
+            _ => simd.enter(BlockedLastOf::<4, 0, 0>(k)),
         };
     }
     // Per-axis along the last axis and blocked along another axis by row tiles: 4-, 8- and
-    // 16-bit integers and e4m3fn to f32 in their own variants, the rest in the run-time one
+    // 16-bit integers and e4m3fn to f32, and 4- and 8-bit integers to f16 / bf16 (weights
+    // for half-precision activations), in their own variants, the rest in the run-time one
     // (the tile code in every variant took a tenth more build time).
     let tiled = tiled_channels::<S>(job).is_some();
     let int_f32 = job.mini.is_none() && job.out == Out::F32;
+    let int_half = S::SPECIALIZE && job.mini.is_none() && job.out != Out::F32 && matches!(job.x.dtype.bits(), 4 | 8);
     let e4m3fn_f32 = S::SPECIALIZE && job.x.dtype == DataType::E4M3Fn && job.out == Out::F32;
-    if tiled && !(matches!(job.x.dtype.bits(), 4 | 8 | 16) && int_f32) && !e4m3fn_f32 {
+    if tiled && !(matches!(job.x.dtype.bits(), 4 | 8 | 16) && int_f32) && !int_half && !e4m3fn_f32 {
         return walk::<S, 0, MINI_JOB, 3>(simd, job, begin, end, y);
     }
     // The portable ISA keeps the integer-to-f32 variants only.
@@ -193,18 +199,21 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
         (4, true, Out::F32) if S::SPECIALIZE => walk::<S, 4, 1, 0>(simd, job, begin, end, y),
         (8, false, Out::F16) if S::SPECIALIZE => walk::<S, 8, 0, 1>(simd, job, begin, end, y),
         (8, false, Out::Bf16) if S::SPECIALIZE => walk::<S, 8, 0, 2>(simd, job, begin, end, y),
+        (4, false, Out::F16) if S::SPECIALIZE => walk::<S, 4, 0, 1>(simd, job, begin, end, y),
+        (4, false, Out::Bf16) if S::SPECIALIZE => walk::<S, 4, 0, 2>(simd, job, begin, end, y),
         _ => walk::<S, 0, MINI_JOB, 3>(simd, job, begin, end, y),
     }
 }
 
 /// The block size when `[begin, end)` is whole blocks along the last axis, each a whole
-/// number of vectors of 4-, 8- or 16-bit codes, to f32 (MX and weight blocks): the case of
-/// [`BlockedLast`].
+/// number of vectors of 4-, 8- or 16-bit codes, to f32, or of 4- or 8-bit integer codes to
+/// f16 / bf16 (MX and weight blocks): the case of [`BlockedLast`].
 fn blocked_last<S: Simd>(job: &Job<'_>, begin: usize, end: usize) -> Option<usize> {
+    let half = job.mini.is_none() && matches!(job.x.dtype.bits(), 4 | 8);
     match job.layout {
         Layout::Blocked { axis_len, inner: 1, block, .. }
             if S::SPECIALIZE
-                && job.out == Out::F32
+                && (job.out == Out::F32 || half)
                 && matches!(job.x.dtype.bits(), 4 | 8 | 16)
                 && block.is_multiple_of(S::LANES)
                 && axis_len.is_multiple_of(block)
@@ -229,16 +238,18 @@ struct BlockedLast<'a, 'y> {
     block: usize,
 }
 
-/// [`BlockedLast`] for codes of `BITS` bits and the float decoder `MINI` (as in
-/// [`DequantizeOp`]).
-struct BlockedLastOf<'a, 'y, const BITS: u8, const MINI: u8>(BlockedLast<'a, 'y>);
+/// [`BlockedLast`] for codes of `BITS` bits, the float decoder `MINI` and the output `OUT`
+/// (as in [`DequantizeOp`]; 0, 1, 2 only).
+struct BlockedLastOf<'a, 'y, const BITS: u8, const MINI: u8, const OUT: u8>(BlockedLast<'a, 'y>);
 
-impl<const BITS: u8, const MINI: u8> Kernel for BlockedLastOf<'_, '_, BITS, MINI> {
+impl<const BITS: u8, const MINI: u8, const OUT: u8> Kernel for BlockedLastOf<'_, '_, BITS, MINI, OUT> {
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, simd: S) {
         let BlockedLast { job, begin, end, y, block } = self.0;
         let (bits, lanes) = (BITS as usize, S::LANES);
+        let out = [Out::F32, Out::F16, Out::Bf16][OUT as usize];
+        let os = out.size();
         let mini = mini_format::<MINI>(&job);
         let mini = mini.as_ref();
         let signed = matches!(job.x.dtype, DataType::I8 | DataType::I4 | DataType::I16);
@@ -247,8 +258,8 @@ impl<const BITS: u8, const MINI: u8> Kernel for BlockedLastOf<'_, '_, BITS, MINI
         // test from their loops.
         let zero_point = if MINI == 0 { job.zero_point } else { None };
         let xb = &job.x.data[begin * bits / 8..end * bits / 8];
-        let yb = &mut y[..(end - begin) * 4];
-        let (xstep, ystep) = (block * bits / 8, block * 4);
+        let yb = &mut y[..(end - begin) * os];
+        let (xstep, ystep) = (block * bits / 8, block * os);
         // Blocks go in groups of `LANES`: the group's scales are decoded as one vector (one
         // load and, for e8m0, a few integer operations instead of a branchy scalar decode
         // per block) and its NaN test is made once; each block then broadcasts its lane.
@@ -268,7 +279,7 @@ impl<const BITS: u8, const MINI: u8> Kernel for BlockedLastOf<'_, '_, BITS, MINI
             } else {
                 false
             };
-            let (xv_len, yv_len) = (lanes * bits / 8, lanes * 4);
+            let (xv_len, yv_len) = (lanes * bits / 8, lanes * os);
             let blocks = xg.chunks_exact(xstep).zip(yg.chunks_exact_mut(ystep));
             for (j, (xk, yk)) in blocks.enumerate() {
                 let k = k0 + j;
@@ -287,15 +298,19 @@ impl<const BITS: u8, const MINI: u8> Kernel for BlockedLastOf<'_, '_, BITS, MINI
                     // Four vectors of nibbles per load and unpack (MX's blocks of 32).
                     for (xq, yq) in xk.chunks_exact(4 * xv_len).zip(yk.chunks_exact_mut(4 * yv_len)) {
                         let c4 = simd.load_u4x4(xq);
-                        for (c, yv) in c4.into_iter().zip(yq.chunks_exact_mut(yv_len)) {
-                            store_as(simd, Out::F32, simd.mul(decode(simd, c, flip, zf, mini), sc), canon, yv);
+                        // (A loop, not `map`: closures do not inherit the ISA's target
+                        // features.)
+                        let mut v = [sc; 4];
+                        for (vk, c) in v.iter_mut().zip(c4) {
+                            *vk = simd.mul(decode(simd, c, flip, zf, mini), sc);
                         }
+                        store_as_x4(simd, out, v, canon, yq);
                     }
                     continue;
                 }
                 for (xv, yv) in xk.chunks_exact(xv_len).zip(yk.chunks_exact_mut(yv_len)) {
                     let c = load_full(simd, BITS as u32, xv, 0);
-                    store_as(simd, Out::F32, simd.mul(decode(simd, c, flip, zf, mini), sc), canon, yv);
+                    store_as(simd, out, simd.mul(decode(simd, c, flip, zf, mini), sc), canon, yv);
                 }
             }
         }
@@ -415,7 +430,10 @@ struct DequantizeOp<'j, 'a, 'y, const BITS: u8, const MINI: u8, const OUT: u8> {
 
 impl<const BITS: u8, const MINI: u8, const OUT: u8> DequantizeOp<'_, '_, '_, BITS, MINI, OUT> {
     /// Whether the variant takes the row-tile layouts by channel tiles ([`walk::walk_tiled`]).
-    const TILED: bool = (matches!(BITS, 4 | 8 | 16) && MINI == 0 && OUT == 0) || (MINI == 2 && OUT == 0) || OUT == 3;
+    const TILED: bool = (matches!(BITS, 4 | 8 | 16) && MINI == 0 && OUT == 0)
+        || (matches!(BITS, 4 | 8) && MINI == 0 && matches!(OUT, 1 | 2))
+        || (MINI == 2 && OUT == 0)
+        || OUT == 3;
 
     #[inline(always)]
     fn bits(&self) -> u32 {
@@ -497,12 +515,19 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
             // A tile of one partial vector: no whole vector (and no zero-sized chunks).
             return;
         }
+        // The NaN canonicalisation decided once for the tile's scales (every row shares
+        // them), in the compile-time variants (the run-time one keeps it: a test per vector
+        // cost it more than it saved).
+        let mut canon = MINI == MINI_JOB;
+        for &(sc, _) in p.iter().take(if canon { 0 } else { p.len() }) {
+            canon |= needs_canon(simd, mini.as_ref(), sc);
+        }
         let xb = &self.job.x.data[i * xbits / 8..(i + nrows * len) * xbits / 8];
         let yb = &mut self.y[(i - self.begin) * os..(i - self.begin + nrows * len) * os];
         for (xr, yr) in xb.chunks_exact(len * xbits / 8).zip(yb.chunks_exact_mut(len * os)) {
             for ((xq, yq), &(sc, z)) in xr.chunks_exact(lanes * xbits / 8).zip(yr.chunks_exact_mut(lanes * os)).zip(p) {
                 let c = load_full(simd, bits, xq, 0);
-                store(simd, out, simd.mul(decode(simd, c, flip, simd.add_i(z, flip), mini.as_ref()), sc), yq);
+                store_as(simd, out, simd.mul(decode(simd, c, flip, simd.add_i(z, flip), mini.as_ref()), sc), canon, yq);
             }
         }
     }
