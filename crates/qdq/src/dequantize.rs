@@ -176,10 +176,11 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
     // for half-precision activations), in their own variants, the rest in the run-time one
     // (the tile code in every variant took a tenth more build time).
     let tiled = tiled_channels::<S>(job).is_some();
-    let int_f32 = job.mini.is_none() && job.out == Out::F32;
+    let int_f32 = job.mini.is_none() && job.out == Out::F32 && matches!(job.x.dtype.bits(), 4 | 8 | 16);
     let int_half = S::SPECIALIZE && job.mini.is_none() && job.out != Out::F32 && matches!(job.x.dtype.bits(), 4 | 8);
     let e4m3fn_f32 = S::SPECIALIZE && job.x.dtype == DataType::E4M3Fn && job.out == Out::F32;
-    if tiled && !(matches!(job.x.dtype.bits(), 4 | 8 | 16) && int_f32) && !int_half && !e4m3fn_f32 {
+    let tile_variant = int_f32 || int_half || e4m3fn_f32;
+    if tiled && !tile_variant {
         return walk::<S, 0, MINI_JOB, 3>(simd, job, begin, end, y);
     }
     // The portable ISA keeps the integer-to-f32 variants only.
