@@ -161,7 +161,6 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
             (8, DataType::E4M3Fn, _) => simd.enter(BlockedLastOf::<8, 2, 0>(k)),
             (4, DataType::E2M1, _) => simd.enter(BlockedLastOf::<4, 10, 0>(k)),
             (8, _, _) if job.mini.is_some() => simd.enter(BlockedLastOf::<8, 1, 0>(k)),
-            (4, _, _) if job.mini.is_some() => simd.enter(BlockedLastOf::<4, 1, 0>(k)),
             (8, _, Out::F16) => simd.enter(BlockedLastOf::<8, 0, 1>(k)),
             (8, _, Out::Bf16) => simd.enter(BlockedLastOf::<8, 0, 2>(k)),
             (4, _, Out::F16) => simd.enter(BlockedLastOf::<4, 0, 1>(k)),
@@ -172,14 +171,15 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
         };
     }
     // Per-axis along the last axis and blocked along another axis by row tiles: 4-, 8- and
-    // 16-bit integers and e4m3fn to f32, and 4- and 8-bit integers to f16 / bf16 (weights
-    // for half-precision activations), in their own variants, the rest in the run-time one
-    // (the tile code in every variant took a tenth more build time).
+    // 16-bit integers and float8 / float4 to f32 (MX blocked along K among them), and 4- and
+    // 8-bit integers to f16 / bf16 (weights for half-precision activations), in their own
+    // variants, the rest (2- and 6-bit codes, floats to f16 / bf16) in the run-time one (the
+    // tile code in every variant took a tenth more build time).
     let tiled = tiled_channels::<S>(job).is_some();
     let int_f32 = job.mini.is_none() && job.out == Out::F32 && matches!(job.x.dtype.bits(), 4 | 8 | 16);
     let int_half = S::SPECIALIZE && job.mini.is_none() && job.out != Out::F32 && matches!(job.x.dtype.bits(), 4 | 8);
-    let e4m3fn_f32 = S::SPECIALIZE && job.x.dtype == DataType::E4M3Fn && job.out == Out::F32;
-    let tile_variant = int_f32 || int_half || e4m3fn_f32;
+    let float_f32 = S::SPECIALIZE && job.mini.is_some() && job.out == Out::F32 && matches!(job.x.dtype.bits(), 4 | 8);
+    let tile_variant = int_f32 || int_half || float_f32;
     if tiled && !tile_variant {
         return walk::<S, 0, MINI_JOB, 3>(simd, job, begin, end, y);
     }
@@ -196,8 +196,8 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
         (4, true, Out::F32) if S::SPECIALIZE && job.x.dtype == DataType::E2M1 => {
             walk::<S, 4, 10, 0>(simd, job, begin, end, y)
         }
+        // (e2m1 is the only 4-bit float format.)
         (8, true, Out::F32) if S::SPECIALIZE => walk::<S, 8, 1, 0>(simd, job, begin, end, y),
-        (4, true, Out::F32) if S::SPECIALIZE => walk::<S, 4, 1, 0>(simd, job, begin, end, y),
         (8, false, Out::F16) if S::SPECIALIZE => walk::<S, 8, 0, 1>(simd, job, begin, end, y),
         (8, false, Out::Bf16) if S::SPECIALIZE => walk::<S, 8, 0, 2>(simd, job, begin, end, y),
         (4, false, Out::F16) if S::SPECIALIZE => walk::<S, 4, 0, 1>(simd, job, begin, end, y),
@@ -433,7 +433,7 @@ impl<const BITS: u8, const MINI: u8, const OUT: u8> DequantizeOp<'_, '_, '_, BIT
     /// Whether the variant takes the row-tile layouts by channel tiles ([`walk::walk_tiled`]).
     const TILED: bool = (matches!(BITS, 4 | 8 | 16) && MINI == 0 && OUT == 0)
         || (matches!(BITS, 4 | 8) && MINI == 0 && matches!(OUT, 1 | 2))
-        || (MINI == 2 && OUT == 0)
+        || (matches!(MINI, 1 | 2 | 10) && OUT == 0)
         || OUT == 3;
 
     #[inline(always)]
