@@ -161,6 +161,8 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
             (8, DataType::E4M3Fn, _) => simd.enter(BlockedLastOf::<8, 2, 0>(k)),
             (4, DataType::E2M1, _) => simd.enter(BlockedLastOf::<4, 10, 0>(k)),
             (8, _, _) if job.mini.is_some() => simd.enter(BlockedLastOf::<8, 1, 0>(k)),
+            (6, _, _) => simd.enter(BlockedLastOf::<6, 1, 0>(k)),
+            (2, _, _) => simd.enter(BlockedLastOf::<2, 0, 0>(k)),
             (8, _, Out::F16) => simd.enter(BlockedLastOf::<8, 0, 1>(k)),
             (8, _, Out::Bf16) => simd.enter(BlockedLastOf::<8, 0, 2>(k)),
             (4, _, Out::F16) => simd.enter(BlockedLastOf::<4, 0, 1>(k)),
@@ -170,15 +172,16 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
             _ => simd.enter(BlockedLastOf::<4, 0, 0>(k)),
         };
     }
-    // Per-axis along the last axis and blocked along another axis by row tiles: 4-, 8- and
-    // 16-bit integers and float8 / float4 to f32 (MX blocked along K among them), and 4- and
-    // 8-bit integers to f16 / bf16 (weights for half-precision activations), in their own
-    // variants, the rest (2- and 6-bit codes, floats to f16 / bf16) in the run-time one (the
-    // tile code in every variant took a tenth more build time).
+    // Per-axis along the last axis and blocked along another axis by row tiles: 2-, 4-, 8-
+    // and 16-bit integers and float8 / float6 / float4 to f32 (MX blocked along K among
+    // them), and 4- and 8-bit integers to f16 / bf16 (weights for half-precision
+    // activations), in their own variants, the rest (floats to f16 / bf16) in the run-time
+    // one (the tile code in every variant took a tenth more build time).
     let tiled = tiled_channels::<S>(job).is_some();
-    let int_f32 = job.mini.is_none() && job.out == Out::F32 && matches!(job.x.dtype.bits(), 4 | 8 | 16);
-    let int_half = S::SPECIALIZE && job.mini.is_none() && job.out != Out::F32 && matches!(job.x.dtype.bits(), 4 | 8);
-    let float_f32 = S::SPECIALIZE && job.mini.is_some() && job.out == Out::F32 && matches!(job.x.dtype.bits(), 4 | 8);
+    let (bits, f32_out) = (job.x.dtype.bits(), job.out == Out::F32);
+    let int_f32 = job.mini.is_none() && f32_out && (matches!(bits, 4 | 8 | 16) || S::SPECIALIZE && bits == 2);
+    let int_half = S::SPECIALIZE && job.mini.is_none() && !f32_out && matches!(bits, 4 | 8);
+    let float_f32 = S::SPECIALIZE && job.mini.is_some() && f32_out;
     let tile_variant = int_f32 || int_half || float_f32;
     if tiled && !tile_variant {
         return walk::<S, 0, MINI_JOB, 3>(simd, job, begin, end, y);
@@ -198,6 +201,8 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
         }
         // (e2m1 is the only 4-bit float format.)
         (8, true, Out::F32) if S::SPECIALIZE => walk::<S, 8, 1, 0>(simd, job, begin, end, y),
+        (6, true, Out::F32) if S::SPECIALIZE => walk::<S, 6, 1, 0>(simd, job, begin, end, y),
+        (2, false, Out::F32) if S::SPECIALIZE => walk::<S, 2, 0, 0>(simd, job, begin, end, y),
         (8, false, Out::F16) if S::SPECIALIZE => walk::<S, 8, 0, 1>(simd, job, begin, end, y),
         (8, false, Out::Bf16) if S::SPECIALIZE => walk::<S, 8, 0, 2>(simd, job, begin, end, y),
         (4, false, Out::F16) if S::SPECIALIZE => walk::<S, 4, 0, 1>(simd, job, begin, end, y),
@@ -207,15 +212,15 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
 }
 
 /// The block size when `[begin, end)` is whole blocks along the last axis, each a whole
-/// number of vectors of 4-, 8- or 16-bit codes, to f32, or of 4- or 8-bit integer codes to
-/// f16 / bf16 (MX and weight blocks): the case of [`BlockedLast`].
+/// number of vectors of codes, to f32, or of 4- or 8-bit integer codes to f16 / bf16 (MX
+/// and weight blocks): the case of [`BlockedLast`].
 fn blocked_last<S: Simd>(job: &Job<'_>, begin: usize, end: usize) -> Option<usize> {
     let half = job.mini.is_none() && matches!(job.x.dtype.bits(), 4 | 8);
     match job.layout {
         Layout::Blocked { axis_len, inner: 1, block, .. }
             if S::SPECIALIZE
                 && (job.out == Out::F32 || half)
-                && matches!(job.x.dtype.bits(), 4 | 8 | 16)
+                && matches!(job.x.dtype.bits(), 2 | 4 | 6 | 8 | 16)
                 && block.is_multiple_of(S::LANES)
                 && axis_len.is_multiple_of(block)
                 && begin.is_multiple_of(block)
@@ -253,7 +258,7 @@ impl<const BITS: u8, const MINI: u8, const OUT: u8> Kernel for BlockedLastOf<'_,
         let os = out.size();
         let mini = mini_format::<MINI>(&job);
         let mini = mini.as_ref();
-        let signed = matches!(job.x.dtype, DataType::I8 | DataType::I4 | DataType::I16);
+        let signed = matches!(job.x.dtype, DataType::I8 | DataType::I4 | DataType::I16 | DataType::I2);
         let flip = simd.splat_i(if signed { 1 << (bits - 1) } else { 0 });
         // Float codes have no zero point (`Job::new`); saying so here drops its per-block
         // test from their loops.
@@ -431,7 +436,7 @@ struct DequantizeOp<'j, 'a, 'y, const BITS: u8, const MINI: u8, const OUT: u8> {
 
 impl<const BITS: u8, const MINI: u8, const OUT: u8> DequantizeOp<'_, '_, '_, BITS, MINI, OUT> {
     /// Whether the variant takes the row-tile layouts by channel tiles ([`walk::walk_tiled`]).
-    const TILED: bool = (matches!(BITS, 4 | 8 | 16) && MINI == 0 && OUT == 0)
+    const TILED: bool = (matches!(BITS, 2 | 4 | 8 | 16) && MINI == 0 && OUT == 0)
         || (matches!(BITS, 4 | 8) && MINI == 0 && matches!(OUT, 1 | 2))
         || (matches!(MINI, 1 | 2 | 10) && OUT == 0)
         || OUT == 3;
