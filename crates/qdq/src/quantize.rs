@@ -888,6 +888,54 @@ impl<S: Simd, const MINI: u8, const SRC: u8, const PREC: u8> IsaKernel<S> for Mi
     }
 }
 
+/// Consecutive whole rows of a channel tile that is every channel (per-axis along the last
+/// axis, blocked along another axis: [`walk::RowTiles`]) from f32 to the float format of
+/// the compile-time id `MINI` (the tiled run-time variant enters it, so the format's
+/// constants fold instead of being rebuilt per step). The rows' vectors are taken as one
+/// sequence, vector `j` with the parameters `p[j % p.len()]`: where the format has a
+/// four-vector encoder, in steps of four through it (every quotient by the divide
+/// instruction, so any scale; a step may span rows, as rows of one, two or three vectors
+/// do), the rest a vector at a time. `x` and `y` hold exactly the rows' bytes.
+struct MiniRows<'a, 'y, S: Simd, const MINI: u8> {
+    sp: &'a Spec,
+    x: &'a [u8],
+    y: &'y mut [u8],
+    p: &'a [Lanes<S>],
+}
+
+impl<S: Simd, const MINI: u8> IsaKernel<S> for MiniRows<'_, '_, S, MINI> {
+    type Output = ();
+    #[inline(always)]
+    fn run_on(self, simd: S) {
+        let MiniRows { sp, x, y, p } = self;
+        let sp = &sp.fold::<0, 0, ANY>();
+        let (lanes, xs, ob) = (S::LANES, 4, sp.bits as usize);
+        let (xv, yv) = (lanes * xs, lanes * ob / 8);
+        let n = p.len();
+        let next = |v: usize| if v + 1 == n { 0 } else { v + 1 };
+        // Vector `j`'s parameters, `p[v]` with `v = j % n`, by a running index.
+        let mut v = 0;
+        let mut rest = 0;
+        if S::MINI_X4 && S::MINI_DIV_QUOTIENTS == 4 && MiniFormat::has_x4_route(MINI) {
+            let (fmt, add_zero) = (MiniFormat::of_id(MINI), mini_adds_zero::<MINI>(sp));
+            for (xq, yq) in x.chunks_exact(4 * xv).zip(y.chunks_exact_mut(4 * yv)) {
+                let (v1, v2, v3) = (next(v), next(next(v)), next(next(next(v))));
+                simd.store_mini_x4(
+                    mini_quotients_x4(simd, sp, xq, [&p[v], &p[v1], &p[v2], &p[v3]], add_zero),
+                    &fmt,
+                    yq,
+                );
+                v = next(v3);
+            }
+            rest = x.len() / (4 * xv) * 4;
+        }
+        for (xq, yq) in x.chunks_exact(xv).zip(y.chunks_exact_mut(yv)).skip(rest) {
+            store_codes(simd, ob as u32, quantize_vec::<S, MINI>(simd, sp, xq, &p[v]), yq, 0);
+            v = next(v);
+        }
+    }
+}
+
 /// [`sat8_loop`] over the whole steps of `x` (one row of the per-row quantizer, broadcast
 /// parameters `p` on the fast path), reading as many f32 bytes of `next` (the next row) into
 /// the NaN-skipping minimum and maximum accumulators `lo` / `hi` as it goes: the next row's
@@ -2216,6 +2264,32 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
         }
         for (v, pv) in p.iter().enumerate().skip(done) {
             self.vector(simd, pv, k + v * lanes, i + v * lanes);
+        }
+    }
+
+    /// The rows of a tile that is every channel: from f32 to a float format with a
+    /// compile-time id, in the run-time variant, [`MiniRows`]; otherwise row by row.
+    #[inline(always)]
+    fn rows(&mut self, simd: S, p: &[Lanes<S>], k: usize, i: usize, nrows: usize) {
+        let len = p.len() * S::LANES;
+        if MINI == MINI_RUNTIME && S::SPECIALIZE && self.job.src == Src::F32 && self.job.prec == Prec::F32 && len > 0 {
+            let (sp, ob) = (&self.sp, self.sp.bits as usize);
+            let x = &self.job.x[i * 4..(i + nrows * len) * 4];
+            let y0 = (i - self.begin) * ob / 8;
+            let y = &mut self.y[y0..y0 + nrows * len * ob / 8];
+            match mini_id(self.job) {
+                2 => return simd.enter(MiniRows::<S, 2> { sp, x, y, p }),
+                4 => return simd.enter(MiniRows::<S, 4> { sp, x, y, p }),
+                6 => return simd.enter(MiniRows::<S, 6> { sp, x, y, p }),
+                8 => return simd.enter(MiniRows::<S, 8> { sp, x, y, p }),
+                10 => return simd.enter(MiniRows::<S, 10> { sp, x, y, p }),
+                11 => return simd.enter(MiniRows::<S, 11> { sp, x, y, p }),
+                12 => return simd.enter(MiniRows::<S, 12> { sp, x, y, p }),
+                _ => {}
+            }
+        }
+        for r in 0..nrows {
+            self.row(simd, p, k, i + r * len);
         }
     }
 
