@@ -890,25 +890,27 @@ impl<S: Simd, const MINI: u8, const SRC: u8, const PREC: u8> IsaKernel<S> for Mi
 
 /// Consecutive whole rows of a channel tile that is every channel (per-axis along the last
 /// axis, blocked along another axis: [`walk::RowTiles`]) from f32 to the float format of
-/// the compile-time id `MINI` (the tiled run-time variant enters it, so the format's
-/// constants fold instead of being rebuilt per step). The rows' vectors are taken as one
+/// the compile-time id `MINI`, or (`MINI` 0) to the integers of `BITS` bits (2-bit codes,
+/// which the 8-bit layout kernels do not take): the tiled run-time variant enters it, so
+/// the format's constants and the width fold instead of being read per vector or rebuilt
+/// per step. The rows' vectors are taken as one
 /// sequence, vector `j` with the parameters `p[j % p.len()]`: where the format has a
 /// four-vector encoder, in steps of four through it (every quotient by the divide
 /// instruction, so any scale; a step may span rows, as rows of one, two or three vectors
 /// do), the rest a vector at a time. `x` and `y` hold exactly the rows' bytes.
-struct MiniRows<'a, 'y, S: Simd, const MINI: u8> {
+struct MiniRows<'a, 'y, S: Simd, const MINI: u8, const BITS: u8> {
     sp: &'a Spec,
     x: &'a [u8],
     y: &'y mut [u8],
     p: &'a [Lanes<S>],
 }
 
-impl<S: Simd, const MINI: u8> IsaKernel<S> for MiniRows<'_, '_, S, MINI> {
+impl<S: Simd, const MINI: u8, const BITS: u8> IsaKernel<S> for MiniRows<'_, '_, S, MINI, BITS> {
     type Output = ();
     #[inline(always)]
     fn run_on(self, simd: S) {
         let MiniRows { sp, x, y, p } = self;
-        let sp = &sp.fold::<0, 0, ANY>();
+        let sp = &sp.fold::<0, 0, BITS>();
         let (lanes, xs, ob) = (S::LANES, 4, sp.bits as usize);
         let (xv, yv) = (lanes * xs, lanes * ob / 8);
         let n = p.len();
@@ -916,7 +918,7 @@ impl<S: Simd, const MINI: u8> IsaKernel<S> for MiniRows<'_, '_, S, MINI> {
         // Vector `j`'s parameters, `p[v]` with `v = j % n`, by a running index.
         let mut v = 0;
         let mut rest = 0;
-        if S::MINI_X4 && S::MINI_DIV_QUOTIENTS == 4 && MiniFormat::has_x4_route(MINI) {
+        if MINI != 0 && S::MINI_X4 && S::MINI_DIV_QUOTIENTS == 4 && MiniFormat::has_x4_route(MINI) {
             let (fmt, add_zero) = (MiniFormat::of_id(MINI), mini_adds_zero::<MINI>(sp));
             for (xq, yq) in x.chunks_exact(4 * xv).zip(y.chunks_exact_mut(4 * yv)) {
                 let (v1, v2, v3) = (next(v), next(next(v)), next(next(next(v))));
@@ -2268,23 +2270,26 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
     }
 
     /// The rows of a tile that is every channel: from f32 to a float format with a
-    /// compile-time id, in the run-time variant, [`MiniRows`]; otherwise row by row.
+    /// compile-time id, or to 2-bit integers, in the run-time variants, [`MiniRows`];
+    /// otherwise row by row.
     #[inline(always)]
     fn rows(&mut self, simd: S, p: &[Lanes<S>], k: usize, i: usize, nrows: usize) {
         let len = p.len() * S::LANES;
-        if MINI == MINI_RUNTIME && S::SPECIALIZE && self.job.src == Src::F32 && self.job.prec == Prec::F32 && len > 0 {
+        let f32_x = self.job.src == Src::F32 && self.job.prec == Prec::F32;
+        if matches!(MINI, 0 | MINI_RUNTIME) && SRC == ANY && S::SPECIALIZE && f32_x && len > 0 {
             let (sp, ob) = (&self.sp, self.sp.bits as usize);
             let x = &self.job.x[i * 4..(i + nrows * len) * 4];
             let y0 = (i - self.begin) * ob / 8;
             let y = &mut self.y[y0..y0 + nrows * len * ob / 8];
             match mini_id(self.job) {
-                2 => return simd.enter(MiniRows::<S, 2> { sp, x, y, p }),
-                4 => return simd.enter(MiniRows::<S, 4> { sp, x, y, p }),
-                6 => return simd.enter(MiniRows::<S, 6> { sp, x, y, p }),
-                8 => return simd.enter(MiniRows::<S, 8> { sp, x, y, p }),
-                10 => return simd.enter(MiniRows::<S, 10> { sp, x, y, p }),
-                11 => return simd.enter(MiniRows::<S, 11> { sp, x, y, p }),
-                12 => return simd.enter(MiniRows::<S, 12> { sp, x, y, p }),
+                0 if ob == 2 => return simd.enter(MiniRows::<S, 0, 2> { sp, x, y, p }),
+                2 => return simd.enter(MiniRows::<S, 2, 8> { sp, x, y, p }),
+                4 => return simd.enter(MiniRows::<S, 4, 8> { sp, x, y, p }),
+                6 => return simd.enter(MiniRows::<S, 6, 8> { sp, x, y, p }),
+                8 => return simd.enter(MiniRows::<S, 8, 8> { sp, x, y, p }),
+                10 => return simd.enter(MiniRows::<S, 10, 4> { sp, x, y, p }),
+                11 => return simd.enter(MiniRows::<S, 11, 6> { sp, x, y, p }),
+                12 => return simd.enter(MiniRows::<S, 12, 6> { sp, x, y, p }),
                 _ => {}
             }
         }
