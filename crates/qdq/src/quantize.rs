@@ -1246,6 +1246,111 @@ impl<const MINI: u8> Kernel for BlockedMiniOf<'_, '_, MINI> {
     }
 }
 
+/// The block size when [`BlockedVec`] takes a call: blocked along the last axis, blocks of
+/// whole vectors that tile every row, the range from a packing group.
+fn blocked_vec<S: Simd>(job: &Job<'_>, begin: usize) -> Option<usize> {
+    match job.layout {
+        Layout::Blocked { axis_len, inner: 1, block, .. }
+            if block > 0
+                && block.is_multiple_of(S::LANES)
+                && axis_len.is_multiple_of(block)
+                && begin.is_multiple_of(group(job.out)) =>
+        {
+            Some(block)
+        }
+        _ => None,
+    }
+}
+
+/// Blocked quantization along the last axis from f32 for the outputs that neither the
+/// 8-bit layout kernels nor [`BlockedMini`] take (2-bit integers, float6): per whole block
+/// its broadcast parameters ([`splat_lanes`]), then its vectors, without the segment walk's
+/// per-run setup (which cost more than a 32-element block's own work); the partial blocks
+/// at either end of the range take the segment walk. Block `k` is elements
+/// `[k B, (k + 1) B)`.
+struct BlockedVec<'a, 'y> {
+    job: Job<'a>,
+    begin: usize,
+    end: usize,
+    y: &'y mut [u8],
+    block: usize,
+}
+
+/// Zero point `k` of a 2-bit (or other integer) zero-point tensor, the 2-bit types read
+/// inline (per-block loops).
+#[inline(always)]
+fn zero_point_2bit(zp: &Packed<'_>, k: usize) -> i32 {
+    let code = || zp.data[k / 4] >> (2 * (k % 4)) & 3;
+    match zp.dtype {
+        DataType::U2 => code() as i32,
+        DataType::I2 => ((code() << 6) as i8 >> 6) as i32,
+        t => packing::get_int(t, zp.data, k) as i32,
+    }
+}
+
+/// [`BlockedVec`] for the compile-time float format `MINI` (0: integers) and output width
+/// `BITS`.
+struct BlockedVecOf<'a, 'y, const MINI: u8, const BITS: u8>(BlockedVec<'a, 'y>);
+
+impl<const MINI: u8, const BITS: u8> Kernel for BlockedVecOf<'_, '_, MINI, BITS> {
+    type Output = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, simd: S) {
+        let BlockedVec { job, begin, end, y, block } = self.0;
+        let sp = Spec::resolve::<0, 0, BITS>(&job);
+        let (lanes, ob) = (S::LANES, BITS as usize);
+        let b0 = begin.next_multiple_of(block);
+        let b1 = if b0 < end { b0 + (end - b0) / block * block } else { end };
+        if b0 < b1 {
+            let x = &job.x[4 * b0..4 * b1];
+            let yb = &mut y[(b0 - begin) * ob / 8..(b1 - begin) * ob / 8];
+            let add_zero = matches!(sp.enc, Encode::Mini { add_zero: true, .. });
+            for (j, (xk, yk)) in x.chunks_exact(4 * block).zip(yb.chunks_exact_mut(block * ob / 8)).enumerate() {
+                let k = b0 / block + j;
+                // [`splat_lanes`] with the scale and the zero point read inline (f32 x and
+                // division here).
+                let sc = job.scale_kind.get_inline(job.scale, k);
+                let z = match (MINI, job.zero_point) {
+                    (0, Some(zp)) => zero_point_2bit(&zp, k),
+                    _ => 0,
+                };
+                let (lo, hi) = match sp.enc {
+                    Encode::Int { qmin, qmax } => ((qmin - z) as f32, (qmax - z) as f32),
+                    Encode::Mini { .. } => (0.0, 0.0),
+                };
+                let zf = if MINI != 0 && add_zero { job.zf(k) } else { 0.0 };
+                let fast = fast_scale(sc) && S::HAS_FMA;
+                let p = Lanes {
+                    divisor: simd.splat(sc),
+                    raw: simd.splat(sc),
+                    r: simd.splat(1.0 / sc),
+                    fast,
+                    pow2: false,
+                    z: simd.splat_i(z),
+                    lo: simd.splat(lo),
+                    hi: simd.splat(hi),
+                    zf: simd.splat(zf),
+                };
+                for (xv, yv) in xk.chunks_exact(4 * lanes).zip(yk.chunks_exact_mut(lanes * ob / 8)) {
+                    let c = if fast {
+                        quantize_vec_d::<S, MINI, false, DIV_FAST>(simd, &sp, xv, &p).0
+                    } else {
+                        quantize_vec::<S, MINI>(simd, &sp, xv, &p)
+                    };
+                    store_codes(simd, BITS as u32, c, yv, 0);
+                }
+            }
+        }
+        for (lo, hi) in [(begin, b0.min(end)), (b1, end)] {
+            if lo < hi {
+                let yb = &mut y[(lo - begin) * ob / 8..((hi - begin) * ob).div_ceil(8)];
+                // The variant `run` takes for the call anyway.
+                walk::<S, 0, 0, MINI, BITS>(simd, &job, lo, hi, yb);
+            }
+        }
+    }
+}
+
 /// Vectors of channels per tile of [`run_per_axis_last`]: the walk's tile.
 const AXIS_TILE_VECTORS: usize = walk::PER_AXIS_TILE;
 
@@ -1998,6 +2103,17 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
                 4 => simd.enter(BlockedMiniOf::<4>(k)),
                 10 => simd.enter(BlockedMiniOf::<10>(k)),
                 _ => simd.enter(BlockedMiniOf::<MINI_RUNTIME>(k)),
+            };
+        }
+    }
+    // Blocked along the last axis from f32 to 2-bit integers or float6.
+    if f32_x && S::SPECIALIZE && (job.out.bits() == 2 || matches!(mini_id(job), 11 | 12)) {
+        if let Some(block) = blocked_vec::<S>(job, begin) {
+            let k = BlockedVec { job: *job, begin, end, y, block };
+            return match mini_id(job) {
+                11 => simd.enter(BlockedVecOf::<11, 6>(k)),
+                12 => simd.enter(BlockedVecOf::<12, 6>(k)),
+                _ => simd.enter(BlockedVecOf::<0, 2>(k)),
             };
         }
     }
