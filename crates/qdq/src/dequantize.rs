@@ -159,6 +159,7 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
         let k = BlockedLast { job: *job, begin, end, y, block };
         return match (job.x.dtype.bits(), job.x.dtype, job.out) {
             (8, DataType::E4M3Fn, _) => simd.enter(BlockedLastOf::<8, 2, 0>(k)),
+            (8, DataType::E5M2, _) => simd.enter(BlockedLastOf::<8, 4, 0>(k)),
             (4, DataType::E2M1, _) => simd.enter(BlockedLastOf::<4, 10, 0>(k)),
             (8, _, _) if job.mini.is_some() => simd.enter(BlockedLastOf::<8, 1, 0>(k)),
             (6, _, _) => simd.enter(BlockedLastOf::<6, 1, 0>(k)),
@@ -191,10 +192,13 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
         (8, false, Out::F32) => walk::<S, 8, 0, 0>(simd, job, begin, end, y),
         (4, false, Out::F32) => walk::<S, 4, 0, 0>(simd, job, begin, end, y),
         (16, false, Out::F32) => walk::<S, 16, 0, 0>(simd, job, begin, end, y),
-        // float8 e4m3fn and float4 e2m1 (the MX / NVFP4 element types) with their constants
-        // folded into the decoder; the other float formats read theirs at run time.
+        // float8 e4m3fn and float4 e2m1 (the MX / NVFP4 element types) and e5m2 with their
+        // constants folded into the decoder; the other float formats read theirs at run time.
         (8, true, Out::F32) if S::SPECIALIZE && job.x.dtype == DataType::E4M3Fn => {
             walk::<S, 8, 2, 0>(simd, job, begin, end, y)
+        }
+        (8, true, Out::F32) if S::SPECIALIZE && job.x.dtype == DataType::E5M2 => {
+            walk::<S, 8, 4, 0>(simd, job, begin, end, y)
         }
         (4, true, Out::F32) if S::SPECIALIZE && job.x.dtype == DataType::E2M1 => {
             walk::<S, 4, 10, 0>(simd, job, begin, end, y)
@@ -438,7 +442,7 @@ impl<const BITS: u8, const MINI: u8, const OUT: u8> DequantizeOp<'_, '_, '_, BIT
     /// Whether the variant takes the row-tile layouts by channel tiles ([`walk::walk_tiled`]).
     const TILED: bool = (matches!(BITS, 2 | 4 | 8 | 16) && MINI == 0 && OUT == 0)
         || (matches!(BITS, 4 | 8) && MINI == 0 && matches!(OUT, 1 | 2))
-        || (matches!(MINI, 1 | 2 | 10) && OUT == 0)
+        || (matches!(MINI, 1 | 2 | 4 | 10) && OUT == 0)
         || OUT == 3;
 
     #[inline(always)]
