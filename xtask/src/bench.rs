@@ -127,6 +127,15 @@ pub fn summary_cases() -> Vec<(Case, usize)> {
     v.push((Case::dequantize(I4, F32, Shape::BlockedMiddle { block: 32 }), MI));
     v.push((Case::dequantize(I16, F32, Shape::BlockedLast { block: 32 }), MI));
     v.push((Case::dequantize(I16, F32, Shape::PerTensor), MI));
+    // Half-precision weights from 4- and 8-bit codes, float8 / MX layouts, 2-bit and
+    // float6 blocks.
+    v.push((Case::dequantize(I4, F16, Shape::BlockedLast { block: 32 }), MI));
+    v.push((Case::dequantize(I8, Bf16, Shape::PerAxisLast { channels: 64 }), MI));
+    v.push((Case::dequantize_mx(E2M1, Shape::BlockedMiddle { block: 32 }), MI));
+    v.push((Case::dequantize(E5M2, F32, Shape::PerTensor), MI));
+    v.push((Case::quantize(F32, E4M3Fn, Shape::PerAxisLast { channels: 64 }), MI));
+    v.push((Case::quantize(F32, U2, Shape::BlockedLast { block: 32 }), MI));
+    v.push((Case::quantize(F32, E2M3, Shape::BlockedMiddle { block: 32 }), MI));
     // Training mode, beside the inference Q (above) and DQ of the same case.
     v.push((Case::dequantize(I8, F32, Shape::PerTensor), MI));
     for op in Op::TRAINING {
