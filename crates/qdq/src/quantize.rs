@@ -917,8 +917,8 @@ impl<S: Simd, const MINI: u8, const BITS: u8> IsaKernel<S> for MiniRows<'_, '_, 
         let next = |v: usize| if v + 1 == n { 0 } else { v + 1 };
         // Vector `j`'s parameters, `p[v]` with `v = j % n`, by a running index.
         let mut v = 0;
-        let mut rest = 0;
-        if MINI != 0 && S::MINI_X4 && S::MINI_DIV_QUOTIENTS == 4 && MiniFormat::has_x4_route(MINI) {
+        let x4 = MINI != 0 && S::MINI_X4 && S::MINI_DIV_QUOTIENTS == 4 && MiniFormat::has_x4_route(MINI);
+        if x4 {
             let (fmt, add_zero) = (MiniFormat::of_id(MINI), mini_adds_zero::<MINI>(sp));
             for (xq, yq) in x.chunks_exact(4 * xv).zip(y.chunks_exact_mut(4 * yv)) {
                 let (v1, v2, v3) = (next(v), next(next(v)), next(next(next(v))));
@@ -929,8 +929,19 @@ impl<S: Simd, const MINI: u8, const BITS: u8> IsaKernel<S> for MiniRows<'_, '_, 
                 );
                 v = next(v3);
             }
-            rest = x.len() / (4 * xv) * 4;
+        } else if MINI == 0 {
+            // Four vectors' codes per store (one pack for 2-bit codes; float6 codes, stored
+            // a vector at a time anyway, lost a tenth so).
+            for (xq, yq) in x.chunks_exact(4 * xv).zip(y.chunks_exact_mut(4 * yv)) {
+                let mut c = [simd.splat_i(0); 4];
+                for (ck, xk) in c.iter_mut().zip(xq.chunks_exact(xv)) {
+                    *ck = quantize_vec::<S, MINI>(simd, sp, xk, &p[v]);
+                    v = next(v);
+                }
+                store_codes_x4::<S, MINI>(simd, sp, c, yq);
+            }
         }
+        let rest = if MINI == 0 || x4 { x.len() / (4 * xv) * 4 } else { 0 };
         for (xq, yq) in x.chunks_exact(xv).zip(y.chunks_exact_mut(yv)).skip(rest) {
             store_codes(simd, ob as u32, quantize_vec::<S, MINI>(simd, sp, xq, &p[v]), yq, 0);
             v = next(v);
@@ -1276,6 +1287,17 @@ struct BlockedVec<'a, 'y> {
     block: usize,
 }
 
+/// One vector's codes of [`BlockedVec`]: Markstein's division where the block's scale is
+/// `fast` (known per block), else the division chosen per vector.
+#[inline(always)]
+fn block_vec<S: Simd, const MINI: u8>(simd: S, sp: &Spec, xv: &[u8], p: &Lanes<S>, fast: bool) -> S::I {
+    if fast {
+        quantize_vec_d::<S, MINI, false, DIV_FAST>(simd, sp, xv, p).0
+    } else {
+        quantize_vec::<S, MINI>(simd, sp, xv, p)
+    }
+}
+
 /// Zero point `k` of a 2-bit (or other integer) zero-point tensor, the 2-bit types read
 /// inline (per-block loops).
 #[inline(always)]
@@ -1331,13 +1353,21 @@ impl<const MINI: u8, const BITS: u8> Kernel for BlockedVecOf<'_, '_, MINI, BITS>
                     hi: simd.splat(hi),
                     zf: simd.splat(zf),
                 };
-                for (xv, yv) in xk.chunks_exact(4 * lanes).zip(yk.chunks_exact_mut(lanes * ob / 8)) {
-                    let c = if fast {
-                        quantize_vec_d::<S, MINI, false, DIV_FAST>(simd, &sp, xv, &p).0
-                    } else {
-                        quantize_vec::<S, MINI>(simd, &sp, xv, &p)
-                    };
-                    store_codes(simd, BITS as u32, c, yv, 0);
+                // Four vectors' codes per store where the block has them (one pack for 2-bit
+                // codes; not float6, stored a vector at a time anyway), the rest a vector at
+                // a time.
+                let whole = if MINI == 0 { xk.len() / (16 * lanes) * 4 } else { 0 };
+                let steps = xk.chunks_exact(16 * lanes).zip(yk.chunks_exact_mut(4 * lanes * ob / 8)).take(whole / 4);
+                for (xq, yq) in steps {
+                    let mut c = [simd.splat_i(0); 4];
+                    for (ck, xv) in c.iter_mut().zip(xq.chunks_exact(4 * lanes)) {
+                        *ck = block_vec::<S, MINI>(simd, &sp, xv, &p, fast);
+                    }
+                    store_codes_x4::<S, MINI>(simd, &sp, c, yq);
+                }
+                let vectors = xk.chunks_exact(4 * lanes).zip(yk.chunks_exact_mut(lanes * ob / 8)).skip(whole);
+                for (xv, yv) in vectors {
+                    store_codes(simd, BITS as u32, block_vec::<S, MINI>(simd, &sp, xv, &p, fast), yv, 0);
                 }
             }
         }
@@ -1959,6 +1989,8 @@ pub(crate) fn store_codes_x4<S: Simd, const MINI: u8>(simd: S, sp: &Spec, c: [S:
         simd.store_16x4(c, signed, y);
     } else if sp.bits == 4 {
         simd.store_u4x4(c, y);
+    } else if sp.bits == 2 {
+        simd.store_u2x4(c, y);
     } else {
         for (k, ck) in c.into_iter().enumerate() {
             store_codes(simd, sp.bits, ck, y, k * S::LANES);

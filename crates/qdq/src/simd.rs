@@ -234,6 +234,15 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
         self.store_u4(c2, &mut out[2 * h..3 * h]);
         self.store_u4(c3, &mut out[3 * h..4 * h]);
     }
+    /// Packs the low 2 bits of each lane of four vectors (`LANES` bytes; lanes within
+    /// `[-128, 127]`), as four [`Simd::store_u2`]s would. ISAs with wide packs override it.
+    #[inline(always)]
+    fn store_u2x4(self, c: [Self::I; 4], out: &mut [u8]) {
+        let q = Self::LANES / 4;
+        for (k, ck) in c.into_iter().enumerate() {
+            self.store_u2(ck, &mut out[k * q..(k + 1) * q]);
+        }
+    }
     /// Stores `4 * LANES` 8-bit codes: lane `l` of vector `k` is `c[k]` and its zero point
     /// `z[k]` (lanes any i32, as [`Simd::cvt_rne_x4`] or a clamp to `±2^30` leave them,
     /// where a lane beyond `±2^30` stands for an out-of-range quotient of its sign; zero

@@ -668,6 +668,25 @@ impl Simd for Avx2 {
         self.store_nibbles(p, out)
     }
     #[inline(always)]
+    fn store_u2x4(self, c: [__m256i; 4], out: &mut [u8]) {
+        let (avx, avx2) = (self.0.avx, self.0.avx2);
+        // As `store_u4x4`: signed saturating packs (two's complement bytes), the dword
+        // permute that restores element order; then per dword, element 4k's crumb plus 4,
+        // 16 and 64 times the next three's (two multiply-adds of the low 2 bits), and the
+        // dwords' low bytes, the two halves' 4 bytes joined by a dword permute.
+        let p = avx2._mm256_packs_epi16(avx2._mm256_packs_epi32(c[0], c[1]), avx2._mm256_packs_epi32(c[2], c[3]));
+        let p = avx2._mm256_permutevar8x32_epi32(p, avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        let crumbs = avx2._mm256_and_si256(p, avx._mm256_set1_epi8(3));
+        let t = avx2._mm256_maddubs_epi16(crumbs, avx._mm256_set1_epi16(0x0401));
+        let t = avx2._mm256_madd_epi16(t, avx._mm256_set1_epi32(0x0010_0001));
+        let t = avx2._mm256_packus_epi16(avx2._mm256_packus_epi32(t, t), avx._mm256_setzero_si256());
+        let v = avx
+            ._mm256_castsi256_si128(avx2._mm256_permutevar8x32_epi32(t, avx._mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0)));
+        let out = &mut out[..8];
+        // SAFETY: `out` is exactly the 8 bytes `movq` writes.
+        unsafe { _mm_storel_epi64(out.as_mut_ptr().cast(), v) }
+    }
+    #[inline(always)]
     fn store_u4(self, a: __m256i, out: &mut [u8]) {
         let v = self.0.sse2._mm_cvtsi128_si32(sse::pack_nibbles(self.0, self.bytes(a)));
         out[..4].copy_from_slice(&v.to_le_bytes());

@@ -477,6 +477,49 @@ mod tests {
         }
     }
 
+    /// Each ISA's four-vector 2-bit store (`store_u2x4`) against four `store_u2`s, on
+    /// lanes of every value in `[-128, 127]` in a scrambled order: the first differing step
+    /// as (step, got, want).
+    struct CrumbStores;
+
+    impl Kernel for CrumbStores {
+        type Output = Option<(usize, Vec<u8>, Vec<u8>)>;
+        fn run<S: Simd>(self, simd: S) -> Self::Output {
+            let l = S::LANES;
+            for step in 0..256 {
+                let lanes: Vec<i32> = (0..4 * l).map(|j| ((step * 4 * l + j) * 97 % 256) as i32 - 128).collect();
+                let mut c = [simd.splat_i(0); 4];
+                for (k, ck) in c.iter_mut().enumerate() {
+                    let bytes: Vec<u8> = lanes[k * l..(k + 1) * l].iter().flat_map(|v| v.to_le_bytes()).collect();
+                    *ck = simd.load_i32(&bytes);
+                }
+                let (mut got, mut want) = (vec![0u8; l], vec![0u8; l]);
+                simd.store_u2x4(c, &mut got);
+                for (k, ck) in c.into_iter().enumerate() {
+                    simd.store_u2(ck, &mut want[k * l / 4..(k + 1) * l / 4]);
+                }
+                if got != want {
+                    return Some((step, got, want));
+                }
+            }
+            None
+        }
+    }
+
+    #[test]
+    fn u2_x4_stores_match_four_vector_stores_on_every_isa() {
+        for isa in Isa::ALL {
+            if !isa.is_available() {
+                println!("{isa}: skipped, not on this CPU");
+                continue;
+            }
+            if let Some((step, got, want)) = dispatch(isa, CrumbStores) {
+                panic!("{isa}: step {step}: store_u2x4 wrote {got:02x?}, four store_u2 {want:02x?}");
+            }
+            println!("{isa}: 256 steps of 2-bit codes checked");
+        }
+    }
+
     /// Each ISA's f16 conversions (`load_f16`, `f32_to_f16_bits`, which the ISAs with a
     /// hardware or library conversion override) against the generic codec, bit for bit.
     struct F16Conversions<'a>(&'a [u16], &'a [f32]);
