@@ -533,6 +533,23 @@ impl Simd for Avx512 {
         self.store_nibbles(p, out)
     }
     #[inline(always)]
+    fn store_u2x4(self, c: [__m512i; 4], out: &mut [u8]) {
+        let v = v!({
+            // As `store_u4x4`'s packs and `store_nibbles`' permute (element order); then per
+            // dword, element 4k's crumb plus 4, 16 and 64 times the next three's (two
+            // multiply-adds of the low 2 bits), and the dwords' low bytes.
+            let p = _mm512_packs_epi16(_mm512_packs_epi32(c[0], c[1]), _mm512_packs_epi32(c[2], c[3]));
+            let p =
+                _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), p);
+            let crumbs = _mm512_and_si512(p, _mm512_set1_epi8(3));
+            let t = _mm512_maddubs_epi16(crumbs, _mm512_set1_epi16(0x0401));
+            _mm512_cvtepi32_epi8(_mm512_madd_epi16(t, _mm512_set1_epi32(0x0010_0001)))
+        });
+        let out = &mut out[..16];
+        // SAFETY: `out` is exactly the 16 bytes written.
+        unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), v) }
+    }
+    #[inline(always)]
     fn store_u4(self, a: __m512i, out: &mut [u8]) {
         let out = &mut out[..8];
         // SAFETY: `out` is exactly the 8 bytes written (movq).
