@@ -367,13 +367,22 @@ pub(crate) fn store_minifloat_x4<S: Simd>(simd: S, q: [S::F; 4], f: &MiniFormat,
 /// fast [`Simd::lut16`] decode 4-bit codes (float4 e2m1) by table instead.
 #[inline(always)]
 pub(crate) fn decode_minifloat<S: Simd>(simd: S, c: S::I, f: &MiniFormat) -> S::F {
+    decode_minifloat_bits(simd, c, f, f.sign_pos + 1)
+}
+
+/// [`decode_minifloat`] for codes of `bits` bits (`f`'s width), where the caller knows the
+/// width at compile time: the float6 test then folds away for the other widths, whose
+/// variants read the format at run time.
+#[inline(always)]
+pub(crate) fn decode_minifloat_bits<S: Simd>(simd: S, c: S::I, f: &MiniFormat, bits: u32) -> S::F {
+    debug_assert_eq!(bits, f.sign_pos + 1);
     if S::LUT16 && f.sign_pos == 3 {
         // 4-bit codes: a 16-entry table lookup (no special values to select). It also keeps
         // the subnormal f32 below out of the multiply (some x86 cores slow down on
         // subnormal operands; float4's 0.5 is such a code).
         return simd.lut16(&E2M1_LUT, c);
     }
-    if f.sign_pos == 5 {
+    if bits == 6 {
         return decode_float6(simd, c, f);
     }
     decode_minifloat_times(simd, c, f, simd.splat(pow2f(127 - f.bias)))

@@ -9,7 +9,9 @@
 //!
 //! i32 x with a zero point runs the reference (the difference may not fit in i32).
 
-use crate::codec::{bf16_rne_bits, decode_minifloat, decode_minifloat_times, fold_scale, MiniFormat};
+use crate::codec::{
+    bf16_rne_bits, decode_minifloat, decode_minifloat_bits, decode_minifloat_times, fold_scale, MiniFormat,
+};
 use crate::isa::Kernel;
 use crate::quantize::{load_codes, load_full, ScaleKind};
 use crate::simd::{lane_f32, lane_i32, Simd};
@@ -80,10 +82,11 @@ impl<'a> Job<'a> {
 /// are sign-extended as [`crate::quantize::sign_extend`] does, `(c ^ flip) - flip` with
 /// `flip` the type's sign bit (0 for unsigned types), with `zf = z + flip` folding its
 /// subtraction into the zero point's.
+/// `bits` is the codes' width (a constant in the compile-time variants).
 #[inline(always)]
-fn decode<S: Simd>(simd: S, c: S::I, flip: S::I, zf: S::I, mini: Option<&MiniFormat>) -> S::F {
+fn decode<S: Simd>(simd: S, c: S::I, flip: S::I, zf: S::I, mini: Option<&MiniFormat>, bits: u32) -> S::F {
     match mini {
-        Some(f) => decode_minifloat(simd, c, f),
+        Some(f) => decode_minifloat_bits(simd, c, f, bits),
         None => simd.cvt_f32(simd.sub_i(simd.xor_i(c, flip), zf)),
     }
 }
@@ -312,7 +315,7 @@ impl<const BITS: u8, const MINI: u8, const OUT: u8> Kernel for BlockedLastOf<'_,
                         // features.)
                         let mut v = [sc; 4];
                         for (vk, c) in v.iter_mut().zip(c4) {
-                            *vk = simd.mul(decode(simd, c, flip, zf, mini), sc);
+                            *vk = simd.mul(decode(simd, c, flip, zf, mini, BITS as u32), sc);
                         }
                         store_as_x4(simd, out, v, canon, yq);
                     }
@@ -320,7 +323,7 @@ impl<const BITS: u8, const MINI: u8, const OUT: u8> Kernel for BlockedLastOf<'_,
                 }
                 for (xv, yv) in xk.chunks_exact(xv_len).zip(yk.chunks_exact_mut(yv_len)) {
                     let c = load_full(simd, BITS as u32, xv, 0);
-                    store_as(simd, out, simd.mul(decode(simd, c, flip, zf, mini), sc), canon, yv);
+                    store_as(simd, out, simd.mul(decode(simd, c, flip, zf, mini, BITS as u32), sc), canon, yv);
                 }
             }
         }
@@ -537,7 +540,13 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
         for (xr, yr) in xb.chunks_exact(len * xbits / 8).zip(yb.chunks_exact_mut(len * os)) {
             for ((xq, yq), &(sc, z)) in xr.chunks_exact(lanes * xbits / 8).zip(yr.chunks_exact_mut(lanes * os)).zip(p) {
                 let c = load_full(simd, bits, xq, 0);
-                store_as(simd, out, simd.mul(decode(simd, c, flip, simd.add_i(z, flip), mini.as_ref()), sc), canon, yq);
+                store_as(
+                    simd,
+                    out,
+                    simd.mul(decode(simd, c, flip, simd.add_i(z, flip), mini.as_ref(), bits), sc),
+                    canon,
+                    yq,
+                );
             }
         }
     }
@@ -597,7 +606,7 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
                     Some(c4) => c4[k],
                     None => load_full(simd, bits, xq, k * lanes),
                 };
-                *vk = simd.mul(decode(simd, c, flip, zf, mini), sc);
+                *vk = simd.mul(decode(simd, c, flip, zf, mini, bits), sc);
             }
             store_as_x4(simd, out, v, canon, yq);
         }
