@@ -183,7 +183,7 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
     // one (the tile code in every variant took a tenth more build time).
     let tiled = tiled_channels::<S>(job).is_some();
     let (bits, f32_out) = (job.x.dtype.bits(), job.out == Out::F32);
-    let int_f32 = job.mini.is_none() && f32_out && (matches!(bits, 4 | 8 | 16) || S::SPECIALIZE && bits == 2);
+    let int_f32 = job.mini.is_none() && f32_out && (matches!(bits, 4 | 8 | 16) || (S::SPECIALIZE && bits == 2));
     let int_half = S::SPECIALIZE && job.mini.is_none() && !f32_out && matches!(bits, 4 | 8);
     let float_f32 = S::SPECIALIZE && job.mini.is_some() && f32_out;
     let tile_variant = int_f32 || int_half || float_f32;

@@ -788,7 +788,8 @@ fn sat16_step_store<S: Simd, const SIGNED: bool>(
     if packs && simd.cvt_store_sat16x4(q, SIGNED, y) {
         return;
     }
-    // (Where the packs refused, the plain check would refuse too: straight to the redo.)
+    // (Where the packs refused, straight to the redo: the plain check would mostly refuse
+    // too, and the redo gives every lane its exact code either way.)
     let c = if packs { None } else { simd.cvt_rne_x4(q) };
     let mut c = match c {
         Some(c) => c,

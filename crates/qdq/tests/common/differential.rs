@@ -306,14 +306,14 @@ pub fn quantize_float4_6_tiny_quotients_with_zero_point() {
             qdq::packing::set(out, &mut zb, 0, zcode);
             let zp = qdq::Packed { dtype: out, len: 1, data: &zb };
             let opts = qdq::QuantizeOptions { output: out, saturate: true, precision: None };
-            let bytes = out.byte_len(n).unwrap();
-            let check = |s: &[f32], layout: Layout, zp: qdq::Packed<'_>| {
+            let check_on = |xs: &[f32], s: &[f32], layout: Layout, zp: qdq::Packed<'_>| {
+                let (n, bytes) = (xs.len(), out.byte_len(xs.len()).unwrap());
                 let mut want = vec![0u8; bytes];
                 let p = qparams(qdq::Values::F32(s), Some(zp), layout, &opts);
-                qdq_ref::quantize(qdq::Values::F32(&xs), &p, qdq::PackedMut::new(out, &mut want)).unwrap();
+                qdq_ref::quantize(qdq::Values::F32(xs), &p, qdq::PackedMut::new(out, &mut want)).unwrap();
                 for (name, cfg) in configs() {
                     let mut got = vec![0xa5u8; bytes];
-                    qdq::quantize_with(&cfg, qdq::Values::F32(&xs), &p, qdq::PackedMut::new(out, &mut got)).unwrap();
+                    qdq::quantize_with(&cfg, qdq::Values::F32(xs), &p, qdq::PackedMut::new(out, &mut got)).unwrap();
                     if let Some(i) =
                         (0..n).find(|&i| qdq::packing::get(out, &want, i) != qdq::packing::get(out, &got, i))
                     {
@@ -327,6 +327,7 @@ pub fn quantize_float4_6_tiny_quotients_with_zero_point() {
                     }
                 }
             };
+            let check = |s: &[f32], layout: Layout, zp: qdq::Packed<'_>| check_on(&xs, s, layout, zp);
             for s in &scales {
                 check(core::slice::from_ref(s), Layout::PerTensor, zp);
             }
@@ -341,6 +342,25 @@ pub fn quantize_float4_6_tiny_quotients_with_zero_point() {
                 check(s, Layout::PerAxis { outer: n / 4, axis_len: 4, inner: 1 }, zp4);
                 check(s, Layout::PerAxis { outer: 1, axis_len: 4, inner: n / 4 }, zp4);
             }
+            // The first 256 values on the layouts of the row tiles (64 channels; rows of
+            // blocks along a middle axis) and of whole blocks along the last axis (32), the
+            // same zero point everywhere.
+            let mut zb64 = vec![0u8; out.byte_len(64).unwrap()];
+            for c in 0..64 {
+                qdq::packing::set(out, &mut zb64, c, zcode);
+            }
+            let zp64 = qdq::Packed { dtype: out, len: 64, data: &zb64 };
+            let (x256, s64) = (&xs[..256], &scales[..64]);
+            check_on(x256, s64, Layout::PerAxis { outer: 4, axis_len: 64, inner: 1 }, zp64);
+            check_on(
+                x256,
+                &s64[..8],
+                Layout::Blocked { outer: 1, axis_len: 256, inner: 1, block: 32 },
+                qdq::Packed { len: 8, data: &zb64[..out.byte_len(8).unwrap()], ..zp64 },
+            );
+            check_on(x256, s64, Layout::Blocked { outer: 1, axis_len: 8, inner: 32, block: 4 }, zp64);
+            let s_rev: Vec<f32> = s64.iter().rev().copied().collect();
+            check_on(x256, &s_rev, Layout::PerAxis { outer: 4, axis_len: 64, inner: 1 }, zp64);
         }
     }
 }
@@ -475,11 +495,15 @@ pub fn large_parallel_per_axis_and_blocked() {
 
 /// The output types of the layout kernels' tests: the whole-byte, 4-bit and 16-bit integers,
 /// and float8 / float4 formats of the four-vector encoder.
-const LAYOUT_OUTS: [DataType; 10] = [
+const LAYOUT_OUTS: [DataType; 14] = [
     DataType::U8,
     DataType::I8,
     DataType::U4,
     DataType::I4,
+    DataType::U2,
+    DataType::I2,
+    DataType::E2M3,
+    DataType::E3M2,
     DataType::U16,
     DataType::I16,
     DataType::E4M3Fn,
@@ -491,7 +515,7 @@ const LAYOUT_OUTS: [DataType; 10] = [
 /// Blocked along the last axis to 8-, 4- and 16-bit integer types and float8 / float4, the
 /// layout with its own fast kernels: block sizes of one, two and four vector pairs and odd ones, rows with a short
 /// last block, scales outside the fast range in some blocks, NaN / inf / huge x, random
-/// zero points, and sub-ranges starting inside blocks (on a byte); f32 x and scales, and
+/// zero points, and sub-ranges starting and ending inside blocks (on a byte); f32 x and scales, and
 /// f16 / bf16 ones (their own precision: the kernel's 16-bit variants).
 pub fn blocked_last_8bit() {
     let mut rng = Rng::new(0xb10c_ca5e_0000_0008);
@@ -534,20 +558,23 @@ pub fn blocked_last_8bit() {
                         i.map(|i| code(&want, i)),
                         i.map(|i| code(&got, i))
                     );
-                    // A sub-range starting inside a block, at any byte.
-                    let start = rng.below(n.max(1)) / byte_step(out) * byte_step(out);
-                    let mut part = vec![0u8; out.byte_len(n - start).unwrap()];
+                    // A sub-range starting inside a block, at any byte, to the end or to a
+                    // point inside a later block.
+                    let step = byte_step(out);
+                    let start = rng.below(n.max(1)) / step * step;
+                    let stop = if rng.below(2) == 0 { n } else { (start + rng.below(n - start + 1)) / step * step };
+                    let mut part = vec![0u8; out.byte_len(stop - start).unwrap()];
                     qdq::quantize_range_with(
                         &cfg,
                         x,
                         &qparams(sv, zpp, layout, &opts),
-                        start..n,
+                        start..stop,
                         qdq::PackedMut::new(opts.output, &mut part),
                     )
                     .unwrap();
                     assert!(
-                        part == want[out.byte_len(start).unwrap()..],
-                        "{name} {xt}->{out} block {block} axis {axis_len} range {start}..{n}"
+                        part == want[out.byte_len(start).unwrap()..out.byte_len(stop).unwrap()],
+                        "{name} {xt}->{out} block {block} axis {axis_len} range {start}..{stop}"
                     );
                 }
             }
