@@ -1200,6 +1200,9 @@ fn blocked_mini<S: Simd>(job: &Job<'_>, begin: usize) -> Option<usize> {
 /// by [`Simd::store_mini_x4`]. Block `k` is elements `[k B, (k + 1) B)`; the partial
 /// blocks at either end of the range (and an unpaired last two-vector block) take the
 /// segment walk.
+///
+/// The elements `[begin, end)` of a call blocked along the last axis in blocks of `block`
+/// (the whole-block kernels' argument: [`BlockedMiniOf`], [`BlockedVecOf`]).
 struct BlockedMini<'a, 'y> {
     job: Job<'a>,
     begin: usize,
@@ -1276,17 +1279,12 @@ fn blocked_vec<S: Simd>(job: &Job<'_>, begin: usize) -> Option<usize> {
 
 /// Blocked quantization along the last axis from f32 for the outputs that neither the
 /// 8-bit layout kernels nor [`BlockedMini`] take (2-bit integers, float6): per whole block
-/// its broadcast parameters ([`splat_lanes`]), then its vectors, without the segment walk's
-/// per-run setup (which cost more than a 32-element block's own work); the partial blocks
-/// at either end of the range take the segment walk. Block `k` is elements
-/// `[k B, (k + 1) B)`.
-struct BlockedVec<'a, 'y> {
-    job: Job<'a>,
-    begin: usize,
-    end: usize,
-    y: &'y mut [u8],
-    block: usize,
-}
+/// its broadcast parameters (those of [`splat_lanes`], the scale and zero point read
+/// inline), then its vectors, without the segment walk's per-run setup (which cost more
+/// than a 32-element block's own work); the partial blocks at either end of the range take
+/// the segment walk. Block `k` is elements `[k B, (k + 1) B)`. Its argument is
+/// [`BlockedMini`]'s (the same call shape).
+type BlockedVec<'a, 'y> = BlockedMini<'a, 'y>;
 
 /// One vector's codes of [`BlockedVec`]: Markstein's division where the block's scale is
 /// `fast` (known per block), else the division chosen per vector.
