@@ -13,11 +13,11 @@ use crate::codec::{
     bf16_rne_bits, decode_minifloat, decode_minifloat_bits, decode_minifloat_times, fold_scale, MiniFormat,
 };
 use crate::isa::Kernel;
-use crate::quantize::{load_codes, load_full, ScaleKind};
+use crate::quantize::{load_codes, load_full, zero_point_at, ScaleKind};
 use crate::simd::{lane_f32, lane_i32, Simd};
 use crate::walk::{self, RunOp};
 use qdq_ref::float::FloatFormat;
-use qdq_ref::{packing, DataType, Layout, Packed};
+use qdq_ref::{DataType, Layout, Packed};
 
 /// Output kinds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -339,20 +339,6 @@ impl<const BITS: u8, const MINI: u8, const OUT: u8> Kernel for BlockedLastOf<'_,
 #[inline(always)]
 fn needs_canon<S: Simd>(simd: S, mini: Option<&MiniFormat>, sc: S::F) -> bool {
     !S::SPECIALIZE || mini.is_some_and(|f| f.ieee) || simd.mask_bits(simd.is_nan(simd.mul(sc, simd.splat(0.0)))) != 0
-}
-
-/// Zero point `k`, with the 8-, 4- and 16-bit types read inline (per-block loops).
-#[inline(always)]
-fn zero_point_at(zp: &Packed<'_>, k: usize) -> i32 {
-    match zp.dtype {
-        DataType::U8 => zp.data[k] as i32,
-        DataType::I8 => zp.data[k] as i8 as i32,
-        DataType::U4 => (zp.data[k / 2] >> (4 * (k % 2)) & 15) as i32,
-        DataType::I4 => ((zp.data[k / 2] >> (4 * (k % 2))) << 4) as i8 as i32 >> 4,
-        DataType::U16 => u16::from_le_bytes([zp.data[2 * k], zp.data[2 * k + 1]]) as i32,
-        DataType::I16 => i16::from_le_bytes([zp.data[2 * k], zp.data[2 * k + 1]]) as i32,
-        t => packing::get_int(t, zp.data, k) as i32,
-    }
 }
 
 /// The float decoder of variant `MINI`: none for 0, the format of `MiniFormat::of_id` for

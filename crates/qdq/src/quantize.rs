@@ -309,18 +309,22 @@ impl<'a> Job<'a> {
     }
 
     /// The zero point's value at scale index `k` (0 when absent).
+    #[inline(always)]
     fn zp(&self, k: usize) -> i32 {
         match (&self.zero_point, self.enc) {
-            (Some(z), Encode::Int { .. }) => packing::get_int(z.dtype, z.data, k) as i32,
+            (Some(z), Encode::Int { .. }) => zero_point_at(z, k),
             _ => 0,
         }
     }
 
-    /// The float zero point added for float4/float6 outputs (±0).
+    /// The float zero point added for float4/float6 outputs (±0; 0 where none is added).
+    #[inline(always)]
     fn zf(&self, k: usize) -> f32 {
-        match &self.zero_point {
-            Some(z) => FloatFormat::of(z.dtype).map_or(0.0, |f| f.decode(z.code(k)) as f32),
-            None => 0.0,
+        match (&self.zero_point, self.enc) {
+            (Some(z), Encode::Mini { add_zero: true, .. }) => {
+                FloatFormat::of(z.dtype).map_or(0.0, |f| f.decode(z.code(k)) as f32)
+            }
+            _ => 0.0,
         }
     }
 }
@@ -1279,10 +1283,9 @@ fn blocked_vec<S: Simd>(job: &Job<'_>, begin: usize) -> Option<usize> {
 
 /// Blocked quantization along the last axis from f32 for the outputs that neither the
 /// 8-bit layout kernels nor [`BlockedMini`] take (2-bit integers, float6): per whole block
-/// its broadcast parameters (those of [`splat_lanes`], the scale and zero point read
-/// inline), then its vectors, without the segment walk's per-run setup (which cost more
-/// than a 32-element block's own work); the partial blocks at either end of the range take
-/// the segment walk. Block `k` is elements `[k B, (k + 1) B)`. Its argument is
+/// its broadcast parameters (those of [`splat_lanes`], read inline), then its vectors, without the segment walk's
+/// per-run setup (which cost more than a 32-element block's own work); the partial blocks
+/// at either end of the range take the segment walk. Block `k` is elements `[k B, (k + 1) B)`. Its argument is
 /// [`BlockedMini`]'s (the same call shape).
 type BlockedVec<'a, 'y> = BlockedMini<'a, 'y>;
 
@@ -1297,15 +1300,21 @@ fn block_vec<S: Simd, const MINI: u8>(simd: S, sp: &Spec, xv: &[u8], p: &Lanes<S
     }
 }
 
-/// Zero point `k` of a 2-bit (or other integer) zero-point tensor, the 2-bit types read
-/// inline (per-block loops).
+/// Integer zero point `k`, the 2-, 4-, 8- and 16-bit types read inline (per-block and
+/// per-run setup; [`Job::zp`], DequantizeLinear's blocked kernels).
 #[inline(always)]
-fn zero_point_2bit(zp: &Packed<'_>, k: usize) -> i32 {
-    let code = || zp.data[k / 4] >> (2 * (k % 4)) & 3;
+pub(crate) fn zero_point_at(zp: &Packed<'_>, k: usize) -> i32 {
+    let d = zp.data;
     match zp.dtype {
-        DataType::U2 => code() as i32,
-        DataType::I2 => ((code() << 6) as i8 >> 6) as i32,
-        t => packing::get_int(t, zp.data, k) as i32,
+        DataType::U8 => d[k] as i32,
+        DataType::I8 => d[k] as i8 as i32,
+        DataType::U4 => (d[k / 2] >> (4 * (k % 2)) & 15) as i32,
+        DataType::I4 => ((d[k / 2] >> (4 * (k % 2))) << 4) as i8 as i32 >> 4,
+        DataType::U2 => (d[k / 4] >> (2 * (k % 4)) & 3) as i32,
+        DataType::I2 => ((d[k / 4] >> (2 * (k % 4))) << 6) as i8 as i32 >> 6,
+        DataType::U16 => u16::from_le_bytes([d[2 * k], d[2 * k + 1]]) as i32,
+        DataType::I16 => i16::from_le_bytes([d[2 * k], d[2 * k + 1]]) as i32,
+        t => packing::get_int(t, d, k) as i32,
     }
 }
 
@@ -1328,13 +1337,11 @@ impl<const MINI: u8, const BITS: u8> Kernel for BlockedVecOf<'_, '_, MINI, BITS>
             let add_zero = matches!(sp.enc, Encode::Mini { add_zero: true, .. });
             for (j, (xk, yk)) in x.chunks_exact(4 * block).zip(yb.chunks_exact_mut(block * ob / 8)).enumerate() {
                 let k = b0 / block + j;
-                // [`splat_lanes`] with the scale and the zero point read inline (f32 x and
-                // division here).
+                // [`splat_lanes`] written out for f32 x and division, the zero point only
+                // for integers and the float one only where added (the shared function's
+                // run-time precision and encoding took 0.7 more instructions per element).
                 let sc = job.scale_kind.get_inline(job.scale, k);
-                let z = match (MINI, job.zero_point) {
-                    (0, Some(zp)) => zero_point_2bit(&zp, k),
-                    _ => 0,
-                };
+                let z = if MINI == 0 { job.zp(k) } else { 0 };
                 let (lo, hi) = match sp.enc {
                     Encode::Int { qmin, qmax } => ((qmin - z) as f32, (qmax - z) as f32),
                     Encode::Mini { .. } => (0.0, 0.0),
@@ -1786,7 +1793,7 @@ fn fast_lanes<S: Simd>(simd: S, sc: f32, r: f32, z: i32) -> Lanes<S> {
 /// Scale parameters of one scale index, broadcast.
 #[inline(always)]
 pub(crate) fn splat_lanes<S: Simd>(simd: S, job: &Job<'_>, k: usize) -> Lanes<S> {
-    let raw = job.scale_kind.get(job.scale, k);
+    let raw = job.scale_kind.get_inline(job.scale, k);
     let sp = job.prec.round_scalar(raw);
     let r = 1.0 / sp;
     // Markstein's exact division (module docs), without a per-vector check.
