@@ -17,6 +17,10 @@
 //!
 //! `CHANNELS=N` in the environment gives a `per-axis-last` case `N` channels instead of its
 //! own (the row length of the per-axis kernels); `N` must divide ELEMENTS.
+//!
+//! `THRESHOLD=N` runs the default parallel mode (rayon's global pool, `RAYON_NUM_THREADS`
+//! threads) with `Config::parallel_threshold` set to `N`, instead of one thread: the probe
+//! for where the pool starts to pay on a host.
 
 use qdq::{Config, Isa};
 use qdq_benches::{full_matrix, scaled_matrix, training_matrix};
@@ -73,7 +77,16 @@ fn main() -> ExitCode {
         eprintln!("error: ELEMENTS and CALLS must be unsigned integers");
         return ExitCode::from(2);
     };
-    let cfg = Config::sequential().with_isa(isa);
+    let cfg = match std::env::var("THRESHOLD") {
+        Err(_) => Config::sequential().with_isa(isa),
+        Ok(v) => match v.parse::<usize>() {
+            Ok(t) => Config { parallel_threshold: t, ..Config::default() }.with_isa(isa),
+            Err(_) => {
+                eprintln!("error: THRESHOLD must be an unsigned integer, got {v:?}");
+                return ExitCode::from(2);
+            }
+        },
+    };
     let mut p = c.prepare(n);
     for _ in 0..iters {
         if let Err(e) = p.run(&cfg) {

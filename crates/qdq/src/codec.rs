@@ -12,9 +12,10 @@
 //! out  = mag | sign << sign_pos              (fnuz: no sign on a zero result)
 //! ```
 //!
-//! ISAs with saturating packs to bytes encode the 8- and 4-bit formats four vectors at a
+//! ISAs with saturating packs to bytes encode every one of these formats four vectors at a
 //! time by the byte route ([`ByteRoute`]): the same rounding, with the saturation as a
-//! float minimum first, NaN left to the packs, and the sign applied to bytes.
+//! float minimum first, NaN left to the packs, and the sign applied to bytes, which are
+//! then stored as they are (float8), as nibbles (float4) or as 6-bit fields (float6).
 //!
 //! `bad` (the lanes whose code exceeded `max_code`: overflow, ±inf, NaN) is returned for
 //! the training mask. Decode moves the code into an f32 bit pattern with bias 127 and
@@ -185,21 +186,24 @@ pub(crate) struct ByteRoute {
 impl MiniFormat {
     /// Whether the format id `id` (see [`MiniFormat::of_id`]) is one the kernels send to
     /// [`Simd::store_mini_x4`] where [`Simd::MINI_X4`]: every float8 format in both
-    /// saturation modes, and e2m1, the formats with a [`ByteRoute`] (a unit test holds the
-    /// two lists together). Of these, e4m3fn and e5m2 saturating and e2m1 have kernels of
-    /// their own (compile-time ids); the quantizer's run-time format variant takes the
-    /// others there by this test on the job's id (saturating e4m3fnuz and e5m2fnuz into
-    /// compile-time `MiniX4Loop`s of their own, the rest with the job's format).
+    /// saturation modes, e2m1 and the float6 formats, the formats with a [`ByteRoute`] (a
+    /// unit test holds the two lists together). Of these, e4m3fn and e5m2 saturating,
+    /// e2m1, e2m3 and e3m2 have kernels of their own (compile-time ids); the quantizer's
+    /// run-time format variant takes the others there by this test on the job's id
+    /// (saturating e4m3fnuz and e5m2fnuz into compile-time `MiniX4Loop`s of their own, the
+    /// rest with the job's format).
     #[inline(always)]
     pub(crate) const fn has_x4_route(id: u8) -> bool {
-        matches!(id, 2..=10)
+        matches!(id, 2..=12)
     }
 
     /// The [`ByteRoute`] constants of this format, or `None` where the route does not
-    /// apply: float6 (no 6-bit store), an overflow code other than max or the one after
-    /// it, or a NaN code below the overflow code.
+    /// apply: a width other than 4, 6 or 8 bits, an overflow code other than max or the
+    /// one after it, or a NaN code below the overflow code. (float6's NaN codes, the
+    /// ml_dtypes parity, are the sign bit's position with the sign flipped: the magnitude
+    /// code `0x20` above max `0x1f`, then the sign's xor, as for the other formats.)
     pub(crate) const fn byte_route(&self) -> Option<ByteRoute> {
-        if !matches!(self.sign_pos, 3 | 7) || self.bias < 1 || self.bias > 16 {
+        if !matches!(self.sign_pos, 3 | 5 | 7) || self.bias < 1 || self.bias > 16 {
             return None;
         }
         let (man, sh) = (self.man, 23 - self.man);
@@ -342,17 +346,23 @@ pub(crate) fn encode_minifloat_checked<S: Simd>(simd: S, v: S::F, f: &MiniFormat
 }
 
 /// [`Simd::store_mini_x4`] from [`encode_minifloat`]: four vectors encoded, then stored as
-/// bytes (`4 * LANES`) or, for a 4-bit format, nibbles (`2 * LANES` bytes).
+/// bytes (`4 * LANES`) or, for a 4-bit format, nibbles (`2 * LANES` bytes), for a 6-bit
+/// one 6-bit fields (`3 * LANES` bytes).
 #[inline(always)]
 pub(crate) fn store_minifloat_x4<S: Simd>(simd: S, q: [S::F; 4], f: &MiniFormat, out: &mut [u8]) {
     let mut c = [simd.splat_i(0); 4];
     for (ck, v) in c.iter_mut().zip(q) {
         *ck = encode_minifloat(simd, v, f);
     }
-    if f.sign_pos == 3 {
-        simd.store_u4x4(c, out)
-    } else {
-        simd.store_u8x4_exact(c, out)
+    match f.sign_pos {
+        3 => simd.store_u4x4(c, out),
+        5 => {
+            let b = 3 * S::LANES / 4;
+            for (ck, o) in c.into_iter().zip(out[..4 * b].chunks_exact_mut(b)) {
+                simd.store_u6(ck, o);
+            }
+        }
+        _ => simd.store_u8x4_exact(c, out),
     }
 }
 
@@ -553,9 +563,7 @@ mod tests {
         for id in 2..=12u8 {
             let f = MiniFormat::of_id(id);
             let Some(r) = f.byte_route() else {
-                assert_eq!(f.sign_pos, 5, "id {id}: only float6 lacks the route");
-                assert!(!MiniFormat::has_x4_route(id), "id {id}: sent to store_mini_x4 without a route");
-                continue;
+                panic!("id {id}: every small float format has the route");
             };
             assert!(MiniFormat::has_x4_route(id), "id {id}: a route the kernels do not use");
             assert_eq!(r.unsigned_zero, f.unsigned_zero, "id {id}");
@@ -588,7 +596,7 @@ mod tests {
     fn byte_route_matches_the_reference() {
         use crate::isa::scalar::Scalar;
         const L: usize = <Scalar as Simd>::LANES;
-        for id in 2..=10u8 {
+        for id in 2..=12u8 {
             let f = MiniFormat::of_id(id);
             let r = f.byte_route().unwrap();
             let (t, sat) = type_of_id(id);

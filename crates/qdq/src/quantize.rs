@@ -877,8 +877,13 @@ impl<S: Simd, const MINI: u8, const SRC: u8, const PREC: u8> IsaKernel<S> for Mi
     fn run_on(self, simd: S) {
         let MiniX4Loop { sp, x, y, p } = self;
         let sp = &sp.fold::<SRC, PREC, ANY>();
-        // Float4 (id 10) or float8 codes: the width is a constant.
-        let (lanes, xs, ob) = (S::LANES, sp.src.size(), if MINI == 10 { 4 } else { 8 });
+        // Float4 (id 10), float6 (ids 11, 12) or float8 codes: the width is a constant.
+        let ob = match MINI {
+            10 => 4,
+            11 | 12 => 6,
+            _ => 8,
+        };
+        let (lanes, xs) = (S::LANES, sp.src.size());
         debug_assert_eq!(ob, sp.bits as usize);
         // `MINI`'s format, or the job's where `MINI` is the run-time id (a float8 format
         // that adds no zero point).
@@ -935,8 +940,7 @@ impl<S: Simd, const MINI: u8, const BITS: u8> IsaKernel<S> for MiniRows<'_, '_, 
                 v = next(v3);
             }
         } else if MINI == 0 {
-            // Four vectors' codes per store (one pack for 2-bit codes; float6 codes, stored
-            // a vector at a time anyway, lost a tenth so).
+            // Four vectors' codes per store (one pack for 2-bit codes).
             for (xq, yq) in x.chunks_exact(4 * xv).zip(y.chunks_exact_mut(4 * yv)) {
                 let mut c = [simd.splat_i(0); 4];
                 for (ck, xk) in c.iter_mut().zip(xq.chunks_exact(xv)) {
@@ -1179,12 +1183,14 @@ fn run_blocked_sat8<S: Simd, const SRC: u8, const PREC: u8>(
 }
 
 /// The block size when [`BlockedMini`] takes a call: blocked along the last axis to a
-/// float format of the four-vector encoder that adds no zero point, blocks of two vectors
-/// or of a multiple of four that tile every row, a 4-bit output's range from a byte.
+/// float8 or float4 format (of the four-vector encoder) that adds no zero point, blocks of
+/// two vectors or of a multiple of four that tile every row, a 4-bit output's range from a
+/// byte. (float6 takes [`BlockedVec`].)
 fn blocked_mini<S: Simd>(job: &Job<'_>, begin: usize) -> Option<usize> {
     match (job.layout, job.enc) {
         (Layout::Blocked { axis_len, inner: 1, block, .. }, Encode::Mini { add_zero: false, .. })
             if MiniFormat::has_x4_route(mini_id(job))
+                && matches!(job.out.bits(), 4 | 8)
                 && block > 0
                 && axis_len.is_multiple_of(block)
                 && (block == 2 * S::LANES || block.is_multiple_of(4 * S::LANES))
@@ -1331,12 +1337,41 @@ impl<const MINI: u8, const BITS: u8> Kernel for BlockedVecOf<'_, '_, MINI, BITS>
         let (lanes, ob) = (S::LANES, BITS as usize);
         let b0 = begin.next_multiple_of(block);
         let b1 = if b0 < end { b0 + (end - b0) / block * block } else { end };
-        if b0 < b1 {
-            let x = &job.x[4 * b0..4 * b1];
-            let yb = &mut y[(b0 - begin) * ob / 8..(b1 - begin) * ob / 8];
-            let add_zero = matches!(sp.enc, Encode::Mini { add_zero: true, .. });
+        let add_zero = matches!(sp.enc, Encode::Mini { add_zero: true, .. });
+        // float6 on ISAs with the four-vector encoder (every quotient by the divide
+        // instruction, so any scale): blocks of a multiple of four vectors one at a time,
+        // blocks of two vectors in pairs (vectors 0, 1 from one block, 2, 3 from the next),
+        // each block with its broadcast divisor and float zero point. `bv`: where the
+        // whole blocks left to the per-block loop below start.
+        let x4 = MINI != 0 && S::MINI_X4 && S::MINI_DIV_QUOTIENTS == 4 && MiniFormat::has_x4_route(MINI);
+        let pair = block == 2 * lanes;
+        let mut bv = b0;
+        if x4 && b0 < b1 && (pair || block.is_multiple_of(4 * lanes)) {
+            let fmt = MiniFormat::of_id(MINI);
+            let unit = if pair { 2 * block } else { block };
+            bv = b0 + (b1 - b0) / unit * unit;
+            let x = &job.x[4 * b0..4 * bv];
+            let yb = &mut y[(b0 - begin) * ob / 8..(bv - begin) * ob / 8];
+            let one = fast_lanes(simd, 1.0, 1.0, 0);
+            let (sc, kind) = (job.scale, job.scale_kind);
+            for (u, (xu, yu)) in x.chunks_exact(4 * unit).zip(yb.chunks_exact_mut(unit * ob / 8)).enumerate() {
+                let k = b0 / block + u * (unit / block);
+                let zf = |k| if add_zero { job.zf(k) } else { 0.0 };
+                let pa = Lanes { divisor: simd.splat(kind.get_inline(sc, k)), zf: simd.splat(zf(k)), ..one };
+                let pb = match pair {
+                    true => Lanes { divisor: simd.splat(kind.get_inline(sc, k + 1)), zf: simd.splat(zf(k + 1)), ..one },
+                    false => pa,
+                };
+                for (xq, yq) in xu.chunks_exact(16 * lanes).zip(yu.chunks_exact_mut(4 * lanes * ob / 8)) {
+                    simd.store_mini_x4(mini_quotients_x4(simd, &sp, xq, [&pa, &pa, &pb, &pb], add_zero), &fmt, yq);
+                }
+            }
+        }
+        if bv < b1 {
+            let x = &job.x[4 * bv..4 * b1];
+            let yb = &mut y[(bv - begin) * ob / 8..(b1 - begin) * ob / 8];
             for (j, (xk, yk)) in x.chunks_exact(4 * block).zip(yb.chunks_exact_mut(block * ob / 8)).enumerate() {
-                let k = b0 / block + j;
+                let k = bv / block + j;
                 // [`splat_lanes`] written out for f32 x and division, the zero point only
                 // for integers and the float one only where added (the shared function's
                 // run-time precision and encoding took 0.7 more instructions per element).
@@ -1360,8 +1395,8 @@ impl<const MINI: u8, const BITS: u8> Kernel for BlockedVecOf<'_, '_, MINI, BITS>
                     zf: simd.splat(zf),
                 };
                 // Four vectors' codes per store where the block has them (one pack for 2-bit
-                // codes; not float6, stored a vector at a time anyway), the rest a vector at
-                // a time.
+                // codes; not float6 here, stored a vector at a time anyway), the rest a
+                // vector at a time.
                 let whole = if MINI == 0 { xk.len() / (16 * lanes) * 4 } else { 0 };
                 let steps = xk.chunks_exact(16 * lanes).zip(yk.chunks_exact_mut(4 * lanes * ob / 8)).take(whole / 4);
                 for (xq, yq) in steps {

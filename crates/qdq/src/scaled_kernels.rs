@@ -778,7 +778,7 @@ fn mx_encode4<S: Simd, const MINI: u8>(
 ) {
     let vb = 4 * S::LANES;
     if S::MINI_X4 && MiniFormat::has_x4_route(MINI) {
-        // Float8 / float4 codes through the four-vector encoder.
+        // Float8 / float6 / float4 codes through the four-vector encoder.
         let add_zero = quantize::mini_adds_zero::<MINI>(sp);
         let mut q = [simd.splat(0.0); 4];
         for (k, qk) in q.iter_mut().enumerate() {
@@ -817,8 +817,10 @@ fn mx_block<S: Simd, const MINI: u8>(
     let c = mx_code(simd, xb, emax)?;
     p.r = simd.splat(mx_recip(c));
     let bits = mx_bits::<MINI>(sp);
-    if (bits == 8 || bits == 4) && xb.len().is_multiple_of(4 * vb) {
-        // Bytes and nibbles: four vectors a store.
+    let x4 = bits == 8 || bits == 4 || (S::MINI_X4 && MiniFormat::has_x4_route(MINI));
+    if x4 && xb.len().is_multiple_of(4 * vb) {
+        // Bytes and nibbles, and float6 fields on ISAs with the four-vector encoder: four
+        // vectors a store.
         let yb = &mut y[e * bits / 8..(e + xb.len() / 4) * bits / 8];
         for (x4, y4) in xb.chunks_exact(4 * vb).zip(yb.chunks_exact_mut(4 * lanes * bits / 8)) {
             mx_encode4::<S, MINI>(simd, sp, bits, x4, [p, p, p, p], y4);

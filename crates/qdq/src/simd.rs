@@ -313,10 +313,11 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
         }
         self.store_u4x4(v, out)
     }
-    /// Encodes four vectors into the 8- or 4-bit float format `f` as
+    /// Encodes four vectors into the 8-, 6- or 4-bit float format `f` as
     /// [`crate::codec::encode_minifloat`] does and stores the codes: bytes as
-    /// [`Simd::store_u8x4_exact`] stores them (`4 * LANES` bytes), or for a 4-bit format
-    /// nibbles as [`Simd::store_u4x4`] does (`2 * LANES` bytes).
+    /// [`Simd::store_u8x4_exact`] stores them (`4 * LANES` bytes), for a 4-bit format
+    /// nibbles as [`Simd::store_u4x4`] does (`2 * LANES` bytes), for a 6-bit one 6-bit
+    /// fields as four [`Simd::store_u6`] do (`3 * LANES` bytes).
     #[inline(always)]
     fn store_mini_x4(self, q: [Self::F; 4], f: &MiniFormat, out: &mut [u8]) {
         store_minifloat_x4(self, q, f, out)

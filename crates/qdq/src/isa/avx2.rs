@@ -193,6 +193,32 @@ impl Avx2 {
         // SAFETY: `out` is exactly the 16 bytes written.
         unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), v) }
     }
+
+    /// 32 bytes in element order, each below 64 (float6 codes), as 24 bytes of 6-bit fields
+    /// (LSB first, four elements to three bytes).
+    #[inline(always)]
+    fn store_sixes(self, v: __m256i, out: &mut [u8]) {
+        let (avx, avx2) = (self.0.avx, self.0.avx2);
+        // Per dword, element 4k plus 64, 4096 and 262144 times the next three (two
+        // multiply-adds, as `store_u2x4`): its 24-bit group. Then each half's four groups
+        // as its low 12 bytes (a byte shuffle), the halves' 12 bytes joined by a dword
+        // permute.
+        let t = avx2._mm256_maddubs_epi16(v, avx._mm256_set1_epi16(0x4001));
+        let t = avx2._mm256_madd_epi16(t, avx._mm256_set1_epi32(0x1000_0001));
+        let idx = avx._mm256_setr_epi8(
+            0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1, 0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1,
+            -1,
+        );
+        let t = avx2._mm256_shuffle_epi8(t, idx);
+        let t = avx2._mm256_permutevar8x32_epi32(t, avx._mm256_setr_epi32(0, 1, 2, 4, 5, 6, 3, 7));
+        let (lo, hi) = (avx._mm256_castsi256_si128(t), avx2._mm256_extracti128_si256::<1>(t));
+        let out = &mut out[..24];
+        // SAFETY: `out` is exactly the 16 + 8 bytes written (`movdqu`, then `movq` at 16).
+        unsafe {
+            _mm_storeu_si128(out.as_mut_ptr().cast(), lo);
+            _mm_storel_epi64(out[16..].as_mut_ptr().cast(), hi);
+        }
+    }
 }
 
 impl Simd for Avx2 {
@@ -650,15 +676,17 @@ impl Simd for Avx2 {
         };
         let v = avx2._mm256_xor_si256(mag, sign);
         if r.sign_bit == 8 {
-            self.store_nibbles(v, out)
-        } else {
-            // Two rounds of packs leave dword j of 128-bit half h holding elements
-            // 4 * (2 * j + h) to 4 * (2 * j + h) + 3: one dword permute restores the order.
-            let v = avx2._mm256_permutevar8x32_epi32(v, avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-            let out = &mut out[..32];
-            // SAFETY: `out` is exactly the 32 bytes written.
-            unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
+            return self.store_nibbles(v, out);
         }
+        // Two rounds of packs leave dword j of 128-bit half h holding elements
+        // 4 * (2 * j + h) to 4 * (2 * j + h) + 3: one dword permute restores the order.
+        let v = avx2._mm256_permutevar8x32_epi32(v, avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        if r.sign_bit == 0x20 {
+            return self.store_sixes(v, out);
+        }
+        let out = &mut out[..32];
+        // SAFETY: `out` is exactly the 32 bytes written.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
     }
     #[inline(always)]
     fn store_u4x4(self, c: [__m256i; 4], out: &mut [u8]) {

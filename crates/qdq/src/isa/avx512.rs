@@ -111,6 +111,25 @@ impl Avx512 {
         // SAFETY: `out` is exactly the 32 bytes written.
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
     }
+
+    /// 64 bytes in element order, each below 64 (float6 codes), as 48 bytes of 6-bit fields
+    /// (LSB first, four elements to three bytes).
+    #[inline(always)]
+    fn store_sixes(self, v: __m512i, out: &mut [u8]) {
+        let v = v!({
+            // Per dword, element 4k plus 64, 4096 and 262144 times the next three (two
+            // multiply-adds): its 24-bit group. Then each 128-bit lane's four groups as its
+            // low 12 bytes (a byte shuffle), the lanes' 12 bytes joined by a dword permute.
+            let t = _mm512_maddubs_epi16(v, _mm512_set1_epi16(0x4001));
+            let t = _mm512_madd_epi16(t, _mm512_set1_epi32(0x1000_0001));
+            let idx = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1));
+            let t = _mm512_shuffle_epi8(t, idx);
+            _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, 3, 7, 11, 15), t)
+        });
+        let out = &mut out[..48];
+        // SAFETY: the masked store writes only the 48 bytes of `out` (12 dwords, mask 0x0fff).
+        unsafe { _mm512_mask_storeu_epi32(out.as_mut_ptr().cast(), 0x0fff, v) }
+    }
 }
 
 impl Simd for Avx512 {
@@ -514,17 +533,17 @@ impl Simd for Avx512 {
             _mm512_xor_si512(mag, sign)
         });
         if r.sign_bit == 8 {
-            self.store_nibbles(v, out)
-        } else {
-            // Undo the packs' 128-bit lane interleave with one permute.
-            let v = v!(_mm512_permutexvar_epi32(
-                _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15),
-                v
-            ));
-            let out = &mut out[..64];
-            // SAFETY: `out` is exactly the 64 bytes written.
-            unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) }
+            return self.store_nibbles(v, out);
         }
+        // Undo the packs' 128-bit lane interleave with one permute.
+        let v =
+            v!(_mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), v));
+        if r.sign_bit == 0x20 {
+            return self.store_sixes(v, out);
+        }
+        let out = &mut out[..64];
+        // SAFETY: `out` is exactly the 64 bytes written.
+        unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) }
     }
     #[inline(always)]
     fn store_u4x4(self, c: [__m512i; 4], out: &mut [u8]) {
