@@ -1615,6 +1615,21 @@ fn group_range<S: Simd>(simd: S, x: &[u8], bl: usize) -> (S::F, S::F) {
     (simd.hmin_each(&lo[..S::LANES]), simd.hmax_each(&hi[..S::LANES]))
 }
 
+/// `amax_nan` of `LANES` consecutive whole blocks of `bl` f32 (`x`; `bl` a multiple of
+/// `LANES`) as the magnitude bits of one vector, lane `j` block `j`'s: the maximum of the
+/// magnitude bits (a NaN pattern above every number), reduced across lanes by
+/// [`Simd::hmax_i_each`].
+#[inline(always)]
+fn group_amax<S: Simd>(simd: S, x: &[u8], bl: usize) -> S::I {
+    let mut am = [simd.splat_i(0); 16];
+    for (a, xb) in am.iter_mut().zip(x.chunks_exact(4 * bl)) {
+        for vb in xb.chunks_exact(4 * S::LANES) {
+            *a = simd.max_i(abs_bits(simd, simd.load_f32(vb)), *a);
+        }
+    }
+    simd.hmax_i_each(&am[..S::LANES])
+}
+
 /// The statistics of up to `LANES` whole blocks along the last axis (f32 x) for the group
 /// kernels: from block `g` (block `b` of its row, first element `e` of `x`), stopping
 /// before `g1` or a short block. Returns how many, the row position after them, and their
@@ -1697,15 +1712,22 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
             hi: zero,
             zf: zero,
         };
+        // Every block whole (no short last block in a row): a group's amax by `group_amax`.
+        let whole_rows = geo.d.is_multiple_of(bl);
         let (mut b, mut e, mut g) = (g0 % geo.nb, 0usize, g0);
         while g < g1 {
-            let (n, bb, ab, _) = group_stats(simd, &geo, x, b, e, g, g1, false);
+            let (n, bb, amax) = if whole_rows && g + lanes <= g1 {
+                (lanes, (b + lanes) % geo.nb, simd.f32_of(group_amax(simd, &x[4 * e..4 * (e + lanes * bl)], bl)))
+            } else {
+                let (n, bb, ab, _) = group_stats(simd, &geo, x, b, e, g, g1, false);
+                (n, bb, simd.load_f32(&ab))
+            };
             if n == 0 {
                 break;
             }
             // Scale codes (qdq_ref::scaled::nvfp4_block_scale): v = amax / (6 g); NaN ->
             // 0x7f, 0 -> 0x38, else e4m3fn(clamp(v, 2^-9, 448)) nearest-even.
-            let v = simd.div(simd.load_f32(&ab), simd.splat(g6));
+            let v = simd.div(amax, simd.splat(g6));
             let vc = simd.min(simd.max(v, simd.splat(1.0 / 512.0)), simd.splat(448.0));
             let vb = simd.bits(vc);
             let rnd = simd.add_i(simd.add_i(vb, simd.splat_i(0x7_ffff)), simd.and_i(simd.shr(vb, 20), simd.splat_i(1)));

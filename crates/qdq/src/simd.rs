@@ -356,6 +356,17 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     fn hmax_each(self, v: &[Self::F]) -> Self::F {
         reduce_each(self, v, true)
     }
+    /// Lane `j`: the signed maximum of the lanes of `v[j]` (`v` holds `LANES` vectors):
+    /// the amax of `LANES` blocks at once as one vector, from their magnitude bits (a NaN
+    /// pattern above every other). By default [`Simd::hmax_i`] per vector.
+    #[inline(always)]
+    fn hmax_i_each(self, v: &[Self::I]) -> Self::I {
+        let mut b = [0u8; 64];
+        for (t, &vt) in v.iter().enumerate().take(Self::LANES) {
+            b[4 * t..4 * t + 4].copy_from_slice(&self.hmax_i(vt).to_le_bytes());
+        }
+        self.load_i32(&b)
+    }
     /// The signed maximum of the lanes.
     #[inline(always)]
     fn hmax_i(self, a: Self::I) -> i32 {

@@ -47,6 +47,15 @@ pulp::simd_type!({
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Avx2(#[allow(dead_code)] pub V3F16c);
 
+/// The lane operation of [`Avx2::reduce_each`].
+#[derive(Clone, Copy)]
+enum Reduce {
+    Min,
+    Max,
+    /// Signed i32 maximum.
+    MaxI,
+}
+
 impl Avx2 {
     /// 8 codes narrowed to bytes in the low 64 bits (low 8 bits of each lane).
     #[inline(always)]
@@ -117,34 +126,38 @@ impl Avx2 {
         self.store_nibbles(p, out)
     }
 
-    /// `Simd::hmin_each` (`max` false) / `Simd::hmax_each`: a transposing reduction, 21
-    /// operations for eight vectors. Lanes of a and b (and of the pairs after them) are
-    /// interleaved and reduced in three rounds: within 64-bit pairs, within 128-bit
-    /// halves, across the halves.
+    /// `Simd::hmin_each` / `Simd::hmax_each` / `Simd::hmax_i_each` (by `op`): a
+    /// transposing reduction, 21 operations for eight vectors. Lanes of a and b (and of the
+    /// pairs after them) are interleaved and reduced in three rounds: within 64-bit pairs,
+    /// within 128-bit halves, across the halves. (The moves are bit-exact, so i32 lanes
+    /// travel as f32 patterns.)
     #[inline(always)]
-    fn reduce_each(self, v: &[__m256], max: bool) -> __m256 {
+    fn reduce_each(self, v: &[__m256], op: Reduce) -> __m256 {
         let avx = self.0.avx;
         // [a0 b0 a1 b1] op [a2 b2 a3 b3] per half: lanes (a, b) reduced to two each.
         let mut p = [avx._mm256_setzero_ps(); 4];
         for (pk, ab) in p.iter_mut().zip(v.chunks_exact(2)) {
-            *pk = self.min_or_max(avx._mm256_unpacklo_ps(ab[0], ab[1]), avx._mm256_unpackhi_ps(ab[0], ab[1]), max);
+            *pk = self.reduce2(avx._mm256_unpacklo_ps(ab[0], ab[1]), avx._mm256_unpackhi_ps(ab[0], ab[1]), op);
         }
         // [A0 B0 C0 D0] op [A1 B1 C1 D1] per half: each vector's half reduced to one lane.
         let mut q = [avx._mm256_setzero_ps(); 2];
         for (qk, ab) in q.iter_mut().zip(p.chunks_exact(2)) {
             let (lo, hi) = (avx._mm256_shuffle_ps::<0x44>(ab[0], ab[1]), avx._mm256_shuffle_ps::<0xee>(ab[0], ab[1]));
-            *qk = self.min_or_max(lo, hi, max);
+            *qk = self.reduce2(lo, hi, op);
         }
         let (lo, hi) = (avx._mm256_permute2f128_ps::<0x20>(q[0], q[1]), avx._mm256_permute2f128_ps::<0x31>(q[0], q[1]));
-        self.min_or_max(lo, hi, max)
+        self.reduce2(lo, hi, op)
     }
 
     #[inline(always)]
-    fn min_or_max(self, a: __m256, b: __m256, max: bool) -> __m256 {
-        if max {
-            self.0.avx._mm256_max_ps(a, b)
-        } else {
-            self.0.avx._mm256_min_ps(a, b)
+    fn reduce2(self, a: __m256, b: __m256, op: Reduce) -> __m256 {
+        let (avx, avx2) = (self.0.avx, self.0.avx2);
+        match op {
+            Reduce::Min => avx._mm256_min_ps(a, b),
+            Reduce::Max => avx._mm256_max_ps(a, b),
+            Reduce::MaxI => {
+                avx._mm256_castsi256_ps(avx2._mm256_max_epi32(avx._mm256_castps_si256(a), avx._mm256_castps_si256(b)))
+            }
         }
     }
 
@@ -535,11 +548,20 @@ impl Simd for Avx2 {
     }
     #[inline(always)]
     fn hmin_each(self, v: &[__m256]) -> __m256 {
-        self.reduce_each(v, false)
+        self.reduce_each(v, Reduce::Min)
     }
     #[inline(always)]
     fn hmax_each(self, v: &[__m256]) -> __m256 {
-        self.reduce_each(v, true)
+        self.reduce_each(v, Reduce::Max)
+    }
+    #[inline(always)]
+    fn hmax_i_each(self, v: &[__m256i]) -> __m256i {
+        let avx = self.0.avx;
+        let mut f = [avx._mm256_setzero_ps(); 8];
+        for (fk, &vk) in f.iter_mut().zip(v) {
+            *fk = avx._mm256_castsi256_ps(vk);
+        }
+        avx._mm256_castps_si256(self.reduce_each(&f, Reduce::MaxI))
     }
     #[inline(always)]
     fn hmax_i(self, a: __m256i) -> i32 {

@@ -520,6 +520,74 @@ mod tests {
         }
     }
 
+    /// Each ISA's transposing reductions (`hmax_i_each`, `hmin_each`, `hmax_each`) against
+    /// the per-vector ones gathered lane by lane, on `LANES` vectors of scrambled patterns
+    /// per round (magnitude bits with NaN and infinity patterns, or any i32, for the integer
+    /// maximum; numbers for the float ones): the first differing round as (round, what, got, want).
+    struct EachReductions;
+
+    impl Kernel for EachReductions {
+        type Output = Option<(usize, &'static str, Vec<u32>, Vec<u32>)>;
+        fn run<S: Simd>(self, simd: S) -> Self::Output {
+            let l = S::LANES;
+            let lanes = |b: &[u8; 64]| (0..l).map(|t| crate::simd::lane_i32(b, t) as u32).collect::<Vec<u32>>();
+            for round in 0..512usize {
+                let (mut vi, mut vf) = (vec![simd.splat_i(0); l], vec![simd.splat(0.0); l]);
+                for (k, (ik, fk)) in vi.iter_mut().zip(vf.iter_mut()).enumerate() {
+                    let pat = |j: usize| ((round * l * l + k * l + j) as u32).wrapping_mul(0x9e37_79b1);
+                    let ib: Vec<u8> = (0..l)
+                        .flat_map(|j| {
+                            match (round + j) % 61 {
+                                0 => 0x7f80_0000u32,
+                                1 => 0x7fc0_0000 | pat(j) >> 10,
+                                // Magnitude bits, and in odd rounds any i32 (the maximum is signed).
+                                _ if round % 2 == 0 => pat(j) & 0x7fff_ffff,
+                                _ => pat(j),
+                            }
+                            .to_le_bytes()
+                        })
+                        .collect();
+                    *ik = simd.load_i32(&ib);
+                    let fb: Vec<u8> = (0..l).flat_map(|j| ((pat(j) >> 9) as f32 - 4e6).to_le_bytes()).collect();
+                    *fk = simd.load_f32(&fb);
+                }
+                let (mut got, mut want) = ([0u8; 64], [0u8; 64]);
+                simd.store_i32(simd.hmax_i_each(&vi), &mut got);
+                for (t, &v) in vi.iter().enumerate() {
+                    want[4 * t..4 * t + 4].copy_from_slice(&simd.hmax_i(v).to_le_bytes());
+                }
+                if got[..4 * l] != want[..4 * l] {
+                    return Some((round, "hmax_i_each", lanes(&got), lanes(&want)));
+                }
+                for (what, r) in [("hmin_each", simd.hmin_each(&vf)), ("hmax_each", simd.hmax_each(&vf))] {
+                    simd.store_f32(r, &mut got);
+                    for (t, &v) in vf.iter().enumerate() {
+                        let w = if what == "hmin_each" { simd.hmin(v) } else { simd.hmax(v) };
+                        want[4 * t..4 * t + 4].copy_from_slice(&w.to_le_bytes());
+                    }
+                    if got[..4 * l] != want[..4 * l] {
+                        return Some((round, what, lanes(&got), lanes(&want)));
+                    }
+                }
+            }
+            None
+        }
+    }
+
+    #[test]
+    fn each_reductions_match_per_vector_reductions_on_every_isa() {
+        for isa in Isa::ALL {
+            if !isa.is_available() {
+                println!("{isa}: skipped, not on this CPU");
+                continue;
+            }
+            if let Some((round, what, got, want)) = dispatch(isa, EachReductions) {
+                panic!("{isa}: round {round}: {what} gave {got:08x?}, per vector {want:08x?}");
+            }
+            println!("{isa}: 512 rounds of LANES vectors reduced");
+        }
+    }
+
     /// Each ISA's f16 conversions (`load_f16`, `f32_to_f16_bits`, which the ISAs with a
     /// hardware or library conversion override) against the generic codec, bit for bit.
     struct F16Conversions<'a>(&'a [u16], &'a [f32]);
