@@ -85,6 +85,15 @@ macro_rules! v {
     }};
 }
 
+/// The lane operation of [`Avx512::reduce_each`].
+#[derive(Clone, Copy)]
+enum Reduce {
+    Min,
+    Max,
+    /// Signed i32 maximum.
+    MaxI,
+}
+
 impl Avx512 {
     /// 16 codes narrowed to bytes (low 8 bits of each lane).
     #[inline(always)]
@@ -110,6 +119,54 @@ impl Avx512 {
         let out = &mut out[..32];
         // SAFETY: `out` is exactly the 32 bytes written.
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
+    }
+
+    /// `Simd::hmin_each` / `Simd::hmax_each` / `Simd::hmax_i_each` (by `op`, on i32 lanes
+    /// as their bit patterns): a transposing reduction, 45 operations for sixteen vectors.
+    /// Lanes of pairs of vectors interleaved and reduced within 64-bit pairs, then within
+    /// 128-bit lanes (vectors `4k..4k+3` in lane order), then the four vectors' 128-bit lanes
+    /// transposed and reduced in two rounds.
+    #[inline(always)]
+    fn reduce_each(self, v: &[__m512i], op: Reduce) -> __m512i {
+        let mut p = [v!(_mm512_setzero_si512()); 8];
+        for (pk, ab) in p.iter_mut().zip(v.chunks_exact(2)) {
+            *pk = self.reduce2(v!(_mm512_unpacklo_epi32(ab[0], ab[1])), v!(_mm512_unpackhi_epi32(ab[0], ab[1])), op);
+        }
+        let mut q = [v!(_mm512_setzero_si512()); 4];
+        for (qk, ab) in q.iter_mut().zip(p.chunks_exact(2)) {
+            *qk = self.reduce2(v!(_mm512_unpacklo_epi64(ab[0], ab[1])), v!(_mm512_unpackhi_epi64(ab[0], ab[1])), op);
+        }
+        // Lanes (0, 1) op (2, 3) of two vectors, then lanes 0 op 1 of the four pairs.
+        let m01 = self.reduce2(
+            v!(_mm512_shuffle_i32x4::<0x44>(q[0], q[1])),
+            v!(_mm512_shuffle_i32x4::<0xee>(q[0], q[1])),
+            op,
+        );
+        let m23 = self.reduce2(
+            v!(_mm512_shuffle_i32x4::<0x44>(q[2], q[3])),
+            v!(_mm512_shuffle_i32x4::<0xee>(q[2], q[3])),
+            op,
+        );
+        self.reduce2(v!(_mm512_shuffle_i32x4::<0x88>(m01, m23)), v!(_mm512_shuffle_i32x4::<0xdd>(m01, m23)), op)
+    }
+
+    #[inline(always)]
+    fn reduce2(self, a: __m512i, b: __m512i, op: Reduce) -> __m512i {
+        match op {
+            Reduce::Min => v!(_mm512_castps_si512(_mm512_min_ps(_mm512_castsi512_ps(a), _mm512_castsi512_ps(b)))),
+            Reduce::Max => v!(_mm512_castps_si512(_mm512_max_ps(_mm512_castsi512_ps(a), _mm512_castsi512_ps(b)))),
+            Reduce::MaxI => v!(_mm512_max_epi32(a, b)),
+        }
+    }
+
+    /// [`Avx512::reduce_each`] of f32 vectors.
+    #[inline(always)]
+    fn reduce_each_f(self, v: &[__m512], op: Reduce) -> __m512 {
+        let mut b = [v!(_mm512_setzero_si512()); 16];
+        for (bk, &vk) in b.iter_mut().zip(v) {
+            *bk = v!(_mm512_castps_si512(vk));
+        }
+        v!(_mm512_castsi512_ps(self.reduce_each(&b, op)))
     }
 
     /// 64 bytes in element order, each below 64 (float6 codes), as 48 bytes of 6-bit fields
@@ -420,6 +477,18 @@ impl Simd for Avx512 {
         let m = v!(_mm512_castps512_ps256(_mm512_max_ps(a, h)));
         let m = v!(_mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps::<1>(m)));
         sse::hmax4(self.0.v3, m)
+    }
+    #[inline(always)]
+    fn hmin_each(self, v: &[__m512]) -> __m512 {
+        self.reduce_each_f(v, Reduce::Min)
+    }
+    #[inline(always)]
+    fn hmax_each(self, v: &[__m512]) -> __m512 {
+        self.reduce_each_f(v, Reduce::Max)
+    }
+    #[inline(always)]
+    fn hmax_i_each(self, v: &[__m512i]) -> __m512i {
+        self.reduce_each(v, Reduce::MaxI)
     }
     #[inline(always)]
     fn hmax_i(self, a: __m512i) -> i32 {
