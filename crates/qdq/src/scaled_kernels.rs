@@ -855,9 +855,62 @@ fn mx_pair<S: Simd, const MINI: u8>(
     Some((c0, c1))
 }
 
+/// `LANES` consecutive whole MX blocks of `bl` f32 (`xg`; `bl` two vectors or a whole
+/// number of four-vector steps) under the floor rule, to a width of the four-vector stores:
+/// their amax as one vector ([`group_amax`]), the rule's inline twin lane by lane (e8m0
+/// codes into `scales`, the exact reciprocals `2^(127 - c)`), then each block's codes by
+/// [`mx_encode4`] (two-vector blocks in pairs). `false`, with nothing written, where a
+/// block's amax needs the rule's general form (zero, subnormal, infinite or NaN).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn mx_group<S: Simd, const MINI: u8>(
+    simd: S,
+    sp: &Spec,
+    xg: &[u8],
+    bl: usize,
+    emax: i32,
+    p: &quantize::Lanes<S>,
+    yg: &mut [u8],
+    scales: &mut [u8],
+) -> bool {
+    let lanes = S::LANES;
+    // `FastRule::MxFloor` per lane: the amax's biased exponent `ex` (1..=254 for a normal
+    // amax), then `clamp(ex - 127 - emax, -127, 127) + 127`.
+    let ex = simd.shr(group_amax(simd, xg, bl), 23);
+    let odd = simd.mask_bits(simd.lt_i(ex, simd.splat_i(1))) | simd.mask_bits(simd.lt_i(simd.splat_i(254), ex));
+    if odd != 0 {
+        return false;
+    }
+    let t = simd.sub_i(ex, simd.splat_i(127 + emax));
+    let code = simd.add_i(simd.min_i(simd.max_i(t, simd.splat_i(-127)), simd.splat_i(127)), simd.splat_i(127));
+    simd.store_u8(code, scales);
+    // `mx_recip` lane by lane: `2^(127 - c)`, a normal f32 (`c <= 254 - emax`).
+    let mut rb = [0u8; 64];
+    simd.store_f32(simd.f32_of(simd.shl(simd.sub_i(simd.splat_i(254), code), 23)), &mut rb);
+    let bits = mx_bits::<MINI>(sp);
+    let step = 4 * lanes * bits / 8;
+    if bl == 2 * lanes {
+        for (j, (x4, y4)) in xg.chunks_exact(16 * lanes).zip(yg.chunks_exact_mut(step)).enumerate() {
+            let pa = quantize::Lanes { r: simd.splat(lane_f32(&rb, 2 * j)), ..*p };
+            let pb = quantize::Lanes { r: simd.splat(lane_f32(&rb, 2 * j + 1)), ..*p };
+            mx_encode4::<S, MINI>(simd, sp, bits, x4, [&pa, &pa, &pb, &pb], y4);
+        }
+    } else {
+        for (j, (xb, yb)) in xg.chunks_exact(4 * bl).zip(yg.chunks_exact_mut(bl * bits / 8)).enumerate() {
+            let pj = quantize::Lanes { r: simd.splat(lane_f32(&rb, j)), ..*p };
+            for (x4, y4) in xb.chunks_exact(16 * lanes).zip(yb.chunks_exact_mut(step)) {
+                mx_encode4::<S, MINI>(simd, sp, bits, x4, [&pj, &pj, &pj, &pj], y4);
+            }
+        }
+    }
+    true
+}
+
 /// MX blocks along the last axis under the floor rule, f32 source, blocks of whole vectors:
-/// each whole block in one visit ([`mx_block`]; two at a time through one four-vector store
-/// where a block is two vectors, [`mx_pair`]). Stops at a short block or one whose amax
+/// where every block of a row is whole, `LANES` blocks at a time with their scales as one
+/// vector ([`mx_group`]; after a group that needs the general rule, its blocks one by one);
+/// otherwise each whole block in one visit ([`mx_block`]; two at a time through one
+/// four-vector store where a block is two vectors, [`mx_pair`]). Stops at a short block or one whose amax
 /// needs the general rule, and returns how many blocks it did ([`Contig`] does that one
 /// and calls again). (A kernel of its own: an unoptimised build gives it its own frame.)
 struct MxRun<'a, 'y, const SRC: u8, const MINI: u8, const BITS: u8> {
@@ -880,9 +933,27 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for MxRun<'_, '_, SRC
         let mut p = BlockScale::new(1.0, 0).lanes(simd, job.enc);
         // Blocks of two vectors, all whole, to bytes or nibbles: two blocks a four-vector step.
         let pairs = geo.b == 2 * S::LANES && geo.d.is_multiple_of(geo.b) && matches!(bits, 4 | 8);
+        // Groups of `LANES` whole blocks (every block of a row whole) of two vectors or of
+        // whole four-vector steps, to a width of the four-vector stores: `mx_group`.
+        let x4 = bits == 8 || bits == 4 || (S::MINI_X4 && MiniFormat::has_x4_route(MINI));
+        let groups = x4 && geo.d.is_multiple_of(geo.b) && (geo.b == 2 * S::LANES || geo.b.is_multiple_of(4 * S::LANES));
         // Block `b` of its row starts at element `e` of the run (blocks follow each other).
         let (mut b, mut e, mut g) = (g0 % geo.nb, 0usize, g0);
+        // Blocks left to the per-block code after a group that needs it.
+        let mut single = 0;
         while g < g1 {
+            if groups && single == 0 && g + S::LANES <= g1 {
+                let n = S::LANES * geo.b;
+                let (xg, yg) = (&x[e * 4..(e + n) * 4], &mut y[e * bits / 8..(e + n) * bits / 8]);
+                if mx_group::<S, MINI>(simd, &sp, xg, geo.b, emax, &p, yg, &mut scales[g - g0..g - g0 + S::LANES]) {
+                    e += n;
+                    b = (b + S::LANES) % geo.nb;
+                    g += S::LANES;
+                    continue;
+                }
+                single = S::LANES;
+            }
+            single = single.saturating_sub(1);
             let len = if b + 1 == geo.nb { geo.d - b * geo.b } else { geo.b };
             if len != geo.b {
                 break;
