@@ -476,21 +476,45 @@ pub(crate) trait GradOp: Sync + Copy {
     /// Elements `i .. i + valid`: `dx` and the two terms of the sums (padding lanes are
     /// masked by the caller).
     fn step<S: Simd>(&self, simd: S, p: &Self::P<S>, i: usize, valid: usize) -> (S::F, [S::F; 2]);
+    /// `dx` is f32 whenever written, known at compile time (the walk's stores fold).
+    const DX_F32: bool = false;
+}
+
+/// `out`, or f32 where the op's variant knows `dx` is f32 ([`GradOp::DX_F32`]).
+#[inline(always)]
+fn dx_out<O: GradOp>(out: Out) -> Out {
+    if O::DX_F32 {
+        Out::F32
+    } else {
+        out
+    }
 }
 
 /// Fake quantization backward (`qdq_ref::train::fake_quantize_backward`): the quotient is
 /// recomputed with a true division (the exact IEEE quotient, as the reference), which
-/// decides the mask, the side of a clamped element and the rounding error.
+/// decides the mask, the side of a clamped element and the rounding error. `F32`: the
+/// variant for f32 x, `dy` and `dx` (when written) at the division precision f32, with
+/// those types as compile-time facts instead of a switch per vector (its caller checks
+/// them; see [`FakeQuantGrad::all_f32`]).
 #[derive(Clone, Copy)]
-pub(crate) struct FakeQuantGrad<'a> {
+pub(crate) struct FakeQuantGrad<'a, const F32: bool> {
     /// x, scale, zero point, output type and precision, as the forward.
     pub job: Job<'a>,
     pub dy: (Src, &'a [u8]),
     pub lda: f32,
 }
 
-impl GradOp for FakeQuantGrad<'_> {
+impl FakeQuantGrad<'_, false> {
+    /// Whether the `F32` variant serves this call (`dx`: its type, when written).
+    pub(crate) fn all_f32(&self, dx: Option<Out>) -> bool {
+        let job = &self.job;
+        job.src == Src::F32 && job.prec == Prec::F32 && self.dy.0 == Src::F32 && matches!(dx, None | Some(Out::F32))
+    }
+}
+
+impl<const F32: bool> GradOp for FakeQuantGrad<'_, F32> {
     type P<S: Simd> = Lanes<S>;
+    const DX_F32: bool = F32;
 
     #[inline(always)]
     fn splat<S: Simd>(&self, simd: S, k: usize) -> Lanes<S> {
@@ -505,9 +529,10 @@ impl GradOp for FakeQuantGrad<'_> {
     #[inline(always)]
     fn step<S: Simd>(&self, simd: S, p: &Lanes<S>, i: usize, valid: usize) -> (S::F, [S::F; 2]) {
         let job = &self.job;
-        let mut x = load_src(simd, job.src, job.x, i, valid);
-        if !job.src_exact {
-            x = job.prec.round(simd, x);
+        let (src, prec, dy_src) = if F32 { (Src::F32, Prec::F32, Src::F32) } else { (job.src, job.prec, self.dy.0) };
+        let mut x = load_src(simd, src, job.x, i, valid);
+        if !F32 && !job.src_exact {
+            x = prec.round(simd, x);
         }
         // The exact quotient: Markstein's correction where the scale allows it, as in the
         // forward, except for a vector holding a nonzero `|x| <= 2^-96` (see the quantize
@@ -515,8 +540,8 @@ impl GradOp for FakeQuantGrad<'_> {
         // bits, but here `round(q) - q` keeps them, so a true division then (`redo_tiny`).
         let q = divide(simd, x, p.divisor, p.r, p.fast);
         let q = if p.fast && S::HAS_FMA { redo_tiny(simd, x, q, p.divisor) } else { q };
-        let q = job.prec.round(simd, q);
-        let dy = load_src(simd, self.dy.0, self.dy.1, i, valid);
+        let q = prec.round(simd, q);
+        let dy = load_src(simd, dy_src, self.dy.1, i, valid);
         let g = simd.mul(simd.splat(self.lda), dy);
         let zero = simd.splat(0.0);
         let neg0 = simd.splat(-0.0);
@@ -649,7 +674,7 @@ impl<S: Simd, O: GradOp> RunOp<S> for ReduceOp<'_, '_, O> {
         let (dx, t) = self.op.step(simd, p, i, take);
         let w = &mut self.w;
         if let Some((y, out)) = w.dx.as_mut() {
-            store_out(simd, *out, dx, y, i - w.begin, take);
+            store_out(simd, dx_out::<O>(*out), dx, y, i - w.begin, take);
         }
         let (keep, neg0, g0) = (simd.mask_from_bits(lanes_mask(take)), simd.splat(-0.0), w.groups.start);
         for (j, out) in w.sums.iter_mut().enumerate() {
@@ -778,7 +803,7 @@ impl<S: Simd, O: GradOp> IsaKernel<S> for TileSum<'_, '_, '_, '_, S, O> {
             for j in 0..nacc {
                 let (d, t) = op.step(simd, p, i, lanes);
                 if let Some((y, out)) = dx.as_mut() {
-                    store_out(simd, *out, d, y, i - begin, lanes);
+                    store_out(simd, dx_out::<O>(*out), d, y, i - begin, lanes);
                 }
                 acc[0][j] = simd.add(acc[0][j], t[0]);
                 acc[1][j] = simd.add(acc[1][j], t[1]);
@@ -792,7 +817,7 @@ impl<S: Simd, O: GradOp> IsaKernel<S> for TileSum<'_, '_, '_, '_, S, O> {
             let take = lanes.min(stop - i);
             let (d, t) = op.step(simd, p, i, take);
             if let Some((y, out)) = dx.as_mut() {
-                store_out(simd, *out, d, y, i - begin, take);
+                store_out(simd, dx_out::<O>(*out), d, y, i - begin, take);
             }
             let keep = simd.mask_from_bits(lanes_mask(take));
             acc[0][j] = simd.add(acc[0][j], simd.select(keep, t[0], neg0));

@@ -765,14 +765,20 @@ pub fn fake_quantize_backward_with(
         let Some(job) = job(&x, p, precision) else {
             return qdq_ref::train::fake_quantize_backward(dy, x, p, opts, grads);
         };
-        let op = FakeQuantGrad { job, dy: (src_of(&dy), dy.bytes()), lda: opts.lda };
+        let op = FakeQuantGrad::<false> { job, dy: (src_of(&dy), dy.bytes()), lda: opts.lda };
         let FakeQuantGrads { mut dx, mut ds, mut dzp } = grads;
         let dx = dx.as_mut().map(|d| {
             let out = out_kind(d);
             (d.bytes_mut(), out)
         });
-        let r = Reduce { cfg, isa, op: &op, layout: p.layout, n: x.len(), scales: p.scale.len() };
-        r.run(dx, [ds.as_deref_mut(), dzp.as_deref_mut()]);
+        let (n, scales, sums) = (x.len(), p.scale.len(), [ds.as_deref_mut(), dzp.as_deref_mut()]);
+        // f32 throughout (the common case): the variant with those types folded.
+        if op.all_f32(dx.as_ref().map(|d| d.1)) {
+            let op = FakeQuantGrad::<true> { job: op.job, dy: op.dy, lda: op.lda };
+            Reduce { cfg, isa, op: &op, layout: p.layout, n, scales }.run(dx, sums);
+        } else {
+            Reduce { cfg, isa, op: &op, layout: p.layout, n, scales }.run(dx, sums);
+        }
         let g = opts.grad_scale;
         if let Some(ds) = ds {
             for v in ds.iter_mut() {
