@@ -420,22 +420,54 @@ impl<S: Simd> RunOp<S> for ElementwiseOp<'_, '_, '_> {
         // A local copy: behind `self` its fields would be reloaded after every store to
         // `dx` (which LLVM cannot prove apart), and the per-vector type dispatch with them.
         let b = &self.b.clone();
-        let (lanes, begin) = (S::LANES, self.begin);
-        let dx = &mut *self.dx;
-        for step in 0..n {
-            let i = i + step * 4 * lanes;
-            let w = match b.kind {
-                Elementwise::Dequantize => 0,
-                _ => {
-                    let mut bytes = [0u8; 8];
-                    bytes[..lanes / 2].copy_from_slice(&b.mask[i / 8..i / 8 + lanes / 2]);
-                    u64::from_le_bytes(bytes)
-                }
-            };
-            for k in 0..4 {
-                let bits = (w >> (k * lanes)) as u32 & lanes_mask(lanes);
-                elementwise_vec(simd, b, p, i + k * lanes, lanes, bits, begin, dx);
+        let (begin, dx) = (self.begin, &mut *self.dx);
+        // f32 dy and dx (the common case) with the pass known: the loop without a switch
+        // per vector (three copies of a small loop); the rest with the call's types.
+        match (b.job.src == Src::F32 && b.out == Out::F32, b.kind) {
+            (true, Elementwise::Quantize) => {
+                elementwise_steps(simd, b, p, i, n, begin, dx, (Src::F32, Out::F32, Elementwise::Quantize))
             }
+            (true, Elementwise::Mask) => {
+                elementwise_steps(simd, b, p, i, n, begin, dx, (Src::F32, Out::F32, Elementwise::Mask))
+            }
+            (true, Elementwise::Dequantize) => {
+                elementwise_steps(simd, b, p, i, n, begin, dx, (Src::F32, Out::F32, Elementwise::Dequantize))
+            }
+            _ => elementwise_steps(simd, b, p, i, n, begin, dx, (b.job.src, b.out, b.kind)),
+        }
+    }
+}
+
+/// `n` steps of four vectors from element `i` (on a mask byte) of an elementwise backward
+/// pass, with `dy`'s type, `dx`'s type and the pass as `types` (constants where the caller
+/// knows them).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn elementwise_steps<S: Simd>(
+    simd: S,
+    b: &Backward<'_>,
+    p: &Lanes<S>,
+    i: usize,
+    n: usize,
+    begin: usize,
+    dx: &mut [u8],
+    types: (Src, Out, Elementwise),
+) {
+    let lanes = S::LANES;
+    let b = &Backward { job: Job { src: types.0, ..b.job }, out: types.1, kind: types.2, ..*b };
+    for step in 0..n {
+        let i = i + step * 4 * lanes;
+        let w = match b.kind {
+            Elementwise::Dequantize => 0,
+            _ => {
+                let mut bytes = [0u8; 8];
+                bytes[..lanes / 2].copy_from_slice(&b.mask[i / 8..i / 8 + lanes / 2]);
+                u64::from_le_bytes(bytes)
+            }
+        };
+        for k in 0..4 {
+            let bits = (w >> (k * lanes)) as u32 & lanes_mask(lanes);
+            elementwise_vec(simd, b, p, i + k * lanes, lanes, bits, begin, dx);
         }
     }
 }
