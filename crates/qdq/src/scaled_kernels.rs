@@ -42,7 +42,7 @@
 
 use crate::codec::{MiniFormat, MINI_RUNTIME};
 use crate::config::Cost;
-use crate::isa::{self, Kernel};
+use crate::isa::{self, IsaKernel, Kernel};
 use crate::quantize::{
     self, e8m0_value, load_codes, store_codes, BlockScale, Encode, Job, Lanes, Prec, ScaleKind, Spec, Src, ANY,
 };
@@ -930,7 +930,7 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for MxRun<'_, '_, SRC
         let MxRun { emax, geo, g0, g1, job, y, scales } = self;
         let sp = Spec::resolve::<SRC, 0, BITS>(&job);
         let (x, bits) = (job.x, mx_bits::<MINI>(&sp));
-        let mut p = BlockScale::new(1.0, 0).lanes(simd, job.enc);
+        let p = BlockScale::new(1.0, 0).lanes(simd, job.enc);
         // Blocks of two vectors, all whole, to bytes or nibbles: two blocks a four-vector step.
         let pairs = geo.b == 2 * S::LANES && geo.d.is_multiple_of(geo.b) && matches!(bits, 4 | 8);
         // Groups of `LANES` whole blocks (every block of a row whole) of two vectors or of
@@ -953,32 +953,90 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for MxRun<'_, '_, SRC
                 }
                 single = S::LANES;
             }
-            single = single.saturating_sub(1);
+            // Block by block: the rest of the run, or the blocks of a group that needs it.
+            let stop = if single > 0 { g1.min(g + single) } else { g1 };
+            // (`sp` by value: passed by reference, it would escape, and the group code
+            // would read its fields at run time instead of folding them.)
+            let k = MxBlocks::<S, MINI> {
+                sp,
+                geo,
+                emax,
+                pairs,
+                b,
+                e,
+                n: stop - g,
+                x,
+                y: &mut *y,
+                scales: &mut scales[g - g0..],
+                enc: job.enc,
+                _isa: core::marker::PhantomData,
+            };
+            let done = simd.enter(k);
+            (b, e, g) = ((b + done) % geo.nb, e + done * geo.b, g + done);
+            single = single.saturating_sub(done);
+            if g < stop {
+                break; // a short block, or one whose amax needs the general rule
+            }
+        }
+        g - g0
+    }
+}
+
+/// The per-block part of [`MxRun`]: at most `n` blocks from block `b` of its row (element
+/// `e` of the run; `scales` from the first), each whole block in one visit ([`mx_block`];
+/// two at a time through one four-vector store where a block is two vectors, [`mx_pair`]),
+/// stopping at a short block or one whose amax needs the rule's general form. Returns the
+/// blocks done. (A kernel of its own: an unoptimised build gives it a frame apart from the
+/// group code's.)
+struct MxBlocks<'a, 'y, S: Simd, const MINI: u8> {
+    sp: Spec,
+    geo: Geometry,
+    emax: i32,
+    pairs: bool,
+    b: usize,
+    e: usize,
+    n: usize,
+    x: &'a [u8],
+    y: &'y mut [u8],
+    scales: &'y mut [u8],
+    enc: Encode,
+    _isa: core::marker::PhantomData<S>,
+}
+
+impl<S: Simd, const MINI: u8> IsaKernel<S> for MxBlocks<'_, '_, S, MINI> {
+    type Output = usize;
+    #[inline(always)]
+    fn run_on(self, simd: S) -> usize {
+        let MxBlocks { sp, geo, emax, pairs, mut b, mut e, n, x, y, scales, enc, .. } = self;
+        let (sp, bits) = (&sp, mx_bits::<MINI>(&sp));
+        let mut p = BlockScale::new(1.0, 0).lanes(simd, enc);
+        let mut j = 0;
+        while j < n {
             let len = if b + 1 == geo.nb { geo.d - b * geo.b } else { geo.b };
             if len != geo.b {
                 break;
             }
-            if pairs && g + 1 < g1 {
-                // Whole blocks back to back: blocks g and g + 1 are the next 2 B elements.
+            if pairs && j + 1 < n {
+                // Whole blocks back to back: blocks j and j + 1 are the next 2 B elements.
                 let (x4, y4) = (&x[e * 4..(e + 2 * len) * 4], &mut y[e * bits / 8..(e + 2 * len) * bits / 8]);
-                if let Some((c0, c1)) = mx_pair::<S, MINI>(simd, &sp, x4, emax, &p, y4) {
-                    scales[g - g0] = c0;
-                    scales[g + 1 - g0] = c1;
+                if let Some((c0, c1)) = mx_pair::<S, MINI>(simd, sp, x4, emax, &p, y4) {
+                    scales[j] = c0;
+                    scales[j + 1] = c1;
                     e += 2 * len;
                     b = (b + 2) % geo.nb;
-                    g += 2;
+                    j += 2;
                     continue;
                 }
             }
-            match mx_block::<S, MINI>(simd, &sp, &x[e * 4..(e + len) * 4], emax, &mut p, y, e) {
-                Some(c) => scales[g - g0] = c,
+            match mx_block::<S, MINI>(simd, sp, &x[e * 4..(e + len) * 4], emax, &mut p, y, e) {
+                Some(c) => scales[j] = c,
                 None => break,
             }
             e += len;
             b = if b + 1 == geo.nb { 0 } else { b + 1 };
-            g += 1;
+            j += 1;
         }
-        g - g0
+        j
     }
 }
 
