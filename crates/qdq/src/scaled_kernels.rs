@@ -1884,14 +1884,19 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
             if pairs && S::MINI_DIV_QUOTIENTS < 4 {
                 simd.store_f32(simd.div(simd.splat(1.0), d), &mut rb);
             }
+            // The group's scale codes: one narrowing store for a whole group.
+            if n == lanes {
+                simd.store_u8(code, &mut scales[g - g0..g - g0 + lanes]);
+            } else {
+                for (j, sc) in scales[g - g0..g - g0 + n].iter_mut().enumerate() {
+                    *sc = cb[4 * j];
+                }
+            }
             let mut j = 0;
             while j < n {
-                let k = g - g0 + j;
                 if pairs && j + 1 < n && fast >> j & 3 == 3 {
                     // Two blocks of two vectors, both in the fast range: one four-vector
                     // step of the float4 encoder (as QuantizeLinear's `MiniX4Loop`).
-                    scales[k] = cb[4 * j];
-                    scales[k + 1] = cb[4 * j + 4];
                     let (pa, pb) = (divisor_lanes(simd, &p0, &db, &rb, j), divisor_lanes(simd, &p0, &db, &rb, j + 1));
                     let e0 = e + j * bl;
                     let xb = &x[4 * e0..4 * (e0 + 2 * bl)];
@@ -1900,7 +1905,6 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
                     j += 2;
                     continue;
                 }
-                scales[k] = cb[4 * j];
                 let dj = lane_f32(&db, j);
                 // Not `BlockScale::new(dj, 0).lanes(..)`: its per-block reciprocal and
                 // power-of-two tests cost 16-element blocks about 8 % (timed at 1 Mi, AVX-512);
