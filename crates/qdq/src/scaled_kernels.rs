@@ -42,7 +42,7 @@
 
 use crate::codec::{MiniFormat, MINI_RUNTIME};
 use crate::config::Cost;
-use crate::isa::{self, IsaKernel, Kernel};
+use crate::isa::{self, Kernel};
 use crate::quantize::{
     self, e8m0_value, load_codes, store_codes, BlockScale, Encode, Job, Lanes, Prec, ScaleKind, Spec, Src, ANY,
 };
@@ -957,7 +957,7 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for MxRun<'_, '_, SRC
             let stop = if single > 0 { g1.min(g + single) } else { g1 };
             // (`sp` by value: passed by reference, it would escape, and the group code
             // would read its fields at run time instead of folding them.)
-            let k = MxBlocks::<S, MINI> {
+            let k = MxBlocks::<MINI> {
                 sp,
                 geo,
                 emax,
@@ -969,7 +969,6 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for MxRun<'_, '_, SRC
                 y: &mut *y,
                 scales: &mut scales[g - g0..],
                 enc: job.enc,
-                _isa: core::marker::PhantomData,
             };
             let done = simd.enter(k);
             (b, e, g) = ((b + done) % geo.nb, e + done * geo.b, g + done);
@@ -988,7 +987,7 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for MxRun<'_, '_, SRC
 /// stopping at a short block or one whose amax needs the rule's general form. Returns the
 /// blocks done. (A kernel of its own: an unoptimised build gives it a frame apart from the
 /// group code's.)
-struct MxBlocks<'a, 'y, S: Simd, const MINI: u8> {
+struct MxBlocks<'a, 'y, const MINI: u8> {
     sp: Spec,
     geo: Geometry,
     emax: i32,
@@ -1000,13 +999,12 @@ struct MxBlocks<'a, 'y, S: Simd, const MINI: u8> {
     y: &'y mut [u8],
     scales: &'y mut [u8],
     enc: Encode,
-    _isa: core::marker::PhantomData<S>,
 }
 
-impl<S: Simd, const MINI: u8> IsaKernel<S> for MxBlocks<'_, '_, S, MINI> {
+impl<const MINI: u8> Kernel for MxBlocks<'_, '_, MINI> {
     type Output = usize;
     #[inline(always)]
-    fn run_on(self, simd: S) -> usize {
+    fn run<S: Simd>(self, simd: S) -> usize {
         let MxBlocks { sp, geo, emax, pairs, mut b, mut e, n, x, y, scales, enc, .. } = self;
         let (sp, bits) = (&sp, mx_bits::<MINI>(&sp));
         let mut p = BlockScale::new(1.0, 0).lanes(simd, enc);
