@@ -307,10 +307,11 @@ impl<const BITS: u8, const MINI: u8, const OUT: u8> Kernel for BlockedLastOf<'_,
                     Some(zp) => simd.add_i(simd.splat_i(zero_point_at(&zp, k)), flip),
                     None => flip,
                 };
-                if BITS == 4 && xk.len().is_multiple_of(4 * xv_len) {
-                    // Four vectors of nibbles per load and unpack (MX's blocks of 32).
+                if (BITS == 4 || (BITS == 6 && S::U6X4)) && xk.len().is_multiple_of(4 * xv_len) {
+                    // Four vectors of nibbles or 6-bit fields per load and unpack (MX's
+                    // blocks of 32).
                     for (xq, yq) in xk.chunks_exact(4 * xv_len).zip(yk.chunks_exact_mut(4 * yv_len)) {
-                        let c4 = simd.load_u4x4(xq);
+                        let c4 = if BITS == 4 { simd.load_u4x4(xq) } else { simd.load_u6x4(xq) };
                         // (A loop, not `map`: closures do not inherit the ISA's target
                         // features.)
                         let mut v = [sc; 4];
@@ -585,8 +586,12 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
         }
         for (xq, yq) in steps {
             let mut v = [sc; 4];
-            // 4-bit codes: one load and unpack for the four vectors.
-            let c4 = if bits == 4 { Some(simd.load_u4x4(xq)) } else { None };
+            // 4- and 6-bit codes: one load and unpack for the four vectors.
+            let c4 = match bits {
+                4 => Some(simd.load_u4x4(xq)),
+                6 if S::U6X4 => Some(simd.load_u6x4(xq)),
+                _ => None,
+            };
             for (k, vk) in v.iter_mut().enumerate() {
                 let c = match c4 {
                     Some(c4) => c4[k],

@@ -188,6 +188,22 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     fn load_u2(self, b: &[u8]) -> Self::I;
     /// `3 * LANES / 4` bytes of packed 6-bit codes (LSB-first stream), zero-extended.
     fn load_u6(self, b: &[u8]) -> Self::I;
+    /// Whether [`Simd::load_u6x4`] is cheaper than four [`Simd::load_u6`] (the ISA
+    /// overrides it), so that the dequantize loops take it. A constant, as `MINI_X4`.
+    const U6X4: bool = false;
+    /// Four vectors of packed 6-bit codes (`3 * LANES` bytes), zero-extended, as four
+    /// [`Simd::load_u6`]s would load them. ISAs whose single-vector load goes through a
+    /// copy override it (and set [`Simd::U6X4`]).
+    #[inline(always)]
+    fn load_u6x4(self, b: &[u8]) -> [Self::I; 4] {
+        let q = 3 * Self::LANES / 4;
+        [
+            self.load_u6(&b[..q]),
+            self.load_u6(&b[q..2 * q]),
+            self.load_u6(&b[2 * q..3 * q]),
+            self.load_u6(&b[3 * q..4 * q]),
+        ]
+    }
 
     /// Stores `4 * LANES` bytes of f32.
     fn store_f32(self, a: Self::F, out: &mut [u8]);

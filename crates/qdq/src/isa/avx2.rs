@@ -207,6 +207,15 @@ impl Avx2 {
         unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), v) }
     }
 
+    /// The four 6-bit fields of the 24-bit group in each 128-bit half's dwords (the group
+    /// repeated in all four), one per dword.
+    #[inline(always)]
+    fn six_fields(self, g: __m256i) -> __m256i {
+        let (avx, avx2) = (self.0.avx, self.0.avx2);
+        let shifts = avx._mm256_setr_epi32(0, 6, 12, 18, 0, 6, 12, 18);
+        avx2._mm256_and_si256(avx2._mm256_srlv_epi32(g, shifts), avx._mm256_set1_epi32(0x3f))
+    }
+
     /// 32 bytes in element order, each below 64 (float6 codes), as 24 bytes of 6-bit fields
     /// (LSB first, four elements to three bytes).
     #[inline(always)]
@@ -245,6 +254,7 @@ impl Simd for Avx2 {
     const CHECKED_CVT16: bool = true;
     const PACK_CHECK: bool = true;
     const MINI_X4: bool = true;
+    const U6X4: bool = true;
     // One divide per step: its unit takes a ymm division every 3 cycles on Zen 4 (5 on
     // Skylake-class cores), next to the 4 * 3 multiply-adds it replaces a quarter of.
     const DIV_QUOTIENTS: usize = 1;
@@ -513,6 +523,35 @@ impl Simd for Avx2 {
             let shifts = _mm256_setr_epi32(0, 6, 12, 18, 0, 6, 12, 18);
             _mm256_and_si256(_mm256_srlv_epi32(groups, shifts), _mm256_set1_epi32(0x3f))
         }
+    }
+
+    #[inline(always)]
+    fn load_u6x4(self, b: &[u8]) -> [__m256i; 4] {
+        let b = &b[..24];
+        // SAFETY: the loads read exactly the 24 bytes of `b` (16 at 0, then 8 at 16).
+        let (v0, v1) = unsafe { (_mm_loadu_si128(b.as_ptr().cast()), _mm_loadl_epi64(b[16..].as_ptr().cast())) };
+        let (avx, avx2) = (self.0.avx, self.0.avx2);
+        // Bytes 0..16 and 12..24 in both halves; then per vector (6 bytes, two groups of
+        // four codes) each half's 3-byte group spread to its four dwords, shifted by the
+        // field's offset and masked, as `load_u6`.
+        let (a, c) = (
+            avx2._mm256_broadcastsi128_si256(v0),
+            avx2._mm256_broadcastsi128_si256(self.0.ssse3._mm_alignr_epi8::<12>(v1, v0)),
+        );
+        let lo = avx._mm256_setr_epi8(
+            0, 1, 2, -1, 0, 1, 2, -1, 0, 1, 2, -1, 0, 1, 2, -1, 3, 4, 5, -1, 3, 4, 5, -1, 3, 4, 5, -1, 3, 4, 5, -1,
+        );
+        let hi = avx._mm256_setr_epi8(
+            6, 7, 8, -1, 6, 7, 8, -1, 6, 7, 8, -1, 6, 7, 8, -1, 9, 10, 11, -1, 9, 10, 11, -1, 9, 10, 11, -1, 9, 10, 11,
+            -1,
+        );
+        // (No closure for the four: closures do not inherit the ISA's features.)
+        [
+            self.six_fields(avx2._mm256_shuffle_epi8(a, lo)),
+            self.six_fields(avx2._mm256_shuffle_epi8(a, hi)),
+            self.six_fields(avx2._mm256_shuffle_epi8(c, lo)),
+            self.six_fields(avx2._mm256_shuffle_epi8(c, hi)),
+        ]
     }
 
     #[inline(always)]

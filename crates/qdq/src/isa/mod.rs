@@ -520,6 +520,50 @@ mod tests {
         }
     }
 
+    /// Each ISA's four-vector 6-bit load (`load_u6x4`) against four `load_u6`s, on
+    /// scrambled bytes: the first differing step as (step, got, want) lanes.
+    struct SixLoads;
+
+    impl Kernel for SixLoads {
+        type Output = Option<(usize, Vec<u32>, Vec<u32>)>;
+        fn run<S: Simd>(self, simd: S) -> Self::Output {
+            let (l, q) = (S::LANES, 3 * S::LANES / 4);
+            let lanes = |v: [S::I; 4]| {
+                let mut out = Vec::new();
+                for vk in v {
+                    let mut b = [0u8; 64];
+                    simd.store_i32(vk, &mut b);
+                    out.extend((0..l).map(|t| crate::simd::lane_i32(&b, t) as u32));
+                }
+                out
+            };
+            for step in 0..512usize {
+                let bytes: Vec<u8> =
+                    (0..4 * q).map(|j| ((step * 4 * q + j) as u32).wrapping_mul(0x9e37_79b1) as u8).collect();
+                let got = lanes(simd.load_u6x4(&bytes));
+                let want = lanes([0, 1, 2, 3].map(|k| simd.load_u6(&bytes[k * q..(k + 1) * q])));
+                if got != want {
+                    return Some((step, got, want));
+                }
+            }
+            None
+        }
+    }
+
+    #[test]
+    fn u6_x4_loads_match_four_vector_loads_on_every_isa() {
+        for isa in Isa::ALL {
+            if !isa.is_available() {
+                println!("{isa}: skipped, not on this CPU");
+                continue;
+            }
+            if let Some((step, got, want)) = dispatch(isa, SixLoads) {
+                panic!("{isa}: step {step}: load_u6x4 gave {got:02x?}, four load_u6 {want:02x?}");
+            }
+            println!("{isa}: 512 steps of 6-bit codes checked");
+        }
+    }
+
     /// Each ISA's transposing reductions (`hmax_i_each`, `hmin_each`, `hmax_each`) against
     /// the per-vector ones gathered lane by lane, on `LANES` vectors of scrambled patterns
     /// per round (magnitude bits with NaN and infinity patterns, or any i32, for the integer
