@@ -188,6 +188,18 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     fn load_u2(self, b: &[u8]) -> Self::I;
     /// `3 * LANES / 4` bytes of packed 6-bit codes (LSB-first stream), zero-extended.
     fn load_u6(self, b: &[u8]) -> Self::I;
+    /// Whether [`Simd::load_e5m2`] decodes by the ISA's f16 conversion (cheaper than
+    /// [`crate::codec::decode_minifloat`], and without the subnormal f32 operand of its
+    /// multiply), so that the dequantize loops take it. A constant, as `MINI_X4`.
+    const E5M2_F16: bool = false;
+    /// `LANES` float8 e5m2 codes decoded to f32, exactly. An e5m2 code is the top byte of
+    /// the f16 with the same value, so ISAs with an f16 conversion widen `code << 8` (and
+    /// set [`Simd::E5M2_F16`]); by default [`crate::codec::decode_minifloat`]. A NaN code
+    /// gives a NaN whose payload is unspecified (DequantizeLinear canonicalises e5m2's).
+    #[inline(always)]
+    fn load_e5m2(self, b: &[u8]) -> Self::F {
+        crate::codec::decode_minifloat(self, self.load_u8(b), &MiniFormat::of_id(4))
+    }
     /// Whether [`Simd::load_u6x4`] is cheaper than four [`Simd::load_u6`] (the ISA
     /// overrides it), so that the dequantize loops take it. A constant, as `MINI_X4`.
     const U6X4: bool = false;

@@ -255,6 +255,7 @@ impl Simd for Avx2 {
     const PACK_CHECK: bool = true;
     const MINI_X4: bool = true;
     const U6X4: bool = true;
+    const E5M2_F16: bool = true;
     // One divide per step: its unit takes a ymm division every 3 cycles on Zen 4 (5 on
     // Skylake-class cores), next to the 4 * 3 multiply-adds it replaces a quarter of.
     const DIV_QUOTIENTS: usize = 1;
@@ -455,6 +456,15 @@ impl Simd for Avx2 {
         let b = &b[..16];
         // SAFETY: `b` is exactly the 16 bytes read; vcvtph2ps is exact.
         unsafe { _mm256_cvtph_ps(_mm_loadu_si128(b.as_ptr().cast())) }
+    }
+    #[inline(always)]
+    fn load_e5m2(self, b: &[u8]) -> __m256 {
+        let b = &b[..8];
+        // SAFETY: `b` is exactly the 8 bytes read (`movq`); vcvtph2ps is exact.
+        unsafe {
+            let v = _mm_loadl_epi64(b.as_ptr().cast());
+            _mm256_cvtph_ps(_mm_unpacklo_epi8(_mm_setzero_si128(), v))
+        }
     }
     #[inline(always)]
     fn load_u16(self, b: &[u8]) -> __m256i {

@@ -198,6 +198,7 @@ impl Simd for Avx512 {
     const LANES: usize = 16;
     const LUT16: bool = true;
     const MINI_X4: bool = true;
+    const E5M2_F16: bool = true;
     const MINI_DIV_QUOTIENTS: usize = 4;
     type F = __m512;
     type I = __m512i;
@@ -391,6 +392,15 @@ impl Simd for Avx512 {
         let b = &b[..32];
         // SAFETY: `b` is exactly the 32 bytes read; vcvtph2ps is exact.
         unsafe { _mm512_cvtph_ps(_mm256_loadu_si256(b.as_ptr().cast())) }
+    }
+    #[inline(always)]
+    fn load_e5m2(self, b: &[u8]) -> __m512 {
+        let b = &b[..16];
+        // SAFETY: `b` is exactly the 16 bytes read; vcvtph2ps is exact.
+        unsafe {
+            let v = _mm256_cvtepu8_epi16(_mm_loadu_si128(b.as_ptr().cast()));
+            _mm512_cvtph_ps(_mm256_slli_epi16::<8>(v))
+        }
     }
     #[inline(always)]
     fn load_u16(self, b: &[u8]) -> __m512i {
