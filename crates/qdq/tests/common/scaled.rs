@@ -422,25 +422,24 @@ pub fn mx_matches_reference() {
 fn mx_varying_scales(seed: u64) {
     let mut rng = Rng::new(seed);
     let outs = [DataType::E4M3Fn, DataType::E5M2, DataType::E2M3, DataType::E3M2, DataType::E2M1, DataType::I8];
-    let shapes: [(&[usize], usize); 6] =
-        [(&[5, 256], 32), (&[3, 96], 32), (&[1, 32], 32), (&[4, 128], 16), (&[2, 256], 64), (&[3, 80], 32)];
-    for (shape, b) in shapes {
+    // The second set has runs of up to 23 ordinary blocks between the special ones, so
+    // that whole groups of `LANES` blocks (16 on AVX-512) take the group kernels, and a
+    // special block falls inside a group.
+    let shapes: [(&[usize], usize, usize); 9] = [
+        (&[5, 256], 32, 23),
+        (&[3, 96], 32, 23),
+        (&[1, 32], 32, 23),
+        (&[4, 128], 16, 23),
+        (&[2, 256], 64, 23),
+        (&[3, 80], 32, 23),
+        (&[4, 1024], 32, 53),
+        (&[2, 4096], 64, 53),
+        (&[3, 512], 16, 53),
+    ];
+    for (shape, b, period) in shapes {
         let layout = Layout::blocked(shape, -1, b).unwrap();
         let n: usize = shape.iter().product();
-        let mut v = Vec::with_capacity(n);
-        for (j, block) in (0..n).collect::<Vec<_>>().chunks(b).enumerate() {
-            let mag = 2f32.powi(rng.below(61) as i32 - 30);
-            let at = rng.below(block.len());
-            for k in 0..block.len() {
-                v.push(match j % 23 {
-                    5 => 0.0,
-                    11 => rng.signed_unit() * 1e-40,
-                    17 if k == at => f32::NAN,
-                    19 if k == at => f32::NEG_INFINITY,
-                    _ => rng.signed_unit() * mag,
-                });
-            }
-        }
+        let v = varying_blocks(&mut rng, n, b, period);
         let x = X::new(DataType::F32, &v);
         for out in outs {
             for rounding in [ScaleRounding::Floor, ScaleRounding::Ceil] {
@@ -452,6 +451,33 @@ fn mx_varying_scales(seed: u64) {
             }
         }
     }
+}
+
+/// `n` f32 in blocks of `b` whose magnitudes differ block by block (2^-30 to 2^30), with
+/// special blocks at fixed positions of every `period` blocks: all zero, subnormal, one
+/// NaN, one -inf.
+fn varying_blocks(rng: &mut Rng, n: usize, b: usize, period: usize) -> Vec<f32> {
+    let (zero, sub, nan, inf) = if period == 23 { (5, 11, 17, 19) } else { (5, 30, 41, 47) };
+    let mut v = Vec::with_capacity(n);
+    for (j, block) in (0..n).collect::<Vec<_>>().chunks(b).enumerate() {
+        let mag = 2f32.powi(rng.below(61) as i32 - 30);
+        let at = rng.below(block.len());
+        for k in 0..block.len() {
+            let r = j % period;
+            v.push(if r == zero {
+                0.0
+            } else if r == sub {
+                rng.signed_unit() * 1e-40
+            } else if r == nan && k == at {
+                f32::NAN
+            } else if r == inf && k == at {
+                f32::NEG_INFINITY
+            } else {
+                rng.signed_unit() * mag
+            });
+        }
+    }
+    v
 }
 
 fn nvfp4_once(cfg: Option<&qdq::Config>, x: &X, layout: Layout, g: f32) -> Out {
@@ -493,6 +519,27 @@ fn nvfp4_cases(cases: &[(Vec<usize>, isize, usize)], seed: u64) {
 pub fn nvfp4_matches_reference() {
     nvfp4_cases(&block_cases(false), 306);
     nvfp4_scale_ties();
+    nvfp4_varying_scales(309);
+}
+
+/// NVFP4 on f32 blocks of 16 along the last axis, every row whole, with block magnitudes
+/// that differ block by block and all-zero, subnormal, NaN and -inf blocks among long runs
+/// of ordinary ones (the group kernel's scale codes, special ones included, and its
+/// fallback to the general rule).
+fn nvfp4_varying_scales(seed: u64) {
+    let mut rng = Rng::new(seed);
+    for (shape, period) in [(&[4usize, 1024][..], 53), (&[3, 256][..], 23)] {
+        let layout = Layout::blocked(shape, -1, 16).unwrap();
+        let n: usize = shape.iter().product();
+        let x = X::new(DataType::F32, &varying_blocks(&mut rng, n, 16, period));
+        for g in [1.0, 0.37, 3e-5] {
+            let want = nvfp4_once(None, &x, layout, g);
+            for (name, cfg) in configs() {
+                let got = nvfp4_once(Some(&cfg), &x, layout, g);
+                check(&format!("{name}: {shape:?} varying NVFP4 g {g:e}"), &want, &got);
+            }
+        }
+    }
 }
 
 /// NVFP4 block scales on the ties of e4m3fn's rounding: with the global scale 0.5, a block
