@@ -898,6 +898,15 @@ impl<S: Simd, const MINI: u8, const SRC: u8, const PREC: u8> IsaKernel<S> for Mi
     }
 }
 
+/// Whether the whole four-vector steps of the compile-time format `MINI` go through
+/// [`Simd::store_mini_x4`] with every quotient from the divide instruction (so whatever
+/// the scale): the ISA's encoder takes the format and divides all four
+/// ([`Simd::MINI_DIV_QUOTIENTS`]). A constant; 0 (integers) never.
+#[inline(always)]
+const fn divided_x4<S: Simd, const MINI: u8>() -> bool {
+    MINI != 0 && S::MINI_X4 && S::MINI_DIV_QUOTIENTS == 4 && MiniFormat::has_x4_route(MINI)
+}
+
 /// Consecutive whole rows of a channel tile that is every channel (per-axis along the last
 /// axis, blocked along another axis: [`walk::RowTiles`]) from f32 to the float format of
 /// the compile-time id `MINI`, or (`MINI` 0) to the integers of `BITS` bits (2-bit codes,
@@ -927,7 +936,7 @@ impl<S: Simd, const MINI: u8, const BITS: u8> IsaKernel<S> for MiniRows<'_, '_, 
         let next = |v: usize| if v + 1 == n { 0 } else { v + 1 };
         // Vector `j`'s parameters, `p[v]` with `v = j % n`, by a running index.
         let mut v = 0;
-        let x4 = MINI != 0 && S::MINI_X4 && S::MINI_DIV_QUOTIENTS == 4 && MiniFormat::has_x4_route(MINI);
+        let x4 = divided_x4::<S, MINI>();
         if x4 {
             let (fmt, add_zero) = (MiniFormat::of_id(MINI), mini_adds_zero::<MINI>(sp));
             for (xq, yq) in x.chunks_exact(4 * xv).zip(y.chunks_exact_mut(4 * yv)) {
@@ -1289,10 +1298,11 @@ fn blocked_vec<S: Simd>(job: &Job<'_>, begin: usize) -> Option<usize> {
 
 /// Blocked quantization along the last axis from f32 for the outputs that neither the
 /// 8-bit layout kernels nor [`BlockedMini`] take (2-bit integers, float6): per whole block
-/// its broadcast parameters (those of [`splat_lanes`], read inline), then its vectors, without the segment walk's
-/// per-run setup (which cost more than a 32-element block's own work); the partial blocks
-/// at either end of the range take the segment walk. Block `k` is elements `[k B, (k + 1) B)`. Its argument is
-/// [`BlockedMini`]'s (the same call shape).
+/// its broadcast parameters (those of [`splat_lanes`], read inline), then its vectors,
+/// without the segment walk's per-run setup (which cost more than a 32-element block's own
+/// work); the partial blocks at either end of the range take the segment walk. Block `k`
+/// is elements `[k B, (k + 1) B)`. Its argument is [`BlockedMini`]'s (the same call
+/// shape).
 type BlockedVec<'a, 'y> = BlockedMini<'a, 'y>;
 
 /// One vector's codes of [`BlockedVec`]: Markstein's division where the block's scale is
@@ -1343,7 +1353,7 @@ impl<const MINI: u8, const BITS: u8> Kernel for BlockedVecOf<'_, '_, MINI, BITS>
         // blocks of two vectors in pairs (vectors 0, 1 from one block, 2, 3 from the next),
         // each block with its broadcast divisor and float zero point. `bv`: where the
         // whole blocks left to the per-block loop below start.
-        let x4 = MINI != 0 && S::MINI_X4 && S::MINI_DIV_QUOTIENTS == 4 && MiniFormat::has_x4_route(MINI);
+        let x4 = divided_x4::<S, MINI>();
         let pair = block == 2 * lanes;
         let mut bv = b0;
         if x4 && b0 < b1 && (pair || block.is_multiple_of(4 * lanes)) {

@@ -778,7 +778,7 @@ fn mx_encode4<S: Simd, const MINI: u8>(
 ) {
     let vb = 4 * S::LANES;
     if S::MINI_X4 && MiniFormat::has_x4_route(MINI) {
-        // Float8 / float6 / float4 codes through the four-vector encoder.
+        // Float8 / float4 codes through the four-vector encoder.
         let add_zero = quantize::mini_adds_zero::<MINI>(sp);
         let mut q = [simd.splat(0.0); 4];
         for (k, qk) in q.iter_mut().enumerate() {
@@ -817,10 +817,8 @@ fn mx_block<S: Simd, const MINI: u8>(
     let c = mx_code(simd, xb, emax)?;
     p.r = simd.splat(mx_recip(c));
     let bits = mx_bits::<MINI>(sp);
-    let x4 = bits == 8 || bits == 4 || (S::MINI_X4 && MiniFormat::has_x4_route(MINI));
-    if x4 && xb.len().is_multiple_of(4 * vb) {
-        // Bytes and nibbles, and float6 fields on ISAs with the four-vector encoder: four
-        // vectors a store.
+    if (bits == 8 || bits == 4) && xb.len().is_multiple_of(4 * vb) {
+        // Bytes and nibbles: four vectors a store.
         let yb = &mut y[e * bits / 8..(e + xb.len() / 4) * bits / 8];
         for (x4, y4) in xb.chunks_exact(4 * vb).zip(yb.chunks_exact_mut(4 * lanes * bits / 8)) {
             mx_encode4::<S, MINI>(simd, sp, bits, x4, [p, p, p, p], y4);
@@ -931,12 +929,11 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for MxRun<'_, '_, SRC
         let sp = Spec::resolve::<SRC, 0, BITS>(&job);
         let (x, bits) = (job.x, mx_bits::<MINI>(&sp));
         let p = BlockScale::new(1.0, 0).lanes(simd, job.enc);
-        // Blocks of two vectors, all whole, to bytes or nibbles: two blocks a four-vector step.
-        let pairs = geo.b == 2 * S::LANES && geo.d.is_multiple_of(geo.b) && matches!(bits, 4 | 8);
         // Groups of `LANES` whole blocks (every block of a row whole) of two vectors or of
-        // whole four-vector steps, to a width of the four-vector stores: `mx_group`.
-        let x4 = bits == 8 || bits == 4 || (S::MINI_X4 && MiniFormat::has_x4_route(MINI));
-        let groups = x4 && geo.d.is_multiple_of(geo.b) && (geo.b == 2 * S::LANES || geo.b.is_multiple_of(4 * S::LANES));
+        // whole four-vector steps, to bytes or nibbles: `mx_group`.
+        let groups = matches!(bits, 4 | 8)
+            && geo.d.is_multiple_of(geo.b)
+            && (geo.b == 2 * S::LANES || geo.b.is_multiple_of(4 * S::LANES));
         // Block `b` of its row starts at element `e` of the run (blocks follow each other).
         let (mut b, mut e, mut g) = (g0 % geo.nb, 0usize, g0);
         // Blocks left to the per-block code after a group that needs it.
@@ -961,7 +958,6 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for MxRun<'_, '_, SRC
                 sp,
                 geo,
                 emax,
-                pairs,
                 b,
                 e,
                 n: stop - g,
@@ -991,7 +987,6 @@ struct MxBlocks<'a, 'y, const MINI: u8> {
     sp: Spec,
     geo: Geometry,
     emax: i32,
-    pairs: bool,
     b: usize,
     e: usize,
     n: usize,
@@ -1005,8 +1000,10 @@ impl<const MINI: u8> Kernel for MxBlocks<'_, '_, MINI> {
     type Output = usize;
     #[inline(always)]
     fn run<S: Simd>(self, simd: S) -> usize {
-        let MxBlocks { sp, geo, emax, pairs, mut b, mut e, n, x, y, scales, enc, .. } = self;
+        let MxBlocks { sp, geo, emax, mut b, mut e, n, x, y, scales, enc } = self;
         let (sp, bits) = (&sp, mx_bits::<MINI>(&sp));
+        // Blocks of two vectors, all whole, to bytes or nibbles: two blocks a four-vector step.
+        let pairs = geo.b == 2 * S::LANES && geo.d.is_multiple_of(geo.b) && matches!(bits, 4 | 8);
         let mut p = BlockScale::new(1.0, 0).lanes(simd, enc);
         let mut j = 0;
         while j < n {
