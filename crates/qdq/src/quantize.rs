@@ -1726,12 +1726,9 @@ impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
         let sp = Spec::resolve::<SRC, PREC, BITS>(&job);
         let bits = BITS as usize;
         let lanes = S::LANES;
-        let (xs, vb) = (sp.src.size(), lanes * sp.src.size());
+        let xs = sp.src.size();
         let n_scales = job.scale.len() / job.scale_kind.size();
         let all = ((1u64 << lanes) - 1) as u32;
-        // Units of one block, or of two for two-vector blocks.
-        let pair = block == 2 * lanes;
-        let unit = if pair { 2 * block } else { block };
         loop {
             let e_group = k * block;
             if n_scales - k < lanes || e_group < begin || e_group + lanes * block > end {
@@ -1748,26 +1745,102 @@ impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
             let gp = GroupParams::new(simd, divisor, z);
             let x = &job.x[e_group * xs..(e_group + lanes * block) * xs];
             let yg = &mut y[(e_group - begin) * bits / 8..(e_group - begin + lanes * block) * bits / 8];
-            // Steps of four vectors, vectors 0, 1 from block `ja` and 2, 3 from `jb`, the
-            // unit's second block for two-vector blocks, else `ja` again (a quarter of a
-            // larger block). Zipped chunks, not counters, and one copy of the step code (an
-            // unoptimised build gives each copy its own stack slots).
-            for (u, (xu, yu)) in x.chunks_exact(unit * xs).zip(yg.chunks_exact_mut(unit * bits / 8)).enumerate() {
-                let ja = if pair { 2 * u } else { u };
-                let pa = gp.block(simd, ja);
-                // (The steps of a larger block reuse its parameters, not read them again.)
-                let pb = if pair { gp.block(simd, ja + 1) } else { pa };
-                let z = simd.zero_points_x4([pa.z, pa.z, pb.z, pb.z]);
-                for (xq, yq) in xu.chunks_exact(4 * vb).zip(yu.chunks_exact_mut(4 * lanes * bits / 8)) {
-                    match BITS {
-                        16 => sat16_step_store::<S, SIGNED>(simd, &sp, xq, [&pa, &pa, &pb, &pb], packs, yq),
-                        _ => sat8_step_store::<S, SIGNED>(simd, &sp, xq, [&pa, &pa, &pb, &pb], z, yq, bits),
-                    }
-                }
-            }
+            group_steps::<S, SIGNED, BITS>(simd, &sp, &gp, packs, block, x, yg);
             k += lanes;
         }
         k
+    }
+}
+
+/// The codes of one group of `LANES` consecutive whole blocks of `block` elements (`x`
+/// their elements, `y` their codes; `block` two vectors or a multiple of four) with the
+/// group's parameters `gp`, every scale in the fast range: steps of four vectors, vectors
+/// 0, 1 from block `ja` and 2, 3 from `jb`, the unit's second block for two-vector blocks,
+/// else `ja` again (a quarter of a larger block). `packs`: [`packs16`] of the group (16
+/// bits). Zipped chunks, not counters, and one copy of the step code (an unoptimised build
+/// gives each copy its own stack slots).
+#[inline(always)]
+fn group_steps<S: Simd, const SIGNED: bool, const BITS: u8>(
+    simd: S,
+    sp: &Spec,
+    gp: &GroupParams,
+    packs: bool,
+    block: usize,
+    x: &[u8],
+    y: &mut [u8],
+) {
+    let (lanes, bits) = (S::LANES, BITS as usize);
+    let (xs, vb) = (sp.src.size(), lanes * sp.src.size());
+    // Units of one block, or of two for two-vector blocks.
+    let pair = block == 2 * lanes;
+    let unit = if pair { 2 * block } else { block };
+    for (u, (xu, yu)) in x.chunks_exact(unit * xs).zip(y.chunks_exact_mut(unit * bits / 8)).enumerate() {
+        let ja = if pair { 2 * u } else { u };
+        let pa = gp.block(simd, ja);
+        // (The steps of a larger block reuse its parameters, not read them again.)
+        let pb = if pair { gp.block(simd, ja + 1) } else { pa };
+        let z = simd.zero_points_x4([pa.z, pa.z, pb.z, pb.z]);
+        for (xq, yq) in xu.chunks_exact(4 * vb).zip(yu.chunks_exact_mut(4 * lanes * bits / 8)) {
+            match BITS {
+                16 => sat16_step_store::<S, SIGNED>(simd, sp, xq, [&pa, &pa, &pb, &pb], packs, yq),
+                _ => sat8_step_store::<S, SIGNED>(simd, sp, xq, [&pa, &pa, &pb, &pb], z, yq, bits),
+            }
+        }
+    }
+}
+
+/// Whether [`GroupCodes`] takes groups of `LANES` blocks of `block` elements to an integer
+/// type of `bits`: an ISA with FMA (the fast path's division), blocks of two vectors or of
+/// a multiple of four, 8-, 4- or 16-bit codes.
+pub(crate) fn group_codes_fit<S: Simd>(block: usize, bits: u32) -> bool {
+    S::HAS_FMA
+        && block > 0
+        && (block == 2 * S::LANES || block.is_multiple_of(4 * S::LANES))
+        && matches!(bits, 4 | 8 | 16)
+}
+
+/// One group of `LANES` whole blocks of f32 x whose parameters the caller computed (the
+/// blockwise quantizers), every scale in the fast range: [`group_steps`], as a kernel of
+/// its own per output variant, so that the caller's single kernel takes no copy of the
+/// step code. The caller checks [`group_codes_fit`].
+pub(crate) struct GroupCodes<'a, 'y> {
+    /// f32 x and division, an integer encoding.
+    pub sp: Spec,
+    /// The group's scales (all in the fast range) and zero points.
+    pub gp: GroupParams,
+    pub block: usize,
+    /// The group's `LANES * block` elements and their codes.
+    pub x: &'a [u8],
+    pub y: &'y mut [u8],
+}
+
+struct GroupCodesOf<'a, 'y, const SIGNED: bool, const BITS: u8>(GroupCodes<'a, 'y>);
+
+impl<const SIGNED: bool, const BITS: u8> Kernel for GroupCodesOf<'_, '_, SIGNED, BITS> {
+    type Output = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, simd: S) {
+        let GroupCodes { sp, gp, block, x, y } = self.0;
+        let sp = sp.fold::<0, 0, BITS>();
+        let packs = BITS == 16 && packs16::<S, SIGNED>(simd, &sp, simd.load_i32(&gp.0[2]));
+        group_steps::<S, SIGNED, BITS>(simd, &sp, &gp, packs, block, x, y);
+    }
+}
+
+impl GroupCodes<'_, '_> {
+    /// Runs the kernel of the output's variant.
+    #[inline(always)]
+    pub(crate) fn enter<S: Simd>(self, simd: S) {
+        let Encode::Int { qmin, .. } = self.sp.enc else { return };
+        match (qmin < 0, self.sp.bits) {
+            (true, 8) => simd.enter(GroupCodesOf::<true, 8>(self)),
+            (false, 8) => simd.enter(GroupCodesOf::<false, 8>(self)),
+            (true, 4) => simd.enter(GroupCodesOf::<true, 4>(self)),
+            (false, 4) => simd.enter(GroupCodesOf::<false, 4>(self)),
+            (true, 16) => simd.enter(GroupCodesOf::<true, 16>(self)),
+            (false, 16) => simd.enter(GroupCodesOf::<false, 16>(self)),
+            _ => {}
+        }
     }
 }
 
@@ -1786,11 +1859,11 @@ fn zero_points_int<S: Simd, const SIGNED: bool>(simd: S, job: &Job<'_>, k: usize
 /// The parameters of a group of up to `LANES` blocks (their scales, reciprocals and zero
 /// points, one lane each) as little-endian arrays, from which each block's broadcast
 /// lanes are built.
-struct GroupParams([[u8; 64]; 3]);
+pub(crate) struct GroupParams([[u8; 64]; 3]);
 
 impl GroupParams {
     #[inline(always)]
-    fn new<S: Simd>(simd: S, divisor: S::F, z: S::I) -> GroupParams {
+    pub(crate) fn new<S: Simd>(simd: S, divisor: S::F, z: S::I) -> GroupParams {
         let mut a = [[0u8; 64]; 3];
         simd.store_f32(divisor, &mut a[0]);
         simd.store_f32(simd.div(simd.splat(1.0), divisor), &mut a[1]);

@@ -471,6 +471,20 @@ impl Geometry {
         self.b.min(self.d - b * self.b)
     }
 
+    /// The block of a row `n` blocks after block `b` (`b < nb`): without a division where
+    /// that is in this row or the next, as it is for the group kernels' steps.
+    #[inline(always)]
+    fn next_block(&self, b: usize, n: usize) -> usize {
+        let b = b + n;
+        if b < self.nb {
+            b
+        } else if b - self.nb < self.nb {
+            b - self.nb
+        } else {
+            b % self.nb
+        }
+    }
+
     /// Whether every run of block rows is itself a blocked tensor `[1, rows, inner]`
     /// (uniform block rows, or one outer index whose only short block is the last);
     /// otherwise parts are whole outer indices.
@@ -679,7 +693,7 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for Contig<'_, '_, SR
                 None
             };
             if let Some(done) = whole {
-                (g, e, b) = (g + done, e + done * geo.b, (b + done) % geo.nb);
+                (g, e, b) = (g + done, e + done * geo.b, geo.next_block(b, done));
                 if g == g1 {
                     break;
                 }
@@ -944,7 +958,7 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for MxRun<'_, '_, SRC
                 let (xg, yg) = (&x[e * 4..(e + n) * 4], &mut y[e * bits / 8..(e + n) * bits / 8]);
                 if mx_group::<S, MINI>(simd, &sp, xg, geo.b, emax, &p, yg, &mut scales[g - g0..g - g0 + S::LANES]) {
                     e += n;
-                    b = (b + S::LANES) % geo.nb;
+                    b = geo.next_block(b, S::LANES);
                     g += S::LANES;
                     continue;
                 }
@@ -967,7 +981,7 @@ impl<const SRC: u8, const MINI: u8, const BITS: u8> Kernel for MxRun<'_, '_, SRC
                 enc: job.enc,
             };
             let done = simd.enter(k);
-            (b, e, g) = ((b + done) % geo.nb, e + done * geo.b, g + done);
+            (b, e, g) = (geo.next_block(b, done), e + done * geo.b, g + done);
             single = single.saturating_sub(done);
             if g < stop {
                 break; // a short block, or one whose amax needs the general rule
@@ -1018,7 +1032,7 @@ impl<const MINI: u8> Kernel for MxBlocks<'_, '_, MINI> {
                     scales[j] = c0;
                     scales[j + 1] = c1;
                     e += 2 * len;
-                    b = (b + 2) % geo.nb;
+                    b = geo.next_block(b, 2);
                     j += 2;
                     continue;
                 }
@@ -1640,11 +1654,15 @@ impl Kernel for BlockRun<'_, '_> {
         // Every block whole (no short last block in a row): a group's statistics by
         // `group_range`.
         let whole_rows = geo.d.is_multiple_of(bl);
+        // A group of `LANES` blocks whose scales are all in the fast range: its codes by
+        // `quantize::GroupCodes`, the per-tensor loop's steps with no per-block work.
+        let groups = quantize::group_codes_fit::<S>(bl, sp.bits);
+        let all = ((1u64 << lanes) - 1) as u32;
         let (mut b, mut e, mut g) = (g0 % geo.nb, 0usize, g0);
         while g < g1 {
             let (n, bb, lo, hi) = if whole_rows && g + lanes <= g1 {
                 let (lo, hi) = group_range(simd, &x[4 * e..4 * (e + lanes * bl)], bl);
-                (lanes, (b + lanes) % geo.nb, lo, hi)
+                (lanes, geo.next_block(b, lanes), lo, hi)
             } else {
                 let (n, bb, lb, hb) = group_stats(simd, &geo, x, b, e, g, g1, true);
                 (n, bb, simd.load_f32(&lb), simd.load_f32(&hb))
@@ -1656,14 +1674,10 @@ impl Kernel for BlockRun<'_, '_> {
             // The group's reciprocals, lower code bounds and fast-range lanes as vectors too:
             // one division for every block, none in a block's chain.
             let fast = !simd.mask_bits(quantize::slow_scale_lanes(simd, sv));
-            let (mut s_b, mut z_b, mut r_b, mut l_b) = ([0u8; 64], [0u8; 64], [0u8; 64], [0u8; 64]);
+            let k = k0 + (g - g0);
+            let (mut s_b, mut z_b) = ([0u8; 64], [0u8; 64]);
             simd.store_f32(sv, &mut s_b);
             simd.store_i32(zv, &mut z_b);
-            if range_steps {
-                simd.store_f32(simd.div(simd.splat(1.0), sv), &mut r_b);
-                simd.store_f32(simd.sub(simd.splat(qmin as f32), simd.cvt_f32(zv)), &mut l_b);
-            }
-            let k = k0 + (g - g0);
             if n == lanes {
                 simd.store_f32(sv, &mut scales[4 * k..]);
             } else {
@@ -1677,6 +1691,20 @@ impl Kernel for BlockRun<'_, '_> {
                         packing::set_int(out, zp, k + j, lane_i32(&z_b, j) as i64);
                     }
                 }
+            }
+            if groups && n == lanes && fast & all == all {
+                let (xg, yg) = (&x[4 * e..4 * (e + n * bl)], &mut y[e * bw / 8..(e + n * bl) * bw / 8]);
+                let gp = quantize::GroupParams::new(simd, sv, zv);
+                quantize::GroupCodes { sp, gp, block: bl, x: xg, y: yg }.enter(simd);
+                e += n * bl;
+                g += n;
+                b = bb;
+                continue;
+            }
+            let (mut r_b, mut l_b) = ([0u8; 64], [0u8; 64]);
+            if range_steps {
+                simd.store_f32(simd.div(simd.splat(1.0), sv), &mut r_b);
+                simd.store_f32(simd.sub(simd.splat(qmin as f32), simd.cvt_f32(zv)), &mut l_b);
             }
             for j in 0..n {
                 let e0 = e + j * bl;
@@ -1725,15 +1753,18 @@ impl Kernel for BlockRun<'_, '_> {
 /// `LANES`) as vectors, lane `j` block `j`'s: NaN-skipping minimum and maximum with 0
 /// included (each block's accumulators start at 0, and `min(v, acc)` keeps `acc` for a
 /// NaN `v`), reduced across lanes by [`Simd::hmin_each`] / [`Simd::hmax_each`].
+///
+/// (The loop over the blocks runs exactly `LANES` times, so it unrolls and the
+/// accumulators stay in registers; a loop over the group's chunks of blocks kept them in
+/// memory, with a loop's set-up per block. So does [`group_amax`].)
 #[inline(always)]
 fn group_range<S: Simd>(simd: S, x: &[u8], bl: usize) -> (S::F, S::F) {
     let zero = simd.splat(0.0);
     let (mut lo, mut hi) = ([zero; 16], [zero; 16]);
-    for ((l, h), xb) in lo.iter_mut().zip(hi.iter_mut()).zip(x.chunks_exact(4 * bl)) {
-        for vb in xb.chunks_exact(4 * S::LANES) {
+    for (j, (l, h)) in lo.iter_mut().zip(hi.iter_mut()).enumerate().take(S::LANES) {
+        for vb in x[4 * j * bl..][..4 * bl].chunks_exact(4 * S::LANES) {
             let v = simd.load_f32(vb);
-            *l = simd.min(v, *l);
-            *h = simd.max(v, *h);
+            (*l, *h) = (simd.min(v, *l), simd.max(v, *h));
         }
     }
     (simd.hmin_each(&lo[..S::LANES]), simd.hmax_each(&hi[..S::LANES]))
@@ -1746,8 +1777,8 @@ fn group_range<S: Simd>(simd: S, x: &[u8], bl: usize) -> (S::F, S::F) {
 #[inline(always)]
 fn group_amax<S: Simd>(simd: S, x: &[u8], bl: usize) -> S::I {
     let mut am = [simd.splat_i(0); 16];
-    for (a, xb) in am.iter_mut().zip(x.chunks_exact(4 * bl)) {
-        for vb in xb.chunks_exact(4 * S::LANES) {
+    for (j, a) in am.iter_mut().enumerate().take(S::LANES) {
+        for vb in x[4 * j * bl..][..4 * bl].chunks_exact(4 * S::LANES) {
             *a = simd.max_i(abs_bits(simd, simd.load_f32(vb)), *a);
         }
     }
@@ -1841,7 +1872,7 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
         let (mut b, mut e, mut g) = (g0 % geo.nb, 0usize, g0);
         while g < g1 {
             let (n, bb, amax) = if whole_rows && g + lanes <= g1 {
-                (lanes, (b + lanes) % geo.nb, simd.f32_of(group_amax(simd, &x[4 * e..4 * (e + lanes * bl)], bl)))
+                (lanes, geo.next_block(b, lanes), simd.f32_of(group_amax(simd, &x[4 * e..4 * (e + lanes * bl)], bl)))
             } else {
                 let (n, bb, ab, _) = group_stats(simd, &geo, x, b, e, g, g1, false);
                 (n, bb, simd.load_f32(&ab))
