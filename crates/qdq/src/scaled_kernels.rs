@@ -1753,36 +1753,63 @@ impl Kernel for BlockRun<'_, '_> {
 /// `LANES`) as vectors, lane `j` block `j`'s: NaN-skipping minimum and maximum with 0
 /// included (each block's accumulators start at 0, and `min(v, acc)` keeps `acc` for a
 /// NaN `v`), reduced across lanes by [`Simd::hmin_each`] / [`Simd::hmax_each`].
-///
-/// (The loop over the blocks runs exactly `LANES` times, so it unrolls and the
-/// accumulators stay in registers; a loop over the group's chunks of blocks kept them in
-/// memory, with a loop's set-up per block. So does [`group_amax`].)
 #[inline(always)]
 fn group_range<S: Simd>(simd: S, x: &[u8], bl: usize) -> (S::F, S::F) {
+    let (lo, hi) = match bl / S::LANES {
+        1 => group_range_n::<S, 1>(simd, x, bl),
+        2 => group_range_n::<S, 2>(simd, x, bl),
+        4 => group_range_n::<S, 4>(simd, x, bl),
+        _ => group_range_n::<S, 0>(simd, x, bl),
+    };
+    (simd.hmin_each(&lo[..S::LANES]), simd.hmax_each(&hi[..S::LANES]))
+}
+
+/// [`group_range`]'s accumulators, block by block (the loads in memory order), for blocks
+/// of `NV` vectors (0: `bl / LANES` at run time). The loop over the blocks runs exactly
+/// `LANES` times, so it unrolls and the accumulators stay in registers; with `NV` known the
+/// loop over a block's vectors unrolls too (the run-time count costs a loop's set-up and
+/// remainder checks per block, as much as a two-vector block's work).
+#[inline(always)]
+fn group_range_n<S: Simd, const NV: usize>(simd: S, x: &[u8], bl: usize) -> ([S::F; 16], [S::F; 16]) {
     let zero = simd.splat(0.0);
     let (mut lo, mut hi) = ([zero; 16], [zero; 16]);
+    let bb = if NV == 0 { 4 * bl } else { 4 * NV * S::LANES };
     for (j, (l, h)) in lo.iter_mut().zip(hi.iter_mut()).enumerate().take(S::LANES) {
-        for vb in x[4 * j * bl..][..4 * bl].chunks_exact(4 * S::LANES) {
+        for vb in x[j * bb..][..bb].chunks_exact(4 * S::LANES) {
             let v = simd.load_f32(vb);
             (*l, *h) = (simd.min(v, *l), simd.max(v, *h));
         }
     }
-    (simd.hmin_each(&lo[..S::LANES]), simd.hmax_each(&hi[..S::LANES]))
+    (lo, hi)
 }
 
 /// `amax_nan` of `LANES` consecutive whole blocks of `bl` f32 (`x`; `bl` a multiple of
 /// `LANES`) as the magnitude bits of one vector, lane `j` block `j`'s: the maximum of the
 /// magnitude bits (a NaN pattern above every number), reduced across lanes by
-/// [`Simd::hmax_i_each`].
+/// [`Simd::hmax_i_each`]. Blocks of one, two or four vectors with their own loops, as in
+/// [`group_range`].
 #[inline(always)]
 fn group_amax<S: Simd>(simd: S, x: &[u8], bl: usize) -> S::I {
+    let am = match bl / S::LANES {
+        1 => group_amax_n::<S, 1>(simd, x, bl),
+        2 => group_amax_n::<S, 2>(simd, x, bl),
+        4 => group_amax_n::<S, 4>(simd, x, bl),
+        _ => group_amax_n::<S, 0>(simd, x, bl),
+    };
+    simd.hmax_i_each(&am[..S::LANES])
+}
+
+/// [`group_amax`]'s accumulators for blocks of `NV` vectors, as [`group_range_n`].
+#[inline(always)]
+fn group_amax_n<S: Simd, const NV: usize>(simd: S, x: &[u8], bl: usize) -> [S::I; 16] {
     let mut am = [simd.splat_i(0); 16];
+    let bb = if NV == 0 { 4 * bl } else { 4 * NV * S::LANES };
     for (j, a) in am.iter_mut().enumerate().take(S::LANES) {
-        for vb in x[4 * j * bl..][..4 * bl].chunks_exact(4 * S::LANES) {
+        for vb in x[j * bb..][..bb].chunks_exact(4 * S::LANES) {
             *a = simd.max_i(abs_bits(simd, simd.load_f32(vb)), *a);
         }
     }
-    simd.hmax_i_each(&am[..S::LANES])
+    am
 }
 
 /// The statistics of up to `LANES` whole blocks along the last axis (f32 x) for the group
