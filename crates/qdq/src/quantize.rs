@@ -61,7 +61,7 @@
 
 use crate::codec::{bf16_bits_to_f32, encode_minifloat_checked, round_bf16, round_f16, MiniFormat, MINI_RUNTIME};
 use crate::isa::{IsaKernel, Kernel};
-use crate::simd::{lane_i32, Simd, LIM};
+use crate::simd::{lane_f32, lane_i32, Simd, LIM};
 use crate::walk::{self, RunOp};
 use qdq_ref::float::{decode_e8m0, FloatFormat};
 use qdq_ref::{packing, DataType, Layout, Packed, Precision};
@@ -1380,8 +1380,23 @@ impl<const MINI: u8, const BITS: u8> Kernel for BlockedVecOf<'_, '_, MINI, BITS>
         if bv < b1 {
             let x = &job.x[4 * bv..4 * b1];
             let yb = &mut y[(bv - begin) * ob / 8..(b1 - begin) * ob / 8];
-            for (j, (xk, yk)) in x.chunks_exact(4 * block).zip(yb.chunks_exact_mut(block * ob / 8)).enumerate() {
-                let k = bv / block + j;
+            let mut blocks = x.chunks_exact(4 * block).zip(yb.chunks_exact_mut(block * ob / 8));
+            let (mut k, k1) = (bv / block, b1 / block);
+            // Integers: groups of `LANES` blocks take their parameters from vector loads
+            // (one division for the group's reciprocals), as `BlockedGroups` does; a
+            // block's own scalar set-up (scale, zero point, bounds) cost three times its
+            // 32 elements' work.
+            if MINI == 0 {
+                while k1 - k >= lanes {
+                    let gl = IntGroupLanes::new(simd, &job, &sp, k);
+                    for (j, (xk, yk)) in blocks.by_ref().take(lanes).enumerate() {
+                        let (p, fast) = gl.block(simd, j);
+                        block_vecs::<S, MINI, BITS>(simd, &sp, xk, yk, &p, fast);
+                    }
+                    k += lanes;
+                }
+            }
+            for (xk, yk) in blocks {
                 // [`splat_lanes`] written out for f32 x and division, the zero point only
                 // for integers and the float one only where added (the shared function's
                 // run-time precision and encoding took 0.7 more instructions per element).
@@ -1404,22 +1419,8 @@ impl<const MINI: u8, const BITS: u8> Kernel for BlockedVecOf<'_, '_, MINI, BITS>
                     hi: simd.splat(hi),
                     zf: simd.splat(zf),
                 };
-                // Four vectors' codes per store where the block has them (one pack for 2-bit
-                // codes; not float6 here, stored a vector at a time anyway), the rest a
-                // vector at a time.
-                let whole = if MINI == 0 { xk.len() / (16 * lanes) * 4 } else { 0 };
-                let steps = xk.chunks_exact(16 * lanes).zip(yk.chunks_exact_mut(4 * lanes * ob / 8)).take(whole / 4);
-                for (xq, yq) in steps {
-                    let mut c = [simd.splat_i(0); 4];
-                    for (ck, xv) in c.iter_mut().zip(xq.chunks_exact(4 * lanes)) {
-                        *ck = block_vec::<S, MINI>(simd, &sp, xv, &p, fast);
-                    }
-                    store_codes_x4::<S, MINI>(simd, &sp, c, yq);
-                }
-                let vectors = xk.chunks_exact(4 * lanes).zip(yk.chunks_exact_mut(lanes * ob / 8)).skip(whole);
-                for (xv, yv) in vectors {
-                    store_codes(simd, BITS as u32, block_vec::<S, MINI>(simd, &sp, xv, &p, fast), yv, 0);
-                }
+                block_vecs::<S, MINI, BITS>(simd, &sp, xk, yk, &p, fast);
+                k += 1;
             }
         }
         for (lo, hi) in [(begin, b0.min(end)), (b1, end)] {
@@ -1429,6 +1430,91 @@ impl<const MINI: u8, const BITS: u8> Kernel for BlockedVecOf<'_, '_, MINI, BITS>
                 walk::<S, 0, 0, MINI, BITS>(simd, &job, lo, hi, yb);
             }
         }
+    }
+}
+
+/// One whole block of [`BlockedVec`] with its broadcast parameters: four vectors' codes
+/// per store where the block has them (one pack for 2-bit codes; not float6 here, stored
+/// a vector at a time anyway), the rest a vector at a time.
+#[inline(always)]
+fn block_vecs<S: Simd, const MINI: u8, const BITS: u8>(
+    simd: S,
+    sp: &Spec,
+    xk: &[u8],
+    yk: &mut [u8],
+    p: &Lanes<S>,
+    fast: bool,
+) {
+    let (lanes, ob) = (S::LANES, BITS as usize);
+    let whole = if MINI == 0 { xk.len() / (16 * lanes) * 4 } else { 0 };
+    let steps = xk.chunks_exact(16 * lanes).zip(yk.chunks_exact_mut(4 * lanes * ob / 8)).take(whole / 4);
+    for (xq, yq) in steps {
+        let mut c = [simd.splat_i(0); 4];
+        for (ck, xv) in c.iter_mut().zip(xq.chunks_exact(4 * lanes)) {
+            *ck = block_vec::<S, MINI>(simd, sp, xv, p, fast);
+        }
+        store_codes_x4::<S, MINI>(simd, sp, c, yq);
+    }
+    // (The rest only where there is one: an empty skipped zip still cost a block a fifth
+    // of its instructions.)
+    if whole * 4 * lanes < xk.len() {
+        let vectors = xk.chunks_exact(4 * lanes).zip(yk.chunks_exact_mut(lanes * ob / 8)).skip(whole);
+        for (xv, yv) in vectors {
+            store_codes(simd, BITS as u32, block_vec::<S, MINI>(simd, sp, xv, p, fast), yv, 0);
+        }
+    }
+}
+
+/// The parameters of `LANES` consecutive blocks from block `k` of an integer output with
+/// f32 x and division (divisor, reciprocal, zero point, code bounds), from vector loads,
+/// as little-endian arrays, and which scales are in the fast range (FMA only).
+struct IntGroupLanes {
+    a: [[u8; 64]; 5],
+    fast: u32,
+}
+
+impl IntGroupLanes {
+    #[inline(always)]
+    fn new<S: Simd>(simd: S, job: &Job<'_>, sp: &Spec, k: usize) -> IntGroupLanes {
+        let (qmin, qmax) = match sp.enc {
+            Encode::Int { qmin, qmax } => (qmin, qmax),
+            Encode::Mini { .. } => (0, 0), // (integer outputs only)
+        };
+        let divisor = job.scale_kind.load(simd, job.scale, k);
+        let z = match &job.zero_point {
+            Some(zp) => load_codes(simd, zp, k, S::LANES, true),
+            None => simd.splat_i(0),
+        };
+        let zf = simd.cvt_f32(z);
+        let mut a = [[0u8; 64]; 5];
+        simd.store_f32(divisor, &mut a[0]);
+        simd.store_f32(simd.div(simd.splat(1.0), divisor), &mut a[1]);
+        simd.store_i32(z, &mut a[2]);
+        simd.store_f32(simd.sub(simd.splat(qmin as f32), zf), &mut a[3]);
+        simd.store_f32(simd.sub(simd.splat(qmax as f32), zf), &mut a[4]);
+        let fast = if S::HAS_FMA { !simd.mask_bits(slow_scale_lanes(simd, divisor)) } else { 0 };
+        IntGroupLanes { a, fast }
+    }
+
+    /// Block `j`'s broadcast parameters, and whether its scale is in the fast range.
+    #[inline(always)]
+    fn block<S: Simd>(&self, simd: S, j: usize) -> (Lanes<S>, bool) {
+        let f = |t: usize| lane_f32(&self.a[t], j);
+        let d = simd.splat(f(0));
+        let z = lane_i32(&self.a[2], j);
+        let fast = self.fast & (1 << j) != 0;
+        let p = Lanes {
+            divisor: d,
+            raw: d,
+            r: simd.splat(f(1)),
+            fast,
+            pow2: false,
+            z: simd.splat_i(z),
+            lo: simd.splat(f(3)),
+            hi: simd.splat(f(4)),
+            zf: simd.splat(0.0),
+        };
+        (p, fast)
     }
 }
 
