@@ -276,11 +276,13 @@ impl<const BITS: u8, const MINI: u8, const OUT: u8> Kernel for BlockedLastOf<'_,
         // Blocks go in groups of `LANES`: the group's scales are decoded as one vector (one
         // load and, for e8m0, a few integer operations instead of a branchy scalar decode
         // per block) and its NaN test is made once; each block then broadcasts its lane.
-        let groups = xb.chunks(lanes * xstep).zip(yb.chunks_mut(lanes * ystep));
-        for (g, (xg, yg)) in groups.enumerate() {
-            let k0 = begin / block + g * lanes;
+        // (One iterator of blocks for the call, taken `LANES` at a time: chunks of a group
+        // per group would divide twice a group to count its blocks.)
+        let (k1, mut k0) = (end / block, begin / block);
+        let mut blocks = xb.chunks_exact(xstep).zip(yb.chunks_exact_mut(ystep));
+        while k0 < k1 {
             let (mut sb, mut zb) = ([0u8; 64], [0u8; 64]);
-            let whole = xg.len() == lanes * xstep;
+            let whole = k1 - k0 >= lanes;
             let canon_all = if whole {
                 let v = job.scale_kind.load(simd, job.scale, k0);
                 simd.store_f32(v, &mut sb);
@@ -293,8 +295,8 @@ impl<const BITS: u8, const MINI: u8, const OUT: u8> Kernel for BlockedLastOf<'_,
                 false
             };
             let (xv_len, yv_len) = (lanes * bits / 8, lanes * os);
-            let blocks = xg.chunks_exact(xstep).zip(yg.chunks_exact_mut(ystep));
-            for (j, (xk, yk)) in blocks.enumerate() {
+            let n = lanes.min(k1 - k0);
+            for (j, (xk, yk)) in blocks.by_ref().take(n).enumerate() {
                 let k = k0 + j;
                 let (sc, canon) = if whole {
                     (simd.splat(lane_f32(&sb, j)), canon_all)
@@ -307,11 +309,23 @@ impl<const BITS: u8, const MINI: u8, const OUT: u8> Kernel for BlockedLastOf<'_,
                     Some(zp) => simd.add_i(simd.splat_i(zero_point_at(&zp, k)), flip),
                     None => flip,
                 };
-                if (BITS == 4 || (BITS == 6 && S::U6X4)) && xk.len().is_multiple_of(4 * xv_len) {
+                let x4 = BITS == 4 || (BITS == 6 && S::U6X4) || (BITS == 8 && OUT != 0);
+                if x4 && xk.len().is_multiple_of(4 * xv_len) {
                     // Four vectors of nibbles or 6-bit fields per load and unpack (MX's
-                    // blocks of 32).
+                    // blocks of 32); bytes to f16 / bf16 four vectors per store (bf16: two
+                    // packs where one vector at a time took a pack and an extract each).
                     for (xq, yq) in xk.chunks_exact(4 * xv_len).zip(yk.chunks_exact_mut(4 * yv_len)) {
-                        let c4 = if BITS == 4 { simd.load_u4x4(xq) } else { simd.load_u6x4(xq) };
+                        let c4 = match BITS {
+                            4 => simd.load_u4x4(xq),
+                            6 => simd.load_u6x4(xq),
+                            _ => {
+                                let mut c = [flip; 4];
+                                for (t, ct) in c.iter_mut().enumerate() {
+                                    *ct = load_full(simd, 8, xq, t * lanes);
+                                }
+                                c
+                            }
+                        };
                         // (A loop, not `map`: closures do not inherit the ISA's target
                         // features.)
                         let mut v = [sc; 4];
@@ -327,6 +341,7 @@ impl<const BITS: u8, const MINI: u8, const OUT: u8> Kernel for BlockedLastOf<'_,
                     store_as(simd, out, simd.mul(decode(simd, c, flip, zf, mini, BITS as u32), sc), canon, yv);
                 }
             }
+            k0 += n;
         }
     }
 }
