@@ -539,7 +539,28 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
         }
         let xb = &self.job.x.data[i * xbits / 8..(i + nrows * len) * xbits / 8];
         let yb = &mut self.y[(i - self.begin) * os..(i - self.begin + nrows * len) * os];
-        for (xr, yr) in xb.chunks_exact(len * xbits / 8).zip(yb.chunks_exact_mut(len * os)) {
+        let rows = xb.chunks_exact(len * xbits / 8).zip(yb.chunks_exact_mut(len * os));
+        if S::PACK16_X4 && out == Out::Bf16 && p.len().is_multiple_of(4) {
+            // bf16 four vectors per store ([`store_as_x4`]: on AVX2 two packs where one
+            // vector at a time took a pack and an extract each; AVX-512 narrows a vector
+            // per store anyway). (Indexed steps: chunks zipped per row were a call per row
+            // on AVX-512, outside the inlining budget.)
+            let (pq, _) = p.as_chunks::<4>();
+            let (qx, qy) = (4 * lanes * xbits / 8, 4 * lanes * os);
+            for (xr, yr) in rows {
+                for (t, pt) in pq.iter().enumerate() {
+                    let (xq, yq) = (&xr[t * qx..(t + 1) * qx], &mut yr[t * qy..(t + 1) * qy]);
+                    let mut v = [simd.splat(0.0); 4];
+                    for (u, (vu, &(sc, z))) in v.iter_mut().zip(pt).enumerate() {
+                        let c = load_full(simd, bits, xq, u * lanes);
+                        *vu = simd.mul(decode(simd, c, flip, simd.add_i(z, flip), mini.as_ref(), bits), sc);
+                    }
+                    store_as_x4(simd, out, v, canon, yq);
+                }
+            }
+            return;
+        }
+        for (xr, yr) in rows {
             for ((xq, yq), &(sc, z)) in xr.chunks_exact(lanes * xbits / 8).zip(yr.chunks_exact_mut(lanes * os)).zip(p) {
                 let c = load_full(simd, bits, xq, 0);
                 store_as(

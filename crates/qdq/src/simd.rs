@@ -240,6 +240,10 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     fn store_u8x4_exact(self, c: [Self::I; 4], out: &mut [u8]) {
         self.store_u8x4(c, out)
     }
+    /// Whether [`Simd::store_16x4`] takes fewer operations than four [`Simd::store_u16`]s
+    /// (AVX2: two packs and a permute, where each single store packs and extracts), so that
+    /// loops with a choice group their 16-bit stores by four. A constant, as `MINI_X4`.
+    const PACK16_X4: bool = false;
     /// Stores four vectors of 16-bit codes (`8 * LANES` bytes), each lane within the i16
     /// range (`signed`) or the u16 range, as four [`Simd::store_u16`]s would. ISAs with
     /// saturating packs override it (in range, saturation changes nothing).

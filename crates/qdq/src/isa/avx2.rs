@@ -256,6 +256,7 @@ impl Simd for Avx2 {
     const MINI_X4: bool = true;
     const U6X4: bool = true;
     const E5M2_F16: bool = true;
+    const PACK16_X4: bool = true;
     // One divide per step: its unit takes a ymm division every 3 cycles on Zen 4 (5 on
     // Skylake-class cores), next to the 4 * 3 multiply-adds it replaces a quarter of.
     const DIV_QUOTIENTS: usize = 1;
