@@ -1380,44 +1380,47 @@ impl<const MINI: u8, const BITS: u8> Kernel for BlockedVecOf<'_, '_, MINI, BITS>
         if bv < b1 {
             let x = &job.x[4 * bv..4 * b1];
             let yb = &mut y[(bv - begin) * ob / 8..(b1 - begin) * ob / 8];
-            let mut blocks = x.chunks_exact(4 * block).zip(yb.chunks_exact_mut(block * ob / 8));
+            let blocks = x.chunks_exact(4 * block).zip(yb.chunks_exact_mut(block * ob / 8));
             let (mut k, k1) = (bv / block, b1 / block);
             // Integers: groups of `LANES` blocks take their parameters from vector loads
             // (one division for the group's reciprocals), as `BlockedGroups` does; a
             // block's own scalar set-up (scale, zero point, bounds) cost three times its
-            // 32 elements' work.
-            if MINI == 0 {
-                while k1 - k >= lanes {
-                    let gl = IntGroupLanes::new(simd, &job, &sp, k);
-                    for (j, (xk, yk)) in blocks.by_ref().take(lanes).enumerate() {
-                        let (p, fast) = gl.block(simd, j);
-                        block_vecs::<S, MINI, BITS>(simd, &sp, xk, yk, &p, fast);
-                    }
-                    k += lanes;
-                }
-            }
+            // 32 elements' work. `group`: the current group's parameters and first block.
+            // (One call of the block code for both: an unoptimised build gives each copy
+            // its own stack slots.)
+            let mut group: Option<(IntGroupLanes, usize)> = None;
             for (xk, yk) in blocks {
-                // [`splat_lanes`] written out for f32 x and division, the zero point only
-                // for integers and the float one only where added (the shared function's
-                // run-time precision and encoding took 0.7 more instructions per element).
-                let sc = job.scale_kind.get_inline(job.scale, k);
-                let z = if MINI == 0 { job.zp(k) } else { 0 };
-                let (lo, hi) = match sp.enc {
-                    Encode::Int { qmin, qmax } => ((qmin - z) as f32, (qmax - z) as f32),
-                    Encode::Mini { .. } => (0.0, 0.0),
-                };
-                let zf = if MINI != 0 && add_zero { job.zf(k) } else { 0.0 };
-                let fast = fast_scale(sc) && S::HAS_FMA;
-                let p = Lanes {
-                    divisor: simd.splat(sc),
-                    raw: simd.splat(sc),
-                    r: simd.splat(1.0 / sc),
-                    fast,
-                    pow2: false,
-                    z: simd.splat_i(z),
-                    lo: simd.splat(lo),
-                    hi: simd.splat(hi),
-                    zf: simd.splat(zf),
+                if MINI == 0 && group.as_ref().is_none_or(|g| k >= g.1 + lanes) {
+                    group = if k1 - k >= lanes { Some((IntGroupLanes::new(simd, &job, &sp, k), k)) } else { None };
+                }
+                let (p, fast) = match &group {
+                    Some((gl, g0)) => gl.block(simd, k - g0),
+                    None => {
+                        // [`splat_lanes`] written out for f32 x and division, the zero
+                        // point only for integers and the float one only where added (the
+                        // shared function's run-time precision and encoding took 0.7 more
+                        // instructions per element).
+                        let sc = job.scale_kind.get_inline(job.scale, k);
+                        let z = if MINI == 0 { job.zp(k) } else { 0 };
+                        let (lo, hi) = match sp.enc {
+                            Encode::Int { qmin, qmax } => ((qmin - z) as f32, (qmax - z) as f32),
+                            Encode::Mini { .. } => (0.0, 0.0),
+                        };
+                        let zf = if MINI != 0 && add_zero { job.zf(k) } else { 0.0 };
+                        let fast = fast_scale(sc) && S::HAS_FMA;
+                        let p = Lanes {
+                            divisor: simd.splat(sc),
+                            raw: simd.splat(sc),
+                            r: simd.splat(1.0 / sc),
+                            fast,
+                            pow2: false,
+                            z: simd.splat_i(z),
+                            lo: simd.splat(lo),
+                            hi: simd.splat(hi),
+                            zf: simd.splat(zf),
+                        };
+                        (p, fast)
+                    }
                 };
                 block_vecs::<S, MINI, BITS>(simd, &sp, xk, yk, &p, fast);
                 k += 1;
