@@ -1469,10 +1469,12 @@ fn block_vecs<S: Simd, const MINI: u8, const BITS: u8>(
 }
 
 /// The parameters of `LANES` consecutive blocks from block `k` of an integer output with
-/// f32 x and division (divisor, reciprocal, zero point, code bounds), from vector loads,
-/// as little-endian arrays, and which scales are in the fast range (FMA only).
+/// f32 x and division: [`GroupParams`] (divisor, reciprocal, zero point from vector loads)
+/// with the code bounds `[qmin - z, qmax - z]` beside them, and which scales are in the
+/// fast range (FMA only).
 struct IntGroupLanes {
-    a: [[u8; 64]; 5],
+    gp: GroupParams,
+    bounds: [[u8; 64]; 2],
     fast: u32,
 }
 
@@ -1489,35 +1491,20 @@ impl IntGroupLanes {
             None => simd.splat_i(0),
         };
         let zf = simd.cvt_f32(z);
-        let mut a = [[0u8; 64]; 5];
-        simd.store_f32(divisor, &mut a[0]);
-        simd.store_f32(simd.div(simd.splat(1.0), divisor), &mut a[1]);
-        simd.store_i32(z, &mut a[2]);
-        simd.store_f32(simd.sub(simd.splat(qmin as f32), zf), &mut a[3]);
-        simd.store_f32(simd.sub(simd.splat(qmax as f32), zf), &mut a[4]);
+        let mut bounds = [[0u8; 64]; 2];
+        simd.store_f32(simd.sub(simd.splat(qmin as f32), zf), &mut bounds[0]);
+        simd.store_f32(simd.sub(simd.splat(qmax as f32), zf), &mut bounds[1]);
         let fast = if S::HAS_FMA { !simd.mask_bits(slow_scale_lanes(simd, divisor)) } else { 0 };
-        IntGroupLanes { a, fast }
+        IntGroupLanes { gp: GroupParams::new(simd, divisor, z), bounds, fast }
     }
 
     /// Block `j`'s broadcast parameters, and whether its scale is in the fast range.
     #[inline(always)]
     fn block<S: Simd>(&self, simd: S, j: usize) -> (Lanes<S>, bool) {
-        let f = |t: usize| lane_f32(&self.a[t], j);
-        let d = simd.splat(f(0));
-        let z = lane_i32(&self.a[2], j);
+        let p = self.gp.block(simd, j);
         let fast = self.fast & (1 << j) != 0;
-        let p = Lanes {
-            divisor: d,
-            raw: d,
-            r: simd.splat(f(1)),
-            fast,
-            pow2: false,
-            z: simd.splat_i(z),
-            lo: simd.splat(f(3)),
-            hi: simd.splat(f(4)),
-            zf: simd.splat(0.0),
-        };
-        (p, fast)
+        let (lo, hi) = (simd.splat(lane_f32(&self.bounds[0], j)), simd.splat(lane_f32(&self.bounds[1], j)));
+        (Lanes { raw: p.divisor, fast, lo, hi, ..p }, fast)
     }
 }
 
