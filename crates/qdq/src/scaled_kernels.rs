@@ -1846,11 +1846,11 @@ fn group_stats<S: Simd>(
     (n, bb, lb, hb)
 }
 
-/// `p0` with lane `t` of the stored divisors `db` and reciprocals `rb` broadcast.
+/// `p0` with the divisor `d` and reciprocal `r` (little-endian f32 bytes) broadcast.
 #[inline(always)]
-fn divisor_lanes<S: Simd>(simd: S, p0: &Lanes<S>, db: &[u8; 64], rb: &[u8; 64], t: usize) -> Lanes<S> {
-    let d = simd.splat(lane_f32(db, t));
-    Lanes { divisor: d, raw: d, r: simd.splat(lane_f32(rb, t)), ..*p0 }
+fn pair_lanes<S: Simd>(simd: S, p0: &Lanes<S>, d: &[u8], r: &[u8]) -> Lanes<S> {
+    let d = simd.splat(f32::from_le_bytes([d[0], d[1], d[2], d[3]]));
+    Lanes { divisor: d, raw: d, r: simd.splat(f32::from_le_bytes([r[0], r[1], r[2], r[3]])), ..*p0 }
 }
 
 /// Whole NVFP4 blocks along the last axis (f32 x, e2m1 y, blocks of whole vectors),
@@ -1945,19 +1945,27 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
                     *sc = cb[4 * j];
                 }
             }
+            let all = ((1u64 << lanes) - 1) as u32;
             let mut j = 0;
-            while j < n {
-                if pairs && j + 1 < n && fast >> j & 3 == 3 {
-                    // Two blocks of two vectors, both in the fast range: one four-vector
-                    // step of the float4 encoder (as QuantizeLinear's `MiniX4Loop`).
-                    let (pa, pb) = (divisor_lanes(simd, &p0, &db, &rb, j), divisor_lanes(simd, &p0, &db, &rb, j + 1));
-                    let e0 = e + j * bl;
-                    let xb = &x[4 * e0..4 * (e0 + 2 * bl)];
-                    let q = quantize::mini_quotients_x4(simd, &sp, xb, [&pa, &pa, &pb, &pb], false);
-                    simd.store_mini_x4(q, &MiniFormat::of_id(MINI), &mut y[e0 / 2..e0 / 2 + 2 * lanes]);
-                    j += 2;
-                    continue;
+            if pairs && n == lanes && fast & all == all {
+                // A whole group of blocks of two vectors, all in the fast range: a
+                // four-vector step of the float4 encoder (as QuantizeLinear's `MiniX4Loop`)
+                // per pair of blocks, over exactly the group's bytes (no per-pair bounds
+                // checks or mask tests). Other groups go block by block.
+                // `bl` is `2 * lanes` here: a compile-time step (no division for the count).
+                let bl = 2 * lanes;
+                let xg = &x[4 * e..4 * (e + lanes * bl)];
+                let yg = &mut y[e / 2..(e + lanes * bl) / 2];
+                let fmt = MiniFormat::of_id(MINI);
+                let steps = xg.chunks_exact(8 * bl).zip(yg.chunks_exact_mut(bl));
+                for ((xq, yq), (dq, rq)) in steps.zip(db.chunks_exact(8).zip(rb.chunks_exact(8))) {
+                    let (pa, pb) = (pair_lanes(simd, &p0, &dq[..4], &rq[..4]), pair_lanes(simd, &p0, &dq[4..], &rq[4..]));
+                    let q = quantize::mini_quotients_x4(simd, &sp, xq, [&pa, &pa, &pb, &pb], false);
+                    simd.store_mini_x4(q, &fmt, yq);
                 }
+                j = n;
+            }
+            while j < n {
                 let dj = lane_f32(&db, j);
                 // Not `BlockScale::new(dj, 0).lanes(..)`: its per-block reciprocal and
                 // power-of-two tests cost 16-element blocks about 8 % (timed at 1 Mi, AVX-512);
