@@ -1959,7 +1959,8 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
                 let fmt = MiniFormat::of_id(MINI);
                 let steps = xg.chunks_exact(8 * bl).zip(yg.chunks_exact_mut(bl));
                 for ((xq, yq), (dq, rq)) in steps.zip(db.chunks_exact(8).zip(rb.chunks_exact(8))) {
-                    let (pa, pb) = (pair_lanes(simd, &p0, &dq[..4], &rq[..4]), pair_lanes(simd, &p0, &dq[4..], &rq[4..]));
+                    let (pa, pb) =
+                        (pair_lanes(simd, &p0, &dq[..4], &rq[..4]), pair_lanes(simd, &p0, &dq[4..], &rq[4..]));
                     let q = quantize::mini_quotients_x4(simd, &sp, xq, [&pa, &pa, &pb, &pb], false);
                     simd.store_mini_x4(q, &fmt, yq);
                 }
