@@ -14,7 +14,7 @@ use crate::codec::{
 };
 use crate::isa::Kernel;
 use crate::quantize::{load_codes, load_full, zero_point_at, ScaleKind};
-use crate::simd::{lane_f32, lane_i32, Simd};
+use crate::simd::Simd;
 use crate::walk::{self, RunOp};
 use qdq_ref::float::FloatFormat;
 use qdq_ref::{DataType, Layout, Packed};
@@ -294,56 +294,110 @@ impl<const BITS: u8, const MINI: u8, const OUT: u8> Kernel for BlockedLastOf<'_,
             } else {
                 false
             };
-            let (xv_len, yv_len) = (lanes * bits / 8, lanes * os);
+            // Four vectors per load and unpack (4-bit and 6-bit codes: MX's blocks of 32) or
+            // per store (bytes to f16 / bf16: two packs for bf16 where one vector at a time
+            // took a pack and an extract each), where blocks are whole such chunks.
+            let x4 = (BITS == 4 || (BITS == 6 && S::U6X4) || (BITS == 8 && OUT != 0))
+                && xstep.is_multiple_of(4 * lanes * bits / 8);
             let n = lanes.min(k1 - k0);
-            for (j, (xk, yk)) in blocks.by_ref().take(n).enumerate() {
-                let k = k0 + j;
-                let (sc, canon) = if whole {
-                    (simd.splat(lane_f32(&sb, j)), canon_all)
-                } else {
-                    let sc = simd.splat(job.scale_kind.get_inline(job.scale, k));
-                    (sc, needs_canon(simd, mini, sc))
-                };
+            if whole {
+                // A whole group in a loop of its own, each block broadcasting its scale and
+                // zero point, without the per-block tests of the tail's loop below (they
+                // cost about as much as a 32-element block's own work).
+                let lanes_of = sb.chunks_exact(4).zip(zb.chunks_exact(4));
+                for ((xk, yk), (s, z)) in blocks.by_ref().take(n).zip(lanes_of) {
+                    let sc = simd.splat(f32::from_le_bytes([s[0], s[1], s[2], s[3]]));
+                    let zf = match zero_point {
+                        Some(_) => simd.splat_i(i32::from_le_bytes([z[0], z[1], z[2], z[3]])),
+                        None => flip,
+                    };
+                    if x4 && xstep == 4 * lanes * bits / 8 {
+                        // (One chunk, as blocks of 32 on AVX2: no chunk loop to set up.)
+                        dequantize_x4::<S, BITS>(simd, xk, yk, (sc, zf, flip), mini, (out, canon_all));
+                    } else {
+                        dequantize_block::<S, BITS>(simd, xk, yk, (sc, zf, flip), mini, (out, canon_all), x4);
+                    }
+                }
+                k0 += n;
+                continue;
+            }
+            for (k, (xk, yk)) in (k0..).zip(blocks.by_ref().take(n)) {
+                let sc = simd.splat(job.scale_kind.get_inline(job.scale, k));
                 let zf = match zero_point {
-                    Some(_) if whole => simd.splat_i(lane_i32(&zb, j)),
                     Some(zp) => simd.add_i(simd.splat_i(zero_point_at(&zp, k)), flip),
                     None => flip,
                 };
-                let x4 = BITS == 4 || (BITS == 6 && S::U6X4) || (BITS == 8 && OUT != 0);
-                if x4 && xk.len().is_multiple_of(4 * xv_len) {
-                    // Four vectors of nibbles or 6-bit fields per load and unpack (MX's
-                    // blocks of 32); bytes to f16 / bf16 four vectors per store (bf16: two
-                    // packs where one vector at a time took a pack and an extract each).
-                    for (xq, yq) in xk.chunks_exact(4 * xv_len).zip(yk.chunks_exact_mut(4 * yv_len)) {
-                        let c4 = match BITS {
-                            4 => simd.load_u4x4(xq),
-                            6 => simd.load_u6x4(xq),
-                            _ => {
-                                let mut c = [flip; 4];
-                                for (t, ct) in c.iter_mut().enumerate() {
-                                    *ct = load_full(simd, 8, xq, t * lanes);
-                                }
-                                c
-                            }
-                        };
-                        // (A loop, not `map`: closures do not inherit the ISA's target
-                        // features.)
-                        let mut v = [sc; 4];
-                        for (vk, c) in v.iter_mut().zip(c4) {
-                            *vk = simd.mul(decode(simd, c, flip, zf, mini, BITS as u32), sc);
-                        }
-                        store_as_x4(simd, out, v, canon, yq);
-                    }
-                    continue;
-                }
-                for (xv, yv) in xk.chunks_exact(xv_len).zip(yk.chunks_exact_mut(yv_len)) {
-                    let c = load_full(simd, BITS as u32, xv, 0);
-                    store_as(simd, out, simd.mul(decode(simd, c, flip, zf, mini, BITS as u32), sc), canon, yv);
-                }
+                let canon = needs_canon(simd, mini, sc);
+                dequantize_block::<S, BITS>(simd, xk, yk, (sc, zf, flip), mini, (out, canon), x4);
             }
             k0 += n;
         }
     }
+}
+
+/// One block of `BITS`-bit codes `xk` dequantized into `yk` by [`BlockedLast`], in chunks of
+/// four vectors where `x4` ([`dequantize_x4`]), else a vector at a time. `p` is the block's
+/// scale, `zf` and `flip` as in [`decode`]; `o` the output and whether it canonicalises NaN.
+#[inline(always)]
+fn dequantize_block<S: Simd, const BITS: u8>(
+    simd: S,
+    xk: &[u8],
+    yk: &mut [u8],
+    p: (S::F, S::I, S::I),
+    mini: Option<&MiniFormat>,
+    o: (Out, bool),
+    x4: bool,
+) {
+    let (xv_len, yv_len) = (S::LANES * BITS as usize / 8, S::LANES * o.0.size());
+    if x4 {
+        for (xq, yq) in xk.chunks_exact(4 * xv_len).zip(yk.chunks_exact_mut(4 * yv_len)) {
+            dequantize_x4::<S, BITS>(simd, xq, yq, p, mini, o);
+        }
+        return;
+    }
+    let (sc, zf, flip) = p;
+    for (xv, yv) in xk.chunks_exact(xv_len).zip(yk.chunks_exact_mut(yv_len)) {
+        let c = load_full(simd, BITS as u32, xv, 0);
+        store_as(simd, o.0, simd.mul(decode(simd, c, flip, zf, mini, BITS as u32), sc), o.1, yv);
+    }
+}
+
+/// Four vectors of `BITS`-bit codes `xq` (4, 6 or 8 bits) dequantized into `yq`, as
+/// [`dequantize_block`]: one load and unpack of the four (4- and 6-bit codes), one store of
+/// the four ([`store_as_x4`]).
+#[inline(always)]
+fn dequantize_x4<S: Simd, const BITS: u8>(
+    simd: S,
+    xq: &[u8],
+    yq: &mut [u8],
+    p: (S::F, S::I, S::I),
+    mini: Option<&MiniFormat>,
+    o: (Out, bool),
+) {
+    let (sc, zf, flip) = p;
+    // Exact lengths up front (the chunks have them), so that the loads and stores below
+    // need no bounds checks.
+    let (Some(xq), Some(yq)) = (xq.get(..4 * S::LANES * BITS as usize / 8), yq.get_mut(..4 * S::LANES * o.0.size()))
+    else {
+        return;
+    };
+    let c4 = match BITS {
+        4 => simd.load_u4x4(xq),
+        6 => simd.load_u6x4(xq),
+        _ => {
+            let mut c = [flip; 4];
+            for (t, ct) in c.iter_mut().enumerate() {
+                *ct = load_full(simd, 8, xq, t * S::LANES);
+            }
+            c
+        }
+    };
+    // (A loop, not `map`: closures do not inherit the ISA's target features.)
+    let mut v = [sc; 4];
+    for (vk, c) in v.iter_mut().zip(c4) {
+        *vk = simd.mul(decode(simd, c, flip, zf, mini, BITS as u32), sc);
+    }
+    store_as_x4(simd, o.0, v, o.1, yq);
 }
 
 /// Whether products `decode(x) * sc` need the NaN canonicalisation of [`store`]. Not where
