@@ -381,7 +381,10 @@ fn dequantize_x4<S: Simd, const BITS: u8>(
     else {
         return;
     };
+    let int4 = BITS == 4 && mini.is_none();
     let c4 = match BITS {
+        // (The integer offset applied as the codes unpack: `Simd::load_u4x4_sub`.)
+        4 if int4 => simd.load_u4x4_sub(xq, flip, zf),
         4 => simd.load_u4x4(xq),
         6 => simd.load_u6x4(xq),
         _ => {
@@ -395,7 +398,8 @@ fn dequantize_x4<S: Simd, const BITS: u8>(
     // (A loop, not `map`: closures do not inherit the ISA's target features.)
     let mut v = [sc; 4];
     for (vk, c) in v.iter_mut().zip(c4) {
-        *vk = simd.mul(decode(simd, c, flip, zf, mini, BITS as u32), sc);
+        let d = if int4 { simd.cvt_f32(c) } else { decode(simd, c, flip, zf, mini, BITS as u32) };
+        *vk = simd.mul(d, sc);
     }
     store_as_x4(simd, o.0, v, o.1, yq);
 }
@@ -689,17 +693,21 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
         for (xq, yq) in steps {
             let mut v = [sc; 4];
             // 4- and 6-bit codes: one load and unpack for the four vectors.
+            let int4 = bits == 4 && mini.is_none();
             let c4 = match bits {
+                // (The integer offset applied as the codes unpack: `Simd::load_u4x4_sub`.)
+                4 if int4 => Some(simd.load_u4x4_sub(xq, flip, zf)),
                 4 => Some(simd.load_u4x4(xq)),
                 6 if S::U6X4 => Some(simd.load_u6x4(xq)),
                 _ => None,
             };
             for (k, vk) in v.iter_mut().enumerate() {
-                let c = match c4 {
-                    Some(c4) => c4[k],
-                    None => load_full(simd, bits, xq, k * lanes),
+                let d = match c4 {
+                    Some(c4) if int4 => simd.cvt_f32(c4[k]),
+                    Some(c4) => decode(simd, c4[k], flip, zf, mini, bits),
+                    None => decode(simd, load_full(simd, bits, xq, k * lanes), flip, zf, mini, bits),
                 };
-                *vk = simd.mul(decode(simd, c, flip, zf, mini, bits), sc);
+                *vk = simd.mul(d, sc);
             }
             store_as_x4(simd, out, v, canon, yq);
         }

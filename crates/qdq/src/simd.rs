@@ -184,6 +184,19 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
             self.load_u4(&b[3 * h..4 * h]),
         ]
     }
+    /// [`Simd::load_u4x4`], then `(c ^ flip) - zf` in every lane: the 4-bit integer
+    /// decoder's offset (`dequantize::decode`). `flip` and `zf` are splats of values in
+    /// `[0, 15]`, so that every result lies in `[-15, 15]`; ISAs with byte arithmetic
+    /// override it to apply both to the packed bytes, two operations for the four vectors
+    /// where the default takes eight.
+    #[inline(always)]
+    fn load_u4x4_sub(self, b: &[u8], flip: Self::I, zf: Self::I) -> [Self::I; 4] {
+        let mut c = self.load_u4x4(b);
+        for ck in c.iter_mut() {
+            *ck = self.sub_i(self.xor_i(*ck, flip), zf);
+        }
+        c
+    }
     /// `LANES / 4` bytes of packed crumbs (`x0 | x1 << 2 | x2 << 4 | x3 << 6`), zero-extended.
     fn load_u2(self, b: &[u8]) -> Self::I;
     /// `3 * LANES / 4` bytes of packed 6-bit codes (LSB-first stream), zero-extended.

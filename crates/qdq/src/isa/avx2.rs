@@ -506,6 +506,30 @@ impl Simd for Avx2 {
         ]
     }
     #[inline(always)]
+    fn load_u4x4_sub(self, b: &[u8], flip: __m256i, zf: __m256i) -> [__m256i; 4] {
+        let b = &b[..16];
+        // SAFETY: `b` is exactly the 16 bytes read (unaligned load).
+        let v = unsafe { _mm_loadu_si128(b.as_ptr().cast()) };
+        let (sse2, ssse3, avx2) = (self.0.sse2, self.0.ssse3, self.0.avx2);
+        // `flip` in both nibbles of every byte, `zf` in every byte (their lanes are equal
+        // and within a byte): the flip goes onto the packed codes, the subtraction onto the
+        // unpacked bytes (each within [-15, 15], so sign extension widens them exactly).
+        let zero = sse2._mm_setzero_si128();
+        let f = ssse3._mm_shuffle_epi8(self.0.avx._mm256_castsi256_si128(flip), zero);
+        let z = ssse3._mm_shuffle_epi8(self.0.avx._mm256_castsi256_si128(zf), zero);
+        let v = sse2._mm_xor_si128(v, sse2._mm_or_si128(f, sse2._mm_slli_epi16::<4>(f)));
+        let m = sse2._mm_set1_epi8(0x0f);
+        let lo = sse2._mm_sub_epi8(sse2._mm_and_si128(v, m), z);
+        let hi = sse2._mm_sub_epi8(sse2._mm_and_si128(sse2._mm_srli_epi16::<4>(v), m), z);
+        let (a, c) = (sse2._mm_unpacklo_epi8(lo, hi), sse2._mm_unpackhi_epi8(lo, hi));
+        [
+            avx2._mm256_cvtepi8_epi32(a),
+            avx2._mm256_cvtepi8_epi32(sse2._mm_srli_si128::<8>(a)),
+            avx2._mm256_cvtepi8_epi32(c),
+            avx2._mm256_cvtepi8_epi32(sse2._mm_srli_si128::<8>(c)),
+        ]
+    }
+    #[inline(always)]
     fn load_u2(self, b: &[u8]) -> __m256i {
         let w = u16::from_le_bytes([b[0], b[1]]);
         {
