@@ -91,6 +91,54 @@ fn decode<S: Simd>(simd: S, c: S::I, flip: S::I, zf: S::I, mini: Option<&MiniFor
     }
 }
 
+/// [`decode`] of vector `u` of `xq` (codes of `bits` bits), with the zero points `z`
+/// (without the flip). `SX`: the codes are signed 8- or 16-bit integers, sign-extended by
+/// their load ([`Simd::load_i8`], [`Simd::load_i16`]), one subtraction where the
+/// zero-extending load takes an exclusive or and the subtraction of `z + flip`.
+#[inline(always)]
+fn load_decode<S: Simd, const SX: bool>(
+    simd: S,
+    xq: &[u8],
+    u: usize,
+    bits: u32,
+    fz: (S::I, S::I),
+    mini: Option<&MiniFormat>,
+) -> S::F {
+    let (flip, z) = fz;
+    if SX {
+        let c = if bits == 8 { simd.load_i8(&xq[u * S::LANES..]) } else { simd.load_i16(&xq[2 * u * S::LANES..]) };
+        return simd.cvt_f32(simd.sub_i(c, z));
+    }
+    decode(simd, load_full(simd, bits, xq, u * S::LANES), flip, simd.add_i(z, flip), mini, bits)
+}
+
+/// The rows of a tile of `pq.len()` groups of four vectors (per-lane parameters `pq`) to
+/// bf16, four vectors per store ([`store_as_x4`]); `SX` as in [`load_decode`], a
+/// compile-time choice (a test per vector cost more than the sign extension saved).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn bf16_rows_x4<'r, S: Simd, const SX: bool>(
+    simd: S,
+    rows: impl Iterator<Item = (&'r [u8], &'r mut [u8])>,
+    pq: &[[(S::F, S::I); 4]],
+    bits: u32,
+    flip: S::I,
+    mini: Option<&MiniFormat>,
+    canon: bool,
+) {
+    let (qx, qy) = (4 * S::LANES * bits as usize / 8, 4 * S::LANES * 2);
+    for (xr, yr) in rows {
+        for (t, pt) in pq.iter().enumerate() {
+            let (xq, yq) = (&xr[t * qx..(t + 1) * qx], &mut yr[t * qy..(t + 1) * qy]);
+            let mut v = [simd.splat(0.0); 4];
+            for (u, (vu, &(sc, z))) in v.iter_mut().zip(pt).enumerate() {
+                *vu = simd.mul(load_decode::<S, SX>(simd, xq, u, bits, (flip, z), mini), sc);
+            }
+            store_as_x4(simd, Out::Bf16, v, canon, yq);
+        }
+    }
+}
+
 #[inline(always)]
 fn dequantize_vec<S: Simd>(simd: S, job: &Job<'_>, i: usize, valid: usize, sc: S::F, z: S::I) -> S::F {
     let c = load_codes(simd, &job.x, i, valid, true);
@@ -604,17 +652,11 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
             // per store anyway). (Indexed steps: chunks zipped per row were a call per row
             // on AVX-512, outside the inlining budget.)
             let (pq, _) = p.as_chunks::<4>();
-            let (qx, qy) = (4 * lanes * xbits / 8, 4 * lanes * os);
-            for (xr, yr) in rows {
-                for (t, pt) in pq.iter().enumerate() {
-                    let (xq, yq) = (&xr[t * qx..(t + 1) * qx], &mut yr[t * qy..(t + 1) * qy]);
-                    let mut v = [simd.splat(0.0); 4];
-                    for (u, (vu, &(sc, z))) in v.iter_mut().zip(pt).enumerate() {
-                        let c = load_full(simd, bits, xq, u * lanes);
-                        *vu = simd.mul(decode(simd, c, flip, simd.add_i(z, flip), mini.as_ref(), bits), sc);
-                    }
-                    store_as_x4(simd, out, v, canon, yq);
-                }
+            let mini = mini.as_ref();
+            if self.signed && mini.is_none() && matches!(bits, 8 | 16) {
+                bf16_rows_x4::<S, true>(simd, rows, pq, bits, flip, mini, canon);
+            } else {
+                bf16_rows_x4::<S, false>(simd, rows, pq, bits, flip, mini, canon);
             }
             return;
         }

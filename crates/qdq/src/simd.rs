@@ -170,6 +170,11 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     fn load_u16(self, b: &[u8]) -> Self::I;
     /// `LANES` bytes, zero-extended.
     fn load_u8(self, b: &[u8]) -> Self::I;
+    /// `LANES` bytes of i8, sign-extended (one widening load where [`Simd::load_u8`]
+    /// needs two more operations to restore the sign).
+    fn load_i8(self, b: &[u8]) -> Self::I;
+    /// `2 * LANES` bytes of little-endian i16, sign-extended.
+    fn load_i16(self, b: &[u8]) -> Self::I;
     /// `LANES / 2` bytes of packed nibbles (element 2k in the low nibble), zero-extended.
     fn load_u4(self, b: &[u8]) -> Self::I;
     /// Four vectors of packed 4-bit codes (`2 * LANES` bytes), zero-extended, as four

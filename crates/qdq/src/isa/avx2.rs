@@ -474,6 +474,18 @@ impl Simd for Avx2 {
         unsafe { _mm256_cvtepu16_epi32(_mm_loadu_si128(b.as_ptr().cast())) }
     }
     #[inline(always)]
+    fn load_i16(self, b: &[u8]) -> __m256i {
+        let b = &b[..16];
+        // SAFETY: `b` is exactly the 16 bytes read.
+        unsafe { _mm256_cvtepi16_epi32(_mm_loadu_si128(b.as_ptr().cast())) }
+    }
+    #[inline(always)]
+    fn load_i8(self, b: &[u8]) -> __m256i {
+        let b = &b[..8];
+        // SAFETY: `b` is exactly the 8 bytes read (movq).
+        unsafe { _mm256_cvtepi8_epi32(_mm_loadl_epi64(b.as_ptr().cast())) }
+    }
+    #[inline(always)]
     fn load_u8(self, b: &[u8]) -> __m256i {
         let b = &b[..8];
         // SAFETY: `b` is exactly the 8 bytes read (movq).

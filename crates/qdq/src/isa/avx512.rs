@@ -409,6 +409,18 @@ impl Simd for Avx512 {
         unsafe { _mm512_cvtepu16_epi32(_mm256_loadu_si256(b.as_ptr().cast())) }
     }
     #[inline(always)]
+    fn load_i16(self, b: &[u8]) -> __m512i {
+        let b = &b[..32];
+        // SAFETY: `b` is exactly the 32 bytes read.
+        unsafe { _mm512_cvtepi16_epi32(_mm256_loadu_si256(b.as_ptr().cast())) }
+    }
+    #[inline(always)]
+    fn load_i8(self, b: &[u8]) -> __m512i {
+        let b = &b[..16];
+        // SAFETY: `b` is exactly the 16 bytes read.
+        unsafe { _mm512_cvtepi8_epi32(_mm_loadu_si128(b.as_ptr().cast())) }
+    }
+    #[inline(always)]
     fn load_u8(self, b: &[u8]) -> __m512i {
         let b = &b[..16];
         // SAFETY: `b` is exactly the 16 bytes read.

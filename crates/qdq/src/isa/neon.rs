@@ -256,6 +256,20 @@ impl Simd for Neon {
         unsafe { vreinterpretq_s32_u32(vmovl_u16(vreinterpret_u16_u8(vld1_u8(b.as_ptr())))) }
     }
     #[inline(always)]
+    fn load_i16(self, b: &[u8]) -> int32x4_t {
+        let b = &b[..8];
+        // SAFETY: `b` is exactly the 8 bytes read (byte load).
+        unsafe { vmovl_s16(vreinterpret_s16_u8(vld1_u8(b.as_ptr()))) }
+    }
+    #[inline(always)]
+    fn load_i8(self, b: &[u8]) -> int32x4_t {
+        let w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        {
+            let bytes = self.0.neon.vreinterpret_s8_u32(self.0.neon.vdup_n_u32(w));
+            self.0.neon.vmovl_s16(self.0.neon.vget_low_s16(self.0.neon.vmovl_s8(bytes)))
+        }
+    }
+    #[inline(always)]
     fn load_u8(self, b: &[u8]) -> int32x4_t {
         let w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
         {

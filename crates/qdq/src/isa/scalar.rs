@@ -249,6 +249,14 @@ impl Simd for Scalar {
     fn load_u8(self, b: &[u8]) -> Self::I {
         lanes!(i => b[i] as i32)
     }
+    #[inline(always)]
+    fn load_i8(self, b: &[u8]) -> Self::I {
+        lanes!(i => b[i] as i8 as i32)
+    }
+    #[inline(always)]
+    fn load_i16(self, b: &[u8]) -> Self::I {
+        lanes!(i => i16::from_le_bytes([b[2 * i], b[2 * i + 1]]) as i32)
+    }
     // f16 conversions one value at a time with `half` (the same results as the generic
     // codec and F16C, NaN payloads included: the tests hold every ISA to the reference);
     // its branches favour ordinary values, where the generic codec pays for every case.
