@@ -1850,17 +1850,46 @@ fn group_steps<S: Simd, const SIGNED: bool, const BITS: u8>(
     // Units of one block, or of two for two-vector blocks.
     let pair = block == 2 * lanes;
     let unit = if pair { 2 * block } else { block };
+    let (xstep, ystep) = (4 * vb, 4 * lanes * bits / 8);
+    if unit == 4 * lanes {
+        // A unit of one four-vector step (blocks of 32 on AVX2, pairs of 16 on AVX-512):
+        // chunks of a compile-time size, where chunks of the run-time unit divided twice a
+        // group to count them.
+        for (u, (xq, yq)) in x.chunks_exact(xstep).zip(y.chunks_exact_mut(ystep)).enumerate() {
+            group_unit::<S, SIGNED, BITS>(simd, sp, gp, packs, pair, u, xq, yq);
+        }
+        return;
+    }
     for (u, (xu, yu)) in x.chunks_exact(unit * xs).zip(y.chunks_exact_mut(unit * bits / 8)).enumerate() {
-        let ja = if pair { 2 * u } else { u };
-        let pa = gp.block(simd, ja);
-        // (The steps of a larger block reuse its parameters, not read them again.)
-        let pb = if pair { gp.block(simd, ja + 1) } else { pa };
-        let z = simd.zero_points_x4([pa.z, pa.z, pb.z, pb.z]);
-        for (xq, yq) in xu.chunks_exact(4 * vb).zip(yu.chunks_exact_mut(4 * lanes * bits / 8)) {
-            match BITS {
-                16 => sat16_step_store::<S, SIGNED>(simd, sp, xq, [&pa, &pa, &pb, &pb], packs, yq),
-                _ => sat8_step_store::<S, SIGNED>(simd, sp, xq, [&pa, &pa, &pb, &pb], z, yq, bits),
-            }
+        group_unit::<S, SIGNED, BITS>(simd, sp, gp, packs, pair, u, xu, yu);
+    }
+}
+
+/// Unit `u` of [`group_steps`] (block `u`, or blocks `2u` and `2u + 1` where `pair`): its
+/// four-vector steps with the unit's parameters.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn group_unit<S: Simd, const SIGNED: bool, const BITS: u8>(
+    simd: S,
+    sp: &Spec,
+    gp: &GroupParams,
+    packs: bool,
+    pair: bool,
+    u: usize,
+    xu: &[u8],
+    yu: &mut [u8],
+) {
+    let (lanes, bits) = (S::LANES, BITS as usize);
+    let vb = lanes * sp.src.size();
+    let ja = if pair { 2 * u } else { u };
+    let pa = gp.block(simd, ja);
+    // (The steps of a larger block reuse its parameters, not read them again.)
+    let pb = if pair { gp.block(simd, ja + 1) } else { pa };
+    let z = simd.zero_points_x4([pa.z, pa.z, pb.z, pb.z]);
+    for (xq, yq) in xu.chunks_exact(4 * vb).zip(yu.chunks_exact_mut(4 * lanes * bits / 8)) {
+        match BITS {
+            16 => sat16_step_store::<S, SIGNED>(simd, sp, xq, [&pa, &pa, &pb, &pb], packs, yq),
+            _ => sat8_step_store::<S, SIGNED>(simd, sp, xq, [&pa, &pa, &pb, &pb], z, yq, bits),
         }
     }
 }
