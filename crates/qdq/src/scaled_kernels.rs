@@ -907,13 +907,6 @@ fn mx_group<S: Simd, const MINI: u8>(
             let pb = quantize::Lanes { r: simd.splat(lane_f32(&rb, 2 * j + 1)), ..*p };
             mx_encode4::<S, MINI>(simd, sp, bits, x4, [&pa, &pa, &pb, &pb], y4);
         }
-    } else if bl == 4 * lanes {
-        // One four-vector step a block (blocks of 32 on AVX2): chunks of a compile-time
-        // size, where chunks of the run-time block size divided twice a group to count them.
-        for (j, (x4, y4)) in xg.chunks_exact(16 * lanes).zip(yg.chunks_exact_mut(step)).enumerate() {
-            let pj = quantize::Lanes { r: simd.splat(lane_f32(&rb, j)), ..*p };
-            mx_encode4::<S, MINI>(simd, sp, bits, x4, [&pj, &pj, &pj, &pj], y4);
-        }
     } else {
         for (j, (xb, yb)) in xg.chunks_exact(4 * bl).zip(yg.chunks_exact_mut(bl * bits / 8)).enumerate() {
             let pj = quantize::Lanes { r: simd.splat(lane_f32(&rb, j)), ..*p };
