@@ -501,21 +501,9 @@ impl Simd for Avx2 {
     }
     #[inline(always)]
     fn load_u4x4(self, b: &[u8]) -> [__m256i; 4] {
-        let b = &b[..16];
-        // SAFETY: `b` is exactly the 16 bytes read (unaligned load).
-        let v = unsafe { _mm_loadu_si128(b.as_ptr().cast()) };
-        let (sse2, avx2) = (self.0.sse2, self.0.avx2);
-        // Low nibbles and high nibbles as bytes, interleaved back into element order.
-        let m = sse2._mm_set1_epi8(0x0f);
-        let lo = sse2._mm_and_si128(v, m);
-        let hi = sse2._mm_and_si128(sse2._mm_srli_epi16::<4>(v), m);
-        let (a, c) = (sse2._mm_unpacklo_epi8(lo, hi), sse2._mm_unpackhi_epi8(lo, hi));
-        [
-            avx2._mm256_cvtepu8_epi32(a),
-            avx2._mm256_cvtepu8_epi32(sse2._mm_srli_si128::<8>(a)),
-            avx2._mm256_cvtepu8_epi32(c),
-            avx2._mm256_cvtepu8_epi32(sse2._mm_srli_si128::<8>(c)),
-        ]
+        // (Zero offsets fold away; nibbles widen alike signed or unsigned.)
+        let zero = self.0.avx._mm256_setzero_si256();
+        self.load_u4x4_sub(b, zero, zero)
     }
     #[inline(always)]
     fn load_u4x4_sub(self, b: &[u8], flip: __m256i, zf: __m256i) -> [__m256i; 4] {
