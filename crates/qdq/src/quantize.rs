@@ -736,7 +736,8 @@ fn sat8_redo<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::I;
 /// One step of the 8-bit fast path stored: [`sat8_step`]'s quotients, converted and checked
 /// by [`Simd::cvt_store_sat_x4`] where [`Simd::PACK_CHECK`] (the check after the first
 /// packs), else by [`Simd::cvt_rne_x4`], then stored by
-/// [`Simd::store_sat8x4`] / [`Simd::store_sat4x4`]; a step the check refuses is redone with
+/// [`Simd::store_sat8x4`] / [`Simd::store_sat4x4`] / [`Simd::store_sat2x4`]; a step the
+/// check refuses is redone with
 /// the clamps ([`sat8_redo`]). `z`: the zero points of `p`, as [`Simd::zero_points_x4`]
 /// prepares them.
 #[inline(always)]
@@ -762,10 +763,10 @@ fn sat8_step_store<S: Simd, const SIGNED: bool>(
         Some(c) => c,
         None => sat8_redo(simd, sp, x, p),
     };
-    if bits == 8 {
-        simd.store_sat8x4(c, z, SIGNED, y);
-    } else {
-        simd.store_sat4x4(c, z, SIGNED, y);
+    match bits {
+        8 => simd.store_sat8x4(c, z, SIGNED, y),
+        4 => simd.store_sat4x4(c, z, SIGNED, y),
+        _ => simd.store_sat2x4(c, z, SIGNED, y),
     }
 }
 
@@ -1074,9 +1075,9 @@ fn walk_int<S: Simd, const SRC: u8, const PREC: u8>(
 /// vectors (paired per store, 8 bits) or of a multiple of four, on an ISA with FMA.
 fn blocked_sat8<S: Simd>(job: &Job<'_>, begin: usize) -> Option<(usize, usize)> {
     match (job.layout, job.enc, job.out.bits()) {
-        (Layout::Blocked { axis_len, inner: 1, block, .. }, Encode::Int { .. }, bits @ (8 | 4 | 16))
+        (Layout::Blocked { axis_len, inner: 1, block, .. }, Encode::Int { .. }, bits @ (8 | 4 | 2 | 16))
             if S::HAS_FMA
-                && (bits != 4 || (begin | axis_len).is_multiple_of(2))
+                && (bits >= 8 || (begin | axis_len).is_multiple_of(8 / bits as usize))
                 && axis_len > 0
                 && block > 0
                 && (block == 2 * S::LANES || block.is_multiple_of(4 * S::LANES)) =>
@@ -1088,8 +1089,8 @@ fn blocked_sat8<S: Simd>(job: &Job<'_>, begin: usize) -> Option<(usize, usize)> 
 }
 
 /// Blocked quantization along the last axis to an 8-bit integer type (f32 x with f32
-/// arithmetic, or f16 / bf16 x in its own precision: `SRC`, `PREC`), or from f32 to a 4-
-/// or 16-bit one, the layout of weight and activation blocks (block 32, 64, 128 ...). A
+/// arithmetic, or f16 / bf16 x in its own precision: `SRC`, `PREC`), or from f32 to a 4-,
+/// 2- or 16-bit one, the layout of weight and activation blocks (block 32, 64, 128 ...). A
 /// per-block `splat_lanes` (scalar
 /// reciprocal, zero-point decode) would cost as much as the block's 32 elements, so the
 /// parameters of 16 consecutive blocks come from vector loads and one vector division,
@@ -1758,7 +1759,7 @@ struct BlockedGroups<'a, 'y, const SRC: u8, const PREC: u8> {
     block: usize,
     /// A signed output type: the final pack.
     signed: bool,
-    /// 8, 4 or 16.
+    /// 8, 4, 2 or 16.
     bits: usize,
     k: usize,
 }
@@ -1786,11 +1787,13 @@ impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
         match (self.signed, self.bits) {
             (true, 8) => simd.enter(BlockedGroupsOf::<SRC, PREC, true, 8>(self)),
             (false, 8) => simd.enter(BlockedGroupsOf::<SRC, PREC, false, 8>(self)),
-            // 4- and 16-bit outputs from f32 only (see `run`; build time).
+            // 4-, 16- and 2-bit outputs from f32 only (see `run`; build time).
             (true, 4) if SRC == 0 && PREC == 0 => simd.enter(BlockedGroupsOf::<SRC, PREC, true, 4>(self)),
             (false, 4) if SRC == 0 && PREC == 0 => simd.enter(BlockedGroupsOf::<SRC, PREC, false, 4>(self)),
             (true, 16) if SRC == 0 && PREC == 0 => simd.enter(BlockedGroupsOf::<SRC, PREC, true, 16>(self)),
             (false, 16) if SRC == 0 && PREC == 0 => simd.enter(BlockedGroupsOf::<SRC, PREC, false, 16>(self)),
+            (true, 2) if SRC == 0 && PREC == 0 => simd.enter(BlockedGroupsOf::<SRC, PREC, true, 2>(self)),
+            (false, 2) if SRC == 0 && PREC == 0 => simd.enter(BlockedGroupsOf::<SRC, PREC, false, 2>(self)),
             _ => self.k,
         }
     }
@@ -2352,6 +2355,15 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
             _ => false,
         };
         if taken {
+            return;
+        }
+    }
+    // 2-bit outputs blocked along the last axis from f32: the 8- and 4-bit types' groups
+    // ([`BlockedGroups`]: Markstein's quotients unclamped, the saturating packs and a byte
+    // clamp, where [`BlockedVec`] clamps every quotient twice in f32).
+    if !mini && job.out.bits() == 2 && f32_x && S::SPECIALIZE {
+        if let Some((axis_len, block)) = blocked_sat8::<S>(job, begin) {
+            simd.enter(BlockedSat8::<0, 0> { job: *job, begin, end, y, axis_len, block });
             return;
         }
     }

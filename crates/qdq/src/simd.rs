@@ -313,8 +313,9 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     fn zero_points_x4(self, z: [Self::I; 4]) -> [Self::I; 4] {
         z
     }
-    /// [`Simd::cvt_rne_x4`] of the quotients `q`, then [`Simd::store_sat8x4`] (`bits` 8) or
-    /// [`Simd::store_sat4x4`] (`bits` 4) of the codes; `false`, with nothing stored, where
+    /// [`Simd::cvt_rne_x4`] of the quotients `q`, then [`Simd::store_sat8x4`] (`bits` 8),
+    /// [`Simd::store_sat4x4`] (`bits` 4) or [`Simd::store_sat2x4`] (`bits` 2) of the
+    /// codes; `false`, with nothing stored, where
     /// the conversion cannot vouch for every lane (the caller then redoes the step with
     /// clamps). ISAs may refuse more lanes than `cvt_rne_x4` does (AVX2 checks after the
     /// first saturating pack, which also refuses lanes at or below -32768), never fewer.
@@ -322,10 +323,10 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     #[inline(always)]
     fn cvt_store_sat_x4(self, q: [Self::F; 4], z: [Self::I; 4], signed: bool, bits: usize, out: &mut [u8]) -> bool {
         let Some(c) = self.cvt_rne_x4(q) else { return false };
-        if bits == 8 {
-            self.store_sat8x4(c, z, signed, out)
-        } else {
-            self.store_sat4x4(c, z, signed, out)
+        match bits {
+            8 => self.store_sat8x4(c, z, signed, out),
+            4 => self.store_sat4x4(c, z, signed, out),
+            _ => self.store_sat2x4(c, z, signed, out),
         }
         true
     }
@@ -352,16 +353,19 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// `z` is passed).
     #[inline(always)]
     fn store_sat4x4(self, c: [Self::I; 4], z: [Self::I; 4], signed: bool, out: &mut [u8]) {
-        let (lo, hi) = if signed { (-8, 7) } else { (0, 15) };
         let mut v = c;
-        for (vk, zk) in v.iter_mut().zip(z) {
-            // Lanes beyond ±2^30 (out-of-range quotients, saturated or not) are beyond the
-            // range anyway; bounding them first keeps the addition from overflowing.
-            let b = self.min_i(self.max_i(*vk, self.splat_i(-(1 << 30))), self.splat_i(1 << 30));
-            let w = self.add_i(b, zk);
-            *vk = self.min_i(self.max_i(w, self.splat_i(lo)), self.splat_i(hi));
-        }
+        sat_small(self, &mut v, z, if signed { (-8, 7) } else { (0, 15) });
         self.store_u4x4(v, out)
+    }
+    /// [`Simd::store_sat4x4`] for the 2-bit types: `clamp(c + z, qmin, qmax)` of i2
+    /// (`signed`) or u2, packed as [`Simd::store_u2x4`] packs (`LANES` bytes), the zero
+    /// points within `[-2, 3]`. (ISAs whose [`Simd::zero_points_x4`] packs `z` override
+    /// it, as they do `store_sat4x4`.)
+    #[inline(always)]
+    fn store_sat2x4(self, c: [Self::I; 4], z: [Self::I; 4], signed: bool, out: &mut [u8]) {
+        let mut v = c;
+        sat_small(self, &mut v, z, if signed { (-2, 1) } else { (0, 3) });
+        self.store_u2x4(v, out)
     }
     /// Encodes four vectors into the 8-, 6- or 4-bit float format `f` as
     /// [`crate::codec::encode_minifloat`] does and stores the codes: bytes as
@@ -485,4 +489,16 @@ fn reduce_each<S: Simd>(simd: S, v: &[S::F], max: bool) -> S::F {
         b[4 * t..4 * t + 4].copy_from_slice(&r.to_le_bytes());
     }
     simd.load_f32(&b)
+}
+
+/// The clamp of [`Simd::store_sat4x4`] and [`Simd::store_sat2x4`]: each lane of `v[k]`
+/// bounded to `±2^30` (lanes beyond stand for out-of-range quotients of their sign, and the
+/// bound keeps the addition from overflowing), plus `z[k]`, clamped to `[lo, hi]`.
+#[inline(always)]
+fn sat_small<S: Simd>(simd: S, v: &mut [S::I; 4], z: [S::I; 4], (lo, hi): (i32, i32)) {
+    for (vk, zk) in v.iter_mut().zip(z) {
+        let b = simd.min_i(simd.max_i(*vk, simd.splat_i(-(1 << 30))), simd.splat_i(1 << 30));
+        let w = simd.add_i(b, zk);
+        *vk = simd.min_i(simd.max_i(w, simd.splat_i(lo)), simd.splat_i(hi));
+    }
 }

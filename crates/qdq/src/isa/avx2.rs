@@ -126,6 +126,41 @@ impl Avx2 {
         self.store_nibbles(p, out)
     }
 
+    /// 32 bytes of 2-bit codes in the order two rounds of packs leave them (two's
+    /// complement bytes: only their low 2 bits are stored) as 8 bytes of crumbs: the dword
+    /// permute that restores element order; then per dword, element 4k's crumb plus 4, 16
+    /// and 64 times the next three's (two multiply-adds of the low 2 bits), and the dwords'
+    /// low bytes, the two halves' 4 bytes joined by a dword permute.
+    #[inline(always)]
+    fn store_crumbs(self, p: __m256i, out: &mut [u8]) {
+        let (avx, avx2) = (self.0.avx, self.0.avx2);
+        let p = avx2._mm256_permutevar8x32_epi32(p, avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        let crumbs = avx2._mm256_and_si256(p, avx._mm256_set1_epi8(3));
+        let t = avx2._mm256_maddubs_epi16(crumbs, avx._mm256_set1_epi16(0x0401));
+        let t = avx2._mm256_madd_epi16(t, avx._mm256_set1_epi32(0x0010_0001));
+        let t = avx2._mm256_packus_epi16(avx2._mm256_packus_epi32(t, t), avx._mm256_setzero_si256());
+        let v = avx
+            ._mm256_castsi256_si128(avx2._mm256_permutevar8x32_epi32(t, avx._mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0)));
+        let out = &mut out[..8];
+        // SAFETY: `out` is exactly the 8 bytes `movq` writes.
+        unsafe { _mm_storel_epi64(out.as_mut_ptr().cast(), v) }
+    }
+
+    /// [`Simd::store_sat2x4`] from the codes' first i16 packs: as [`Avx2::store_sat4_packed`]
+    /// with the byte clamp to the 2-bit range and the crumb store.
+    #[inline(always)]
+    fn store_sat2_packed(self, c01: __m256i, c23: __m256i, z: [__m256i; 4], signed: bool, out: &mut [u8]) {
+        let (avx, avx2) = (self.0.avx, self.0.avx2);
+        let (a, b) = self.add_zero_points16(c01, c23, z);
+        let p = if signed {
+            let p = avx2._mm256_packs_epi16(a, b);
+            avx2._mm256_min_epi8(avx2._mm256_max_epi8(p, avx._mm256_set1_epi8(-2)), avx._mm256_set1_epi8(1))
+        } else {
+            avx2._mm256_min_epu8(avx2._mm256_packus_epi16(a, b), avx._mm256_set1_epi8(3))
+        };
+        self.store_crumbs(p, out)
+    }
+
     /// `Simd::hmin_each` / `Simd::hmax_each` / `Simd::hmax_i_each` (by `op`): a
     /// transposing reduction, 21 operations for eight vectors. Lanes of a and b (and of the
     /// pairs after them) are interleaved and reduced in three rounds: within 64-bit pairs,
@@ -734,10 +769,10 @@ impl Simd for Avx2 {
     #[inline(always)]
     fn cvt_store_sat_x4(self, q: [__m256; 4], z: [__m256i; 4], signed: bool, bits: usize, out: &mut [u8]) -> bool {
         let Some((c01, c23)) = self.cvt_packs_checked(q) else { return false };
-        if bits == 8 {
-            self.store_sat8_packed(c01, c23, z, signed, out)
-        } else {
-            self.store_sat4_packed(c01, c23, z, signed, out)
+        match bits {
+            8 => self.store_sat8_packed(c01, c23, z, signed, out),
+            4 => self.store_sat4_packed(c01, c23, z, signed, out),
+            _ => self.store_sat2_packed(c01, c23, z, signed, out),
         }
         true
     }
@@ -745,6 +780,11 @@ impl Simd for Avx2 {
     fn store_sat4x4(self, c: [__m256i; 4], z: [__m256i; 4], signed: bool, out: &mut [u8]) {
         let avx2 = self.0.avx2;
         self.store_sat4_packed(avx2._mm256_packs_epi32(c[0], c[1]), avx2._mm256_packs_epi32(c[2], c[3]), z, signed, out)
+    }
+    #[inline(always)]
+    fn store_sat2x4(self, c: [__m256i; 4], z: [__m256i; 4], signed: bool, out: &mut [u8]) {
+        let avx2 = self.0.avx2;
+        self.store_sat2_packed(avx2._mm256_packs_epi32(c[0], c[1]), avx2._mm256_packs_epi32(c[2], c[3]), z, signed, out)
     }
     #[inline(always)]
     fn store_mini_x4(self, q: [__m256; 4], f: &MiniFormat, out: &mut [u8]) {
@@ -793,22 +833,10 @@ impl Simd for Avx2 {
     }
     #[inline(always)]
     fn store_u2x4(self, c: [__m256i; 4], out: &mut [u8]) {
-        let (avx, avx2) = (self.0.avx, self.0.avx2);
-        // As `store_u4x4`: signed saturating packs (two's complement bytes), the dword
-        // permute that restores element order; then per dword, element 4k's crumb plus 4,
-        // 16 and 64 times the next three's (two multiply-adds of the low 2 bits), and the
-        // dwords' low bytes, the two halves' 4 bytes joined by a dword permute.
+        // As `store_u4x4`: signed saturating packs (two's complement bytes), then the crumbs.
+        let avx2 = self.0.avx2;
         let p = avx2._mm256_packs_epi16(avx2._mm256_packs_epi32(c[0], c[1]), avx2._mm256_packs_epi32(c[2], c[3]));
-        let p = avx2._mm256_permutevar8x32_epi32(p, avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-        let crumbs = avx2._mm256_and_si256(p, avx._mm256_set1_epi8(3));
-        let t = avx2._mm256_maddubs_epi16(crumbs, avx._mm256_set1_epi16(0x0401));
-        let t = avx2._mm256_madd_epi16(t, avx._mm256_set1_epi32(0x0010_0001));
-        let t = avx2._mm256_packus_epi16(avx2._mm256_packus_epi32(t, t), avx._mm256_setzero_si256());
-        let v = avx
-            ._mm256_castsi256_si128(avx2._mm256_permutevar8x32_epi32(t, avx._mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0)));
-        let out = &mut out[..8];
-        // SAFETY: `out` is exactly the 8 bytes `movq` writes.
-        unsafe { _mm_storel_epi64(out.as_mut_ptr().cast(), v) }
+        self.store_crumbs(p, out)
     }
     #[inline(always)]
     fn store_u4(self, a: __m256i, out: &mut [u8]) {

@@ -121,6 +121,25 @@ impl Avx512 {
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
     }
 
+    /// Stores 64 2-bit codes, bytes of `p` in the order two rounds of packs leave four
+    /// vectors (two's complement bytes: only their low 2 bits are stored), as 16 bytes of
+    /// crumbs: the dword permute that restores element order; then per dword, element 4k's
+    /// crumb plus 4, 16 and 64 times the next three's (two multiply-adds of the low 2
+    /// bits), and the dwords' low bytes.
+    #[inline(always)]
+    fn store_crumbs(self, p: __m512i, out: &mut [u8]) {
+        let v = v!({
+            let p =
+                _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), p);
+            let crumbs = _mm512_and_si512(p, _mm512_set1_epi8(3));
+            let t = _mm512_maddubs_epi16(crumbs, _mm512_set1_epi16(0x0401));
+            _mm512_cvtepi32_epi8(_mm512_madd_epi16(t, _mm512_set1_epi32(0x0010_0001)))
+        });
+        let out = &mut out[..16];
+        // SAFETY: `out` is exactly the 16 bytes written.
+        unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), v) }
+    }
+
     /// `Simd::hmin_each` / `Simd::hmax_each` / `Simd::hmax_i_each` (by `op`, on i32 lanes
     /// as their bit patterns): a transposing reduction, 45 operations for sixteen vectors.
     /// Lanes of pairs of vectors interleaved and reduced within 64-bit pairs, then within
@@ -577,6 +596,20 @@ impl Simd for Avx512 {
         unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) }
     }
     #[inline(always)]
+    fn store_sat2x4(self, c: [__m512i; 4], z: [__m512i; 4], signed: bool, out: &mut [u8]) {
+        // As store_sat8x4, then the byte clamp to the 2-bit range and the crumbs.
+        let p = v!({
+            let a = _mm512_adds_epi16(_mm512_packs_epi32(c[0], c[1]), z[0]);
+            let b = _mm512_adds_epi16(_mm512_packs_epi32(c[2], c[3]), z[1]);
+            if signed {
+                _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(a, b), _mm512_set1_epi8(-2)), _mm512_set1_epi8(1))
+            } else {
+                _mm512_min_epu8(_mm512_packus_epi16(a, b), _mm512_set1_epi8(3))
+            }
+        });
+        self.store_crumbs(p, out)
+    }
+    #[inline(always)]
     fn store_sat4x4(self, c: [__m512i; 4], z: [__m512i; 4], signed: bool, out: &mut [u8]) {
         // As store_sat8x4, then the byte clamp to the 4-bit range.
         let p = v!({
@@ -644,20 +677,9 @@ impl Simd for Avx512 {
     }
     #[inline(always)]
     fn store_u2x4(self, c: [__m512i; 4], out: &mut [u8]) {
-        let v = v!({
-            // As `store_u4x4`'s packs and `store_nibbles`' permute (element order); then per
-            // dword, element 4k's crumb plus 4, 16 and 64 times the next three's (two
-            // multiply-adds of the low 2 bits), and the dwords' low bytes.
-            let p = _mm512_packs_epi16(_mm512_packs_epi32(c[0], c[1]), _mm512_packs_epi32(c[2], c[3]));
-            let p =
-                _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), p);
-            let crumbs = _mm512_and_si512(p, _mm512_set1_epi8(3));
-            let t = _mm512_maddubs_epi16(crumbs, _mm512_set1_epi16(0x0401));
-            _mm512_cvtepi32_epi8(_mm512_madd_epi16(t, _mm512_set1_epi32(0x0010_0001)))
-        });
-        let out = &mut out[..16];
-        // SAFETY: `out` is exactly the 16 bytes written.
-        unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), v) }
+        // As `store_u4x4`'s packs (two's complement bytes), then the crumbs.
+        let p = v!(_mm512_packs_epi16(_mm512_packs_epi32(c[0], c[1]), _mm512_packs_epi32(c[2], c[3])));
+        self.store_crumbs(p, out)
     }
     #[inline(always)]
     fn store_u4(self, a: __m512i, out: &mut [u8]) {

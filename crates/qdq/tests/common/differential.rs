@@ -512,7 +512,7 @@ const LAYOUT_OUTS: [DataType; 14] = [
     DataType::E2M1,
 ];
 
-/// Blocked along the last axis to 8-, 4- and 16-bit integer types and float8 / float4, the
+/// Blocked along the last axis to 8-, 4-, 2- and 16-bit integer types and float8 / float4, the
 /// layout with its own fast kernels: block sizes of one, two and four vector pairs and odd ones, rows with a short
 /// last block, scales outside the fast range in some blocks, NaN / inf / huge x, random
 /// zero points, and sub-ranges starting and ending inside blocks (on a byte); f32 x and scales, and
