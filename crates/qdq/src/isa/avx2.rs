@@ -110,20 +110,33 @@ impl Avx2 {
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
     }
 
-    /// [`Simd::store_sat4x4`] from the codes' first i16 packs: as [`Avx2::store_sat8_packed`]
-    /// (i16 saturation, the zero points, i8 / u8 saturation), then the byte clamp to the
-    /// 4-bit range and the nibble store.
+    /// [`Simd::store_sat4x4`] / [`Simd::store_sat2x4`] (`bits` 4 or 2) from the codes' first
+    /// i16 packs: as [`Avx2::store_sat8_packed`] (i16 saturation, the zero points, i8 / u8
+    /// saturation), then the byte clamp to the type's range and the nibble or crumb store.
     #[inline(always)]
-    fn store_sat4_packed(self, c01: __m256i, c23: __m256i, z: [__m256i; 4], signed: bool, out: &mut [u8]) {
+    fn store_sat_sub_packed(
+        self,
+        c01: __m256i,
+        c23: __m256i,
+        z: [__m256i; 4],
+        signed: bool,
+        bits: u32,
+        out: &mut [u8],
+    ) {
         let (avx, avx2) = (self.0.avx, self.0.avx2);
         let (a, b) = self.add_zero_points16(c01, c23, z);
+        let hi = if signed { (1 << (bits - 1)) - 1 } else { (1 << bits) - 1 };
         let p = if signed {
             let p = avx2._mm256_packs_epi16(a, b);
-            avx2._mm256_min_epi8(avx2._mm256_max_epi8(p, avx._mm256_set1_epi8(-8)), avx._mm256_set1_epi8(7))
+            avx2._mm256_min_epi8(avx2._mm256_max_epi8(p, avx._mm256_set1_epi8(-hi - 1)), avx._mm256_set1_epi8(hi))
         } else {
-            avx2._mm256_min_epu8(avx2._mm256_packus_epi16(a, b), avx._mm256_set1_epi8(15))
+            avx2._mm256_min_epu8(avx2._mm256_packus_epi16(a, b), avx._mm256_set1_epi8(hi))
         };
-        self.store_nibbles(p, out)
+        if bits == 4 {
+            self.store_nibbles(p, out)
+        } else {
+            self.store_crumbs(p, out)
+        }
     }
 
     /// 32 bytes of 2-bit codes in the order two rounds of packs leave them (two's
@@ -144,21 +157,6 @@ impl Avx2 {
         let out = &mut out[..8];
         // SAFETY: `out` is exactly the 8 bytes `movq` writes.
         unsafe { _mm_storel_epi64(out.as_mut_ptr().cast(), v) }
-    }
-
-    /// [`Simd::store_sat2x4`] from the codes' first i16 packs: as [`Avx2::store_sat4_packed`]
-    /// with the byte clamp to the 2-bit range and the crumb store.
-    #[inline(always)]
-    fn store_sat2_packed(self, c01: __m256i, c23: __m256i, z: [__m256i; 4], signed: bool, out: &mut [u8]) {
-        let (avx, avx2) = (self.0.avx, self.0.avx2);
-        let (a, b) = self.add_zero_points16(c01, c23, z);
-        let p = if signed {
-            let p = avx2._mm256_packs_epi16(a, b);
-            avx2._mm256_min_epi8(avx2._mm256_max_epi8(p, avx._mm256_set1_epi8(-2)), avx._mm256_set1_epi8(1))
-        } else {
-            avx2._mm256_min_epu8(avx2._mm256_packus_epi16(a, b), avx._mm256_set1_epi8(3))
-        };
-        self.store_crumbs(p, out)
     }
 
     /// `Simd::hmin_each` / `Simd::hmax_each` / `Simd::hmax_i_each` (by `op`): a
@@ -771,20 +769,34 @@ impl Simd for Avx2 {
         let Some((c01, c23)) = self.cvt_packs_checked(q) else { return false };
         match bits {
             8 => self.store_sat8_packed(c01, c23, z, signed, out),
-            4 => self.store_sat4_packed(c01, c23, z, signed, out),
-            _ => self.store_sat2_packed(c01, c23, z, signed, out),
+            4 => self.store_sat_sub_packed(c01, c23, z, signed, 4, out),
+            _ => self.store_sat_sub_packed(c01, c23, z, signed, 2, out),
         }
         true
     }
     #[inline(always)]
     fn store_sat4x4(self, c: [__m256i; 4], z: [__m256i; 4], signed: bool, out: &mut [u8]) {
         let avx2 = self.0.avx2;
-        self.store_sat4_packed(avx2._mm256_packs_epi32(c[0], c[1]), avx2._mm256_packs_epi32(c[2], c[3]), z, signed, out)
+        self.store_sat_sub_packed(
+            avx2._mm256_packs_epi32(c[0], c[1]),
+            avx2._mm256_packs_epi32(c[2], c[3]),
+            z,
+            signed,
+            4,
+            out,
+        )
     }
     #[inline(always)]
     fn store_sat2x4(self, c: [__m256i; 4], z: [__m256i; 4], signed: bool, out: &mut [u8]) {
         let avx2 = self.0.avx2;
-        self.store_sat2_packed(avx2._mm256_packs_epi32(c[0], c[1]), avx2._mm256_packs_epi32(c[2], c[3]), z, signed, out)
+        self.store_sat_sub_packed(
+            avx2._mm256_packs_epi32(c[0], c[1]),
+            avx2._mm256_packs_epi32(c[2], c[3]),
+            z,
+            signed,
+            2,
+            out,
+        )
     }
     #[inline(always)]
     fn store_mini_x4(self, q: [__m256; 4], f: &MiniFormat, out: &mut [u8]) {

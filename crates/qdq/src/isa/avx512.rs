@@ -121,6 +121,31 @@ impl Avx512 {
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
     }
 
+    /// [`Simd::store_sat4x4`] / [`Simd::store_sat2x4`] (`bits` 4 or 2): as
+    /// [`Simd::store_sat8x4`], then the byte clamp to the type's range and the nibble or
+    /// crumb store.
+    #[inline(always)]
+    fn store_sat_sub(self, c: [__m512i; 4], z: [__m512i; 4], signed: bool, bits: u32, out: &mut [u8]) {
+        let hi = if signed { (1 << (bits - 1)) - 1 } else { (1 << bits) - 1 };
+        let p = v!({
+            let a = _mm512_adds_epi16(_mm512_packs_epi32(c[0], c[1]), z[0]);
+            let b = _mm512_adds_epi16(_mm512_packs_epi32(c[2], c[3]), z[1]);
+            if signed {
+                _mm512_min_epi8(
+                    _mm512_max_epi8(_mm512_packs_epi16(a, b), _mm512_set1_epi8(-hi - 1)),
+                    _mm512_set1_epi8(hi),
+                )
+            } else {
+                _mm512_min_epu8(_mm512_packus_epi16(a, b), _mm512_set1_epi8(hi))
+            }
+        });
+        if bits == 4 {
+            self.store_nibbles(p, out)
+        } else {
+            self.store_crumbs(p, out)
+        }
+    }
+
     /// Stores 64 2-bit codes, bytes of `p` in the order two rounds of packs leave four
     /// vectors (two's complement bytes: only their low 2 bits are stored), as 16 bytes of
     /// crumbs: the dword permute that restores element order; then per dword, element 4k's
@@ -597,31 +622,11 @@ impl Simd for Avx512 {
     }
     #[inline(always)]
     fn store_sat2x4(self, c: [__m512i; 4], z: [__m512i; 4], signed: bool, out: &mut [u8]) {
-        // As store_sat8x4, then the byte clamp to the 2-bit range and the crumbs.
-        let p = v!({
-            let a = _mm512_adds_epi16(_mm512_packs_epi32(c[0], c[1]), z[0]);
-            let b = _mm512_adds_epi16(_mm512_packs_epi32(c[2], c[3]), z[1]);
-            if signed {
-                _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(a, b), _mm512_set1_epi8(-2)), _mm512_set1_epi8(1))
-            } else {
-                _mm512_min_epu8(_mm512_packus_epi16(a, b), _mm512_set1_epi8(3))
-            }
-        });
-        self.store_crumbs(p, out)
+        self.store_sat_sub(c, z, signed, 2, out)
     }
     #[inline(always)]
     fn store_sat4x4(self, c: [__m512i; 4], z: [__m512i; 4], signed: bool, out: &mut [u8]) {
-        // As store_sat8x4, then the byte clamp to the 4-bit range.
-        let p = v!({
-            let a = _mm512_adds_epi16(_mm512_packs_epi32(c[0], c[1]), z[0]);
-            let b = _mm512_adds_epi16(_mm512_packs_epi32(c[2], c[3]), z[1]);
-            if signed {
-                _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(a, b), _mm512_set1_epi8(-8)), _mm512_set1_epi8(7))
-            } else {
-                _mm512_min_epu8(_mm512_packus_epi16(a, b), _mm512_set1_epi8(15))
-            }
-        });
-        self.store_nibbles(p, out)
+        self.store_sat_sub(c, z, signed, 4, out)
     }
     #[inline(always)]
     fn store_mini_x4(self, q: [__m512; 4], f: &MiniFormat, out: &mut [u8]) {
