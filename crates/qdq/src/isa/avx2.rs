@@ -776,27 +776,15 @@ impl Simd for Avx2 {
     }
     #[inline(always)]
     fn store_sat4x4(self, c: [__m256i; 4], z: [__m256i; 4], signed: bool, out: &mut [u8]) {
-        let avx2 = self.0.avx2;
-        self.store_sat_sub_packed(
-            avx2._mm256_packs_epi32(c[0], c[1]),
-            avx2._mm256_packs_epi32(c[2], c[3]),
-            z,
-            signed,
-            4,
-            out,
-        )
+        let (avx2, bits) = (self.0.avx2, 4);
+        let (c01, c23) = (avx2._mm256_packs_epi32(c[0], c[1]), avx2._mm256_packs_epi32(c[2], c[3]));
+        self.store_sat_sub_packed(c01, c23, z, signed, bits, out)
     }
     #[inline(always)]
     fn store_sat2x4(self, c: [__m256i; 4], z: [__m256i; 4], signed: bool, out: &mut [u8]) {
-        let avx2 = self.0.avx2;
-        self.store_sat_sub_packed(
-            avx2._mm256_packs_epi32(c[0], c[1]),
-            avx2._mm256_packs_epi32(c[2], c[3]),
-            z,
-            signed,
-            2,
-            out,
-        )
+        let (avx2, bits) = (self.0.avx2, 2);
+        let (c01, c23) = (avx2._mm256_packs_epi32(c[0], c[1]), avx2._mm256_packs_epi32(c[2], c[3]));
+        self.store_sat_sub_packed(c01, c23, z, signed, bits, out)
     }
     #[inline(always)]
     fn store_mini_x4(self, q: [__m256; 4], f: &MiniFormat, out: &mut [u8]) {
