@@ -662,14 +662,8 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
         }
         for (xr, yr) in rows {
             for ((xq, yq), &(sc, z)) in xr.chunks_exact(lanes * xbits / 8).zip(yr.chunks_exact_mut(lanes * os)).zip(p) {
-                let c = load_full(simd, bits, xq, 0);
-                store_as(
-                    simd,
-                    out,
-                    simd.mul(decode(simd, c, flip, simd.add_i(z, flip), mini.as_ref(), bits), sc),
-                    canon,
-                    yq,
-                );
+                let d = load_decode::<S, false>(simd, xq, 0, bits, (flip, z), mini.as_ref());
+                store_as(simd, out, simd.mul(d, sc), canon, yq);
             }
         }
     }
