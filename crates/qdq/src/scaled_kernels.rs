@@ -1774,6 +1774,8 @@ fn group_range_n<S: Simd, const NV: usize>(simd: S, x: &[u8], bl: usize) -> ([S:
     let zero = simd.splat(0.0);
     let (mut lo, mut hi) = ([zero; 16], [zero; 16]);
     let bb = if NV == 0 { 4 * bl } else { 4 * NV * S::LANES };
+    // One length check for the whole group: the blocks' slices below need none of their own.
+    let x = &x[..S::LANES * bb];
     for (j, (l, h)) in lo.iter_mut().zip(hi.iter_mut()).enumerate().take(S::LANES) {
         for vb in x[j * bb..][..bb].chunks_exact(4 * S::LANES) {
             let v = simd.load_f32(vb);
@@ -1804,6 +1806,8 @@ fn group_amax<S: Simd>(simd: S, x: &[u8], bl: usize) -> S::I {
 fn group_amax_n<S: Simd, const NV: usize>(simd: S, x: &[u8], bl: usize) -> [S::I; 16] {
     let mut am = [simd.splat_i(0); 16];
     let bb = if NV == 0 { 4 * bl } else { 4 * NV * S::LANES };
+    // As in `group_range_n`: one length check for the group.
+    let x = &x[..S::LANES * bb];
     for (j, a) in am.iter_mut().enumerate().take(S::LANES) {
         for vb in x[j * bb..][..bb].chunks_exact(4 * S::LANES) {
             *a = simd.max_i(abs_bits(simd, simd.load_f32(vb)), *a);
