@@ -148,33 +148,41 @@ impl MiniFormat {
 /// with saturating packs. Per lane, on `c = min(limit, |x|)` (a NaN `|x|` stays NaN):
 ///
 /// ```text
-/// n    = (c + lsb(c >> sh) + k) >> sh              // normal: RNE and rebias, as above
-/// s    = bits(c + magic) - bits(magic)             // subnormal: magic = 2^(emin - M + 23)
-/// mag  = c < 2^emin ? s : n                        // NaN: a code above 255
-/// byte = min(u8_sat(mag), cap)                     // the packs saturate NaN to 255
+/// E    = max(bits(c) & 0x7f80_0000, bits(2^emin))  // c's exponent field, e = max(e(c), emin)
+/// m    = f32(unit - E)                             // 2^(M - e): unit = (M + 254) << 23
+/// w    = cvt_rne(c * m) + (E >> sh)                // code + bias16; NaN: i32::MIN + (E >> sh)
+/// mag  = i16_sat(w) - bias16                       // the packs to i16, a wrapping subtract
+/// byte = min(u8_sat(mag), cap)                     // the packs saturate NaN's code to 255
 /// out  = byte ^ (sign(x) & sign_bit)               // fnuz: only where 1 <= byte <= 0x7f
 /// ```
 ///
-/// `magic`'s unit in the last place is the format's subnormal step `2^(emin - M)` and every
-/// subnormal magnitude is below `2^emin`, so the one rounding of `c + magic` is RNE of `c`
-/// on the subnormal grid, and the difference of the bit patterns counts its steps (the
-/// smallest normal's code `2^M` where it rounds up to it). `limit` is the largest finite
-/// value when saturating, or the value the overflow code would have as a finite one (inf:
-/// the all-ones exponent; e4m3fn's NaN 0x7f: 480), so that every larger magnitude and ±inf
-/// get the overflow code. `cap` is the NaN code, at or above every other, or the overflow
-/// code for a format whose NaN is that one.
+/// `c * m` is exact (a power of two, no overflow below `limit`, no underflow: `m >= 2`
+/// where `c` is below the normal range) and counts `c` in steps of its binade's unit in the
+/// last place, `2^(e - M)` (the subnormal step `2^(emin - M)` below `2^emin`), so its RNE
+/// conversion is the format's rounding: `2^M + j` for the `j`-th step of a normal binade,
+/// `2^(M+1)` where it rounds up into the next (whose first code that is), `j` for a
+/// subnormal. The binade's first code is `(e + bias) << M`, so adding
+/// `E >> sh = (e + 127) << M` and subtracting `bias16 = (128 - bias) << M` gives the code.
+/// A NaN `c` converts to `i32::MIN`, which the signed packs saturate to `i16::MIN`; the
+/// wrapping subtract turns that into `2^15 - bias16`, above 255. `limit` is the largest
+/// finite value when saturating, or the value the overflow code would have as a finite
+/// one (inf: the all-ones exponent; e4m3fn's NaN 0x7f: 480), so that every larger magnitude
+/// and ±inf get the overflow code. `cap` is the NaN code, at or above every other, or the
+/// overflow code for a format whose NaN is that one. The route takes 9 vector operations
+/// (and half a 16-bit subtract) per vector, and no select: the subnormal range is the
+/// exponent's clamp.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ByteRoute {
     /// The clamp (an f32 value).
     pub limit: f32,
     /// `23 - M`.
     pub sh: u32,
-    /// `2^(sh - 1) - 1 - ((127 - bias) << 23)`, wrapping.
-    pub k: i32,
     /// The bits of `2^emin`.
     pub min_normal: i32,
-    /// `2^(emin - M + 23)`.
-    pub magic: f32,
+    /// `(M + 254) << 23`, wrapping: `unit - E` is the bit pattern of `2^(M - e)`.
+    pub unit: i32,
+    /// `(128 - bias) << M`: `(E >> sh) - bias16` is the first code of `c`'s binade.
+    pub bias16: i16,
     /// The NaN code before the sign, at or above every other magnitude code.
     pub cap: u8,
     /// `1 << sign_pos`.
@@ -223,9 +231,9 @@ impl MiniFormat {
         Some(ByteRoute {
             limit: f32::from_bits((((e - self.bias + 127) as u32) << 23) | ((m as u32) << sh)),
             sh,
-            k: ((1i32 << (sh - 1)) - 1).wrapping_sub((127 - self.bias) << 23),
             min_normal: (emin + 127) << 23,
-            magic: pow2f(emin - man as i32 + 23),
+            unit: ((man + 254) << 23) as i32,
+            bias16: ((128 - self.bias) << man) as i16,
             cap: self.nan[0] as u8,
             sign_bit: 1 << self.sign_pos,
             unsigned_zero: self.unsigned_zero,
@@ -233,19 +241,19 @@ impl MiniFormat {
     }
 }
 
-/// The magnitude codes of the byte route ([`ByteRoute`]) of one vector: the finite codes,
-/// the overflow code for overflow and ±inf, and a code above 255 for NaN (that the
-/// caller's saturating packs and `cap` turn into the NaN code).
+/// The magnitude codes of the byte route ([`ByteRoute`]) of one vector, plus
+/// `bias16`: the finite codes, the overflow code for overflow and ±inf, and `i32::MIN`
+/// plus a small number for NaN. The caller's signed packs to 16 bits and its wrapping
+/// subtract of `bias16` leave the codes, and NaN a number above 255 that its saturating
+/// packs to bytes and `cap` turn into the NaN code.
 #[inline(always)]
 pub(crate) fn byte_route_mag<S: Simd>(simd: S, q: S::F, r: &ByteRoute) -> S::I {
     let a = simd.f32_of(simd.and_i(simd.bits(q), simd.splat_i(i32::MAX)));
     // `min(a, b)` is `a < b ? a : b`: a NaN `a` lane keeps its NaN.
     let c = simd.min(simd.splat(r.limit), a);
-    let b = simd.bits(c);
-    let lsb = simd.and_i(simd.shr(b, r.sh), simd.splat_i(1));
-    let n = simd.shr(simd.add_i(simd.add_i(b, lsb), simd.splat_i(r.k)), r.sh);
-    let s = simd.sub_i(simd.bits(simd.add(c, simd.splat(r.magic))), simd.splat_i(r.magic.to_bits() as i32));
-    simd.select_i(simd.lt_i(b, simd.splat_i(r.min_normal)), s, n)
+    let e = simd.max_i(simd.and_i(simd.bits(c), simd.splat_i(0x7f80_0000)), simd.splat_i(r.min_normal));
+    let m = simd.f32_of(simd.sub_i(simd.splat_i(r.unit), e));
+    simd.add_i(simd.cvt_rne(simd.mul(c, m)), simd.shr(e, r.sh))
 }
 
 /// float4 e2m1's 16 code values, the table of [`decode_minifloat`]'s [`Simd::lut16`] path
@@ -547,6 +555,8 @@ pub(crate) fn round_bf16<S: Simd>(simd: S, v: S::F) -> S::F {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::isa::scalar::Scalar;
+    const L: usize = <Scalar as Simd>::LANES;
 
     /// The quantized type and saturation mode of a compile-time format id (the inverse of
     /// [`MiniFormat::id`]; e2m1's one id with `saturate`).
@@ -568,23 +578,35 @@ mod tests {
             assert!(MiniFormat::has_x4_route(id), "id {id}: a route the kernels do not use");
             assert_eq!(r.unsigned_zero, f.unsigned_zero, "id {id}");
             assert_eq!(r.sign_bit as i32, 1 << f.sign_pos, "id {id}");
-            // The normal rounding of the clamp gives the overflow code, of the largest
-            // finite value the largest code, and of NaN a code the packs saturate.
-            let n = |b: u32| ((b as i32).wrapping_add(((b >> r.sh) & 1) as i32).wrapping_add(r.k) as u32) >> r.sh;
-            assert_eq!(n(r.limit.to_bits()) as i32, f.ovf[0], "id {id}");
+            // The route (scalar lanes, then the packs' i16 step) gives the clamp the
+            // overflow code, the largest finite value the largest code, zero 0, and NaN a
+            // code the packs saturate.
+            let n = |v: f32| route16(&r, v, byte_route_mag(Scalar, [v; L], &r)[0]) as i32;
+            assert_eq!(n(r.limit), f.ovf[0], "id {id}");
             let ref_f = qdq_ref::float::FloatFormat::of(type_of_id(id).0).unwrap();
             let max = ref_f.decode(f.max_code as u32) as f32;
-            assert!(max <= r.limit && n(max.to_bits()) as i32 == f.max_code, "id {id}");
-            assert!(n(0x7f80_0001) > 255 && n(0x7fff_ffff) > 255, "id {id}");
+            assert!(max <= r.limit && n(max) == f.max_code, "id {id}");
+            assert_eq!(n(0.0), 0, "id {id}");
+            assert!(n(f32::from_bits(0x7f80_0001)) > 255 && n(f32::NAN) > 255, "id {id}");
             assert!(f.ovf[0] <= r.cap as i32 && r.cap as i32 == f.nan[0], "id {id}");
-            // The magic constant's step is the subnormal step, and the smallest normal is
-            // `min_normal`.
+            // The smallest normal is `min_normal`, where `unit` gives the multiplier
+            // `2^(M - emin)` (the subnormal step's reciprocal), and `bias16` the code 0.
             let step = pow2f(1 - f.bias - f.man as i32);
-            assert_eq!(f32::from_bits(r.magic.to_bits() + 1) - r.magic, step, "id {id}");
             assert_eq!(f32::from_bits(r.min_normal as u32), pow2f(1 - f.bias), "id {id}");
+            assert_eq!(f32::from_bits(r.unit.wrapping_sub(r.min_normal) as u32) * step, 1.0, "id {id}");
+            assert_eq!((r.min_normal >> r.sh) - r.bias16 as i32, 0, "id {id}");
         }
         // Wider formats do not take it.
         assert!(MiniFormat::F16_ROUND.byte_route().is_none());
+    }
+
+    /// A byte-route lane after the packs to i16 and the subtract of `bias16`, from the
+    /// scalar ISA's `byte_route_mag` lane `w` of `v`, as the x86 ISAs (its only users)
+    /// compute it: their conversion gives a NaN `i32::MIN` (the integer indefinite), where
+    /// the scalar `cvt_rne` leaves it unspecified.
+    fn route16(r: &ByteRoute, v: f32, w: i32) -> i16 {
+        let w = if v.is_nan() { i32::MIN.wrapping_add(0x7f80_0000 >> r.sh) } else { w };
+        (w.clamp(-32768, 32767) as i16).wrapping_sub(r.bias16)
     }
 
     /// The byte route's magnitude codes (on the scalar ISA), with the packs' saturation,
@@ -594,8 +616,6 @@ mod tests {
     /// (`cargo xtask exhaustive` runs all 2^32 through the kernels of every ISA.)
     #[test]
     fn byte_route_matches_the_reference() {
-        use crate::isa::scalar::Scalar;
-        const L: usize = <Scalar as Simd>::LANES;
         for id in 2..=12u8 {
             let f = MiniFormat::of_id(id);
             let r = f.byte_route().unwrap();
@@ -625,7 +645,8 @@ mod tests {
                 }
                 let mag = byte_route_mag(Scalar, q, &r);
                 for (l, &b) in chunk.iter().enumerate() {
-                    let byte = (mag[l].clamp(0, 255) as u8).min(r.cap);
+                    // The packs to bytes and `cap`.
+                    let byte = (route16(&r, q[l], mag[l]).clamp(0, 255) as u8).min(r.cap);
                     // The sign byte as the packs leave it (saturated to i16, then i8),
                     // spread for a sign bit below bit 7.
                     let s8 = (b as i32).clamp(-128, 127) as i8;

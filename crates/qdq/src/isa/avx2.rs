@@ -209,12 +209,14 @@ impl Avx2 {
         }
     }
 
-    /// Two vectors' byte-route magnitude codes ([`ByteRoute`]) and the f32 patterns, each
-    /// pair by a signed saturating pack (the patterns' packs keep their signs).
+    /// Two vectors' byte-route magnitude codes ([`ByteRoute`]: a signed saturating pack,
+    /// then the wrapping subtract of `bias16`) and the f32 patterns (a signed saturating
+    /// pack, which keeps their signs).
     #[inline(always)]
     fn byte_route_pair(self, a: __m256, b: __m256, r: &ByteRoute) -> (__m256i, __m256i) {
         let (avx, avx2) = (self.0.avx, self.0.avx2);
         let c = avx2._mm256_packs_epi32(byte_route_mag(self, a, r), byte_route_mag(self, b, r));
+        let c = avx2._mm256_sub_epi16(c, avx._mm256_set1_epi16(r.bias16));
         (c, avx2._mm256_packs_epi32(avx._mm256_castps_si256(a), avx._mm256_castps_si256(b)))
     }
 

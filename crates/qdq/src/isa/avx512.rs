@@ -637,10 +637,13 @@ impl Simd for Avx512 {
             *ck = byte_route_mag(self, v, &r);
         }
         let v = v!({
-            // Magnitude bytes (NaN's code saturates to 255, then `cap`), and the sign bytes
+            // Magnitude bytes (signed packs to i16 and the wrapping subtract of `bias16`;
+            // NaN's code saturates to 255, then `cap`), and the sign bytes
             // of the same lanes: signed saturating packs of the f32 patterns keep their
             // sign (as a byte's top bit, spread to the sign bit's position by a mask).
-            let mag = _mm512_packus_epi16(_mm512_packs_epi32(c[0], c[1]), _mm512_packs_epi32(c[2], c[3]));
+            let k = _mm512_set1_epi16(r.bias16);
+            let (lo, hi) = (_mm512_packs_epi32(c[0], c[1]), _mm512_packs_epi32(c[2], c[3]));
+            let mag = _mm512_packus_epi16(_mm512_sub_epi16(lo, k), _mm512_sub_epi16(hi, k));
             let mag = _mm512_min_epu8(mag, _mm512_set1_epi8(r.cap as i8));
             // (Not `q.map(..)`: closures do not inherit the ISA's target features.)
             let b = [
