@@ -3,8 +3,8 @@
 //! Rounding: every kernel runs under the default MXCSR (round to nearest even, no DAZ /
 //! FTZ), which `fpenv::scoped` sets around each entry point and parallel chunk. So f32 -> i32
 //! is a plain `vcvtps2dq` (RNE), as the multiplies and FMAs before it round by MXCSR too.
-//! f32 -> f16 uses `vcvtps2ph` with an RNE immediate; the float8 / float4 encoder's magic
-//! addition (`codec::ByteRoute`) rounds by MXCSR, RNE as every other addition here.
+//! f32 -> f16 uses `vcvtps2ph` with an RNE immediate; the float8 / float4 encoder's
+//! conversion (`codec::ByteRoute`) rounds by MXCSR, RNE as every other conversion here.
 //!
 //! # Safety
 //!

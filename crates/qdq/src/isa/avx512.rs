@@ -2,7 +2,7 @@
 //!
 //! Rounding: the conversions are explicit (`vcvtps2dq` and `vcvtdq2ps` with embedded
 //! round-to-nearest-even, `vcvtps2ph` with an immediate RNE); the additions, multiplies,
-//! divisions and FMAs (the float8 / float4 encoder's magic addition included) round by
+//! divisions and FMAs (the float8 / float4 encoder's exact scaling included) round by
 //! MXCSR, which `fpenv::scoped` sets to its default (RNE, no DAZ / FTZ) around each entry
 //! point and parallel chunk.
 //!
