@@ -831,15 +831,29 @@ impl<S: Simd, O: GradOp> IsaKernel<S> for TileSum<'_, '_, '_, '_, S, O> {
         // to accumulator j, and `j` is a compile-time index once the inner loop unrolls
         // (`nacc` is a constant per ISA), so the accumulators stay in registers. (Indexing them
         // with a run-time `v % nacc` kept them in memory: a load and a store per vector.)
-        while i + nacc * lanes <= stop {
-            for j in 0..nacc {
-                let (d, t) = op.step(simd, p, i, lanes);
-                if let Some((y, out)) = dx.as_mut() {
-                    store_out(simd, dx_out::<O>(*out), d, y, i - begin, lanes);
+        // With `dx` the rounds store into exact chunks of it (no per-vector test of the
+        // option, no bounds checks); without, they only sum.
+        let end = i + (stop - i) / (nacc * lanes) * (nacc * lanes);
+        if let Some((y, out)) = dx.as_mut() {
+            let out = dx_out::<O>(*out);
+            let os = out.size();
+            for yr in y[(i - begin) * os..(end - begin) * os].chunks_exact_mut(nacc * lanes * os) {
+                for (j, yv) in yr.chunks_exact_mut(lanes * os).enumerate() {
+                    let (d, t) = op.step(simd, p, i, lanes);
+                    store(simd, out, d, yv);
+                    acc[0][j] = simd.add(acc[0][j], t[0]);
+                    acc[1][j] = simd.add(acc[1][j], t[1]);
+                    i += lanes;
                 }
-                acc[0][j] = simd.add(acc[0][j], t[0]);
-                acc[1][j] = simd.add(acc[1][j], t[1]);
-                i += lanes;
+            }
+        } else {
+            while i < end {
+                for j in 0..nacc {
+                    let (_, t) = op.step(simd, p, i, lanes);
+                    acc[0][j] = simd.add(acc[0][j], t[0]);
+                    acc[1][j] = simd.add(acc[1][j], t[1]);
+                    i += lanes;
+                }
             }
         }
         for j in 0..nacc {
