@@ -181,7 +181,8 @@ pub(crate) struct ByteRoute {
     pub min_normal: i32,
     /// `(M + 254) << 23`, wrapping: `unit - E` is the bit pattern of `2^(M - e)`.
     pub unit: i32,
-    /// `(128 - bias) << M`: `(E >> sh) - bias16` is the first code of `c`'s binade.
+    /// `(128 - bias) << M`: `(E >> sh) - bias16 + 2^M` is the first code of `c`'s binade
+    /// (the conversion supplies the `2^M`).
     pub bias16: i16,
     /// The NaN code before the sign, at or above every other magnitude code.
     pub cap: u8,
