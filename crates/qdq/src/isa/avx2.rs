@@ -88,6 +88,13 @@ impl Avx2 {
         (avx._mm256_testz_si256(m, m) != 0).then_some((c01, c23))
     }
 
+    /// Element order back from the order two rounds of packs leave four vectors in (dword
+    /// j of 128-bit half h holds elements 4 (2 j + h) to 4 (2 j + h) + 3): one dword permute.
+    #[inline(always)]
+    fn pack_order(self, p: __m256i) -> __m256i {
+        self.0.avx2._mm256_permutevar8x32_epi32(p, self.0.avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+    }
+
     /// The i16 packs of four vectors of codes (`c01`, `c23`, as `_mm256_packs_epi32` leaves
     /// them) plus their zero points, packed the same way by [`Simd::zero_points_x4`] (`z[0]`
     /// and `z[1]`), with i16 saturation.
@@ -101,10 +108,10 @@ impl Avx2 {
     /// saturating pack, the dword permute back to element order, one 32-byte store.
     #[inline(always)]
     fn store_sat8_packed(self, c01: __m256i, c23: __m256i, z: [__m256i; 4], signed: bool, out: &mut [u8]) {
-        let (avx, avx2) = (self.0.avx, self.0.avx2);
+        let avx2 = self.0.avx2;
         let (a, b) = self.add_zero_points16(c01, c23, z);
         let p = if signed { avx2._mm256_packs_epi16(a, b) } else { avx2._mm256_packus_epi16(a, b) };
-        let v = avx2._mm256_permutevar8x32_epi32(p, avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        let v = self.pack_order(p);
         let out = &mut out[..32];
         // SAFETY: `out` is exactly the 32 bytes written.
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
@@ -147,7 +154,7 @@ impl Avx2 {
     #[inline(always)]
     fn store_crumbs(self, p: __m256i, out: &mut [u8]) {
         let (avx, avx2) = (self.0.avx, self.0.avx2);
-        let p = avx2._mm256_permutevar8x32_epi32(p, avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        let p = self.pack_order(p);
         let crumbs = avx2._mm256_and_si256(p, avx._mm256_set1_epi8(3));
         let t = avx2._mm256_maddubs_epi16(crumbs, avx._mm256_set1_epi16(0x0401));
         let t = avx2._mm256_madd_epi16(t, avx._mm256_set1_epi32(0x0010_0001));
@@ -231,7 +238,7 @@ impl Avx2 {
             // 2k's nibble plus 16 times 2k + 1's (one unsigned-by-signed byte multiply-add
             // of the low 4 bits); then the words' low bytes, the two halves' 8 bytes
             // joined by a qword permute.
-            let p = avx2._mm256_permutevar8x32_epi32(p, avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+            let p = self.pack_order(p);
             let nibbles = avx2._mm256_and_si256(p, avx._mm256_set1_epi8(0x0f));
             let t = avx2._mm256_maddubs_epi16(nibbles, avx._mm256_set1_epi16(0x1001));
             let q = avx2._mm256_packus_epi16(t, t);
@@ -708,7 +715,7 @@ impl Simd for Avx2 {
             let a = self.0.avx2._mm256_packs_epi32(c[0], c[1]);
             let b = self.0.avx2._mm256_packs_epi32(c[2], c[3]);
             let p = self.0.avx2._mm256_packus_epi16(a, b);
-            self.0.avx2._mm256_permutevar8x32_epi32(p, self.0.avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+            self.pack_order(p)
         };
         let out = &mut out[..32];
         // SAFETY: `out` is exactly the 32 bytes written.
@@ -737,7 +744,7 @@ impl Simd for Avx2 {
                 .avx2
                 ._mm256_packs_epi32(self.0.avx2._mm256_and_si256(c[2], m), self.0.avx2._mm256_and_si256(c[3], m));
             let p = self.0.avx2._mm256_packus_epi16(a, b);
-            self.0.avx2._mm256_permutevar8x32_epi32(p, self.0.avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+            self.pack_order(p)
         };
         let out = &mut out[..32];
         // SAFETY: `out` is exactly the 32 bytes written.
@@ -818,7 +825,7 @@ impl Simd for Avx2 {
         }
         // Two rounds of packs leave dword j of 128-bit half h holding elements
         // 4 * (2 * j + h) to 4 * (2 * j + h) + 3: one dword permute restores the order.
-        let v = avx2._mm256_permutevar8x32_epi32(v, avx._mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        let v = self.pack_order(v);
         if r.sign_bit == 0x20 {
             return self.store_sixes(v, out);
         }

@@ -95,6 +95,13 @@ enum Reduce {
 }
 
 impl Avx512 {
+    /// Element order back from the order two rounds of packs leave four vectors in (each
+    /// 128-bit lane holds a dword of every vector): one dword permute.
+    #[inline(always)]
+    fn pack_order(self, p: __m512i) -> __m512i {
+        v!(_mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), p))
+    }
+
     /// 16 codes narrowed to bytes (low 8 bits of each lane).
     #[inline(always)]
     fn bytes(self, a: __m512i) -> __m128i {
@@ -110,8 +117,7 @@ impl Avx512 {
         let v = v!({
             // The dword permute restores element order; then, per 16-bit lane, element
             // 2k's nibble low and 2k + 1's high, and the words' low bytes.
-            let p =
-                _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), p);
+            let p = self.pack_order(p);
             let lo = _mm512_and_si512(p, _mm512_set1_epi16(0x000f));
             let hi = _mm512_and_si512(_mm512_srli_epi16::<4>(p), _mm512_set1_epi16(0x00f0));
             _mm512_cvtepi16_epi8(_mm512_or_si512(lo, hi))
@@ -154,8 +160,7 @@ impl Avx512 {
     #[inline(always)]
     fn store_crumbs(self, p: __m512i, out: &mut [u8]) {
         let v = v!({
-            let p =
-                _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), p);
+            let p = self.pack_order(p);
             let crumbs = _mm512_and_si512(p, _mm512_set1_epi8(3));
             let t = _mm512_maddubs_epi16(crumbs, _mm512_set1_epi16(0x0401));
             _mm512_cvtepi32_epi8(_mm512_madd_epi16(t, _mm512_set1_epi32(0x0010_0001)))
@@ -590,7 +595,7 @@ impl Simd for Avx512 {
             let a = _mm512_packs_epi32(_mm512_and_si512(c[0], m), _mm512_and_si512(c[1], m));
             let b = _mm512_packs_epi32(_mm512_and_si512(c[2], m), _mm512_and_si512(c[3], m));
             let p = _mm512_packus_epi16(a, b);
-            _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), p)
+            self.pack_order(p)
         });
         let out = &mut out[..64];
         // SAFETY: `out` is exactly the 64 bytes written.
@@ -614,7 +619,7 @@ impl Simd for Avx512 {
             let b = _mm512_adds_epi16(_mm512_packs_epi32(c[2], c[3]), z[1]);
             let p = if signed { _mm512_packs_epi16(a, b) } else { _mm512_packus_epi16(a, b) };
             // Undo the packs' 128-bit lane interleave.
-            _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), p)
+            self.pack_order(p)
         });
         let out = &mut out[..64];
         // SAFETY: `out` is exactly the 64 bytes written.
@@ -668,8 +673,7 @@ impl Simd for Avx512 {
             return self.store_nibbles(v, out);
         }
         // Undo the packs' 128-bit lane interleave with one permute.
-        let v =
-            v!(_mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), v));
+        let v = self.pack_order(v);
         if r.sign_bit == 0x20 {
             return self.store_sixes(v, out);
         }
