@@ -1036,17 +1036,34 @@ pub(crate) fn sat_block_with_range<S: Simd>(
     // (Indexed stores: chunks of a run-time size would divide to count them.)
     let yw = 4 * lanes * bits / 8;
     for (t, xb) in x.chunks_exact(4 * vb).enumerate() {
-        let yb = &mut y[t * yw..(t + 1) * yw];
-        let q = sat8_quotients(simd, sp, xb, [p; 4]);
-        let mut c = [p.z; 4];
-        for (ck, qk) in c.iter_mut().zip(q) {
-            *ck = simd.cvt_rne(simd.max(qk, p.lo));
-        }
-        if bits == 8 {
-            simd.store_sat8x4(c, zq, signed, yb);
-        } else {
-            simd.store_sat4x4(c, zq, signed, yb);
-        }
+        sat_step_with_range(simd, sp, xb, [p; 4], zq, signed, bits, &mut y[t * yw..(t + 1) * yw]);
+    }
+}
+
+/// One four-vector step of [`sat_block_with_range`]'s codes (vector `k` of `x` with
+/// `p[k]`, every scale in the fast range and from its own block's finite range, as there),
+/// `zq` the zero points as [`Simd::zero_points_x4`] prepares them.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn sat_step_with_range<S: Simd>(
+    simd: S,
+    sp: &Spec,
+    x: &[u8],
+    p: [&Lanes<S>; 4],
+    zq: [S::I; 4],
+    signed: bool,
+    bits: usize,
+    y: &mut [u8],
+) {
+    let q = sat8_quotients(simd, sp, x, p);
+    let mut c = [simd.splat_i(0); 4];
+    for ((ck, qk), pk) in c.iter_mut().zip(q).zip(p) {
+        *ck = simd.cvt_rne(simd.max(qk, pk.lo));
+    }
+    if bits == 8 {
+        simd.store_sat8x4(c, zq, signed, y);
+    } else {
+        simd.store_sat4x4(c, zq, signed, y);
     }
 }
 

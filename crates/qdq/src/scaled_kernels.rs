@@ -2078,11 +2078,27 @@ fn block_codes_row<S: Simd>(
     let bounds = b.lo_b[..4 * cols].chunks_exact(gb).zip(b.hi_b[..4 * cols].chunks_exact(gb));
     let out = y[e * bw / 8..][..cols * bw / 8].chunks_exact_mut(4 * S::LANES * bw / 8);
     let mut pgs = pf.map(|p| p.chunks_exact(gb));
+    // 8- or 4-bit codes with FMA: four vectors whose scales are all in the fast range go
+    // as `quantize::sat_block_with_range`'s steps (each column's scale comes from its own
+    // block's range: no clamp of the quotient, the saturating packs the upper bound).
+    let (range, signed) = (S::HAS_FMA && matches!(bw, 4 | 8), qmin < 0);
     for ((((xg, (sg, rg)), (zg, fg)), (lg, hg)), yg) in xs.zip(scales).zip(zs).zip(bounds).zip(out) {
         if let Some(pg) = pgs.as_mut().and_then(|it| it.next()) {
             for o in (0..gb).step_by(64) {
                 simd.prefetch(&pg[o..]);
             }
+        }
+        if range && fg[0] && fg[1] && fg[2] && fg[3] {
+            let at = |t: usize| t * vb..(t + 1) * vb;
+            let p = [
+                range_lanes(simd, &sg[at(0)], &rg[at(0)], &zg[at(0)], &lg[at(0)]),
+                range_lanes(simd, &sg[at(1)], &rg[at(1)], &zg[at(1)], &lg[at(1)]),
+                range_lanes(simd, &sg[at(2)], &rg[at(2)], &zg[at(2)], &lg[at(2)]),
+                range_lanes(simd, &sg[at(3)], &rg[at(3)], &zg[at(3)], &lg[at(3)]),
+            ];
+            let zq = simd.zero_points_x4([p[0].z, p[1].z, p[2].z, p[3].z]);
+            quantize::sat_step_with_range(simd, &sp, xg, [&p[0], &p[1], &p[2], &p[3]], zq, signed, bw, yg);
+            continue;
         }
         let mut c = [simd.splat_i(0); 4];
         for (t, ct) in c.iter_mut().enumerate() {
@@ -2115,6 +2131,17 @@ fn block_codes_row<S: Simd>(
             }
         }
     }
+}
+
+/// [`block_codes_row`]'s parameters of one vector of columns for
+/// `quantize::sat_step_with_range`: scales `s`, reciprocals `r`, zero points `z` and lower
+/// bounds `lo` from the unit's buffers. (A function, not a closure: closures do not
+/// inherit the ISA's target features.)
+#[inline(always)]
+fn range_lanes<S: Simd>(simd: S, s: &[u8], r: &[u8], z: &[u8], lo: &[u8]) -> Lanes<S> {
+    let (s, zero) = (simd.load_f32(s), simd.splat(0.0));
+    let (r, z, lo) = (simd.load_f32(r), simd.load_i32(z), simd.load_f32(lo));
+    Lanes { divisor: s, raw: s, r, fast: true, pow2: false, z, lo, hi: zero, zf: zero }
 }
 
 /// Element `i` of x as f32.
