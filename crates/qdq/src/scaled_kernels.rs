@@ -1327,6 +1327,8 @@ fn ort_wide<S: Simd>(
     let z4 = [0u8; 4 * ORT_STRIP];
     let fast = [false; ORT_STRIP / 4];
     let mut b = OrtBufs { lo: z4, hi: z4, rcp: z4, z: z4, lo_b: z4, hi_b: z4, s: z4, fast };
+    // The symmetric rule's statistics: |x|'s maximum alone.
+    let amax = matches!(rule, WideRule::Block { mode: BlockMode::Symmetric, .. });
     // Units in order: (block row, first column, columns).
     let per = wide.div_ceil(ORT_STRIP);
     let unit = |u: usize| {
@@ -1336,7 +1338,7 @@ fn ort_wide<S: Simd>(
     let units = (g1 - g0) * per;
     let (gi, c0, cols) = unit(0);
     for j in 0..geo.len(gi) {
-        ort_stats_row(simd, x, geo.start(gi) - base + c0 + j * inner, cols, &mut b, j == 0);
+        ort_stats_row(simd, x, geo.start(gi) - base + c0 + j * inner, cols, &mut b, j == 0, amax);
     }
     for u in 0..units {
         let (gi, c0, cols) = unit(u);
@@ -1371,7 +1373,7 @@ fn ort_wide<S: Simd>(
             }
             if let Some((en, ln, coln)) = next {
                 if j < ln {
-                    ort_stats_row(simd, x, en + j * inner, coln, &mut b, j == 0);
+                    ort_stats_row(simd, x, en + j * inner, coln, &mut b, j == 0, amax);
                 }
             }
         }
@@ -1379,11 +1381,26 @@ fn ort_wide<S: Simd>(
 }
 
 /// Folds row `e..e + cols` of x into the statistics `b.lo` / `b.hi` (NaN-skipping minimum
-/// and maximum with 0 included; `first` starts them).
+/// and maximum with 0 included; `first` starts them), or with `amax` (the symmetric rule,
+/// which needs only `max(-lo, hi)`) into `b.hi` alone: the NaN-skipping maximum of |x|
+/// with 0 included (`b.lo` is not read).
 #[inline(always)]
-fn ort_stats_row<S: Simd>(simd: S, x: &[u8], e: usize, cols: usize, b: &mut OrtBufs, first: bool) {
+fn ort_stats_row<S: Simd>(simd: S, x: &[u8], e: usize, cols: usize, b: &mut OrtBufs, first: bool, amax: bool) {
     let vb = 4 * S::LANES;
     let row = x[4 * e..][..4 * cols].chunks_exact(vb);
+    if amax {
+        if first {
+            for hi in b.hi[..4 * cols].chunks_exact_mut(vb) {
+                simd.store_f32(simd.splat(0.0), hi);
+            }
+        }
+        // `max(v, acc)` keeps `acc` for a NaN `v` (the Simd contract).
+        for (xv, hi) in row.zip(b.hi[..4 * cols].chunks_exact_mut(vb)) {
+            let a = simd.f32_of(abs_bits(simd, simd.load_f32(xv)));
+            simd.store_f32(simd.max(a, simd.load_f32(hi)), hi);
+        }
+        return;
+    }
     if first {
         // Zeros first, then the one fold (not `min(val, 0)` in a loop of its own: the
         // portable ISA's compare-and-select with a constant operand came out of LLVM for
@@ -1573,7 +1590,10 @@ fn block_params_wide<S: Simd>(
     let vb = 4 * lanes;
     let one = simd.splat(1.0);
     for v in 0..cols / lanes {
-        let (lo, hi) = (simd.load_f32(&b.lo[v * vb..]), simd.load_f32(&b.hi[v * vb..]));
+        // The symmetric rule's statistics are `b.hi` alone, its `max(-lo, hi)`
+        // (`ort_stats_row`); 0 stands for lo.
+        let hi = simd.load_f32(&b.hi[v * vb..]);
+        let lo = if matches!(mode, BlockMode::Symmetric) { simd.splat(0.0) } else { simd.load_f32(&b.lo[v * vb..]) };
         let k = k0 + v * lanes;
         let (s, z) = block_params_vec(simd, mode, qmin, qmax, lo, hi);
         simd.store_f32(s, &mut scales[4 * k..]);
