@@ -1484,6 +1484,9 @@ fn ort_params<S: Simd>(
             simd.store_u4(z, &mut zp[k / 2..]);
         }
         let rcp = simd.select(simd.eq(s, zero), zero, simd.div(simd.splat(1.0), s));
+        // Scales in the fast range: finite reciprocals, and (x within its block's range)
+        // |q| at most about 16, so `ort_code_vec`'s test for q >= 2^31 can go.
+        b.fast[v] = simd.mask_bits(quantize::slow_scale_lanes(simd, s)) == 0;
         simd.store_f32(rcp, &mut b.rcp[v * vb..]);
         simd.store_i32(z, &mut b.z[v * vb..]);
         simd.store_f32(simd.cvt_f32(simd.sub_i(simd.splat_i(qmin), z)), &mut b.lo_b[v * vb..]);
@@ -1517,32 +1520,25 @@ fn ort_codes_row<S: Simd, const SIGNED: bool>(
     let xs = x[4 * e..][..4 * cols].chunks_exact(gb);
     let params = b.rcp[..4 * cols].chunks_exact(gb).zip(b.z[..4 * cols].chunks_exact(gb));
     let bounds = b.lo_b[..4 * cols].chunks_exact(gb).zip(b.hi_b[..4 * cols].chunks_exact(gb));
-    let out = y[e / 2..][..cols / 2].chunks_exact_mut(2 * S::LANES);
-    let groups = xs.zip(params).zip(bounds).zip(out);
-    match pf {
-        Some(p) => {
-            // The next unit's row may be shorter than this one: prefetch while it lasts.
-            let mut pgs = p.chunks_exact(gb);
-            for (((xg, (rg, zg)), (lg, hg)), yg) in groups {
-                if let Some(pg) = pgs.next() {
-                    for o in (0..gb).step_by(64) {
-                        simd.prefetch(&pg[o..]);
-                    }
-                }
-                ort_codes_group::<S, SIGNED>(simd, xg, rg, zg, lg, hg, yg);
+    let out = y[e / 2..][..cols / 2].chunks_exact_mut(2 * S::LANES).zip(b.fast[..cols / S::LANES].chunks_exact(4));
+    // The next unit's row may be shorter than this one: prefetch while it lasts. (One loop
+    // for both: a dev build's frame holds one copy of the group's code.)
+    let mut pgs = pf.map(|p| p.chunks_exact(gb));
+    for (((xg, (rg, zg)), (lg, hg)), (yg, fg)) in xs.zip(params).zip(bounds).zip(out) {
+        if let Some(pg) = pgs.as_mut().and_then(|it| it.next()) {
+            for o in (0..gb).step_by(64) {
+                simd.prefetch(&pg[o..]);
             }
         }
-        None => {
-            for (((xg, (rg, zg)), (lg, hg)), yg) in groups {
-                ort_codes_group::<S, SIGNED>(simd, xg, rg, zg, lg, hg, yg);
-            }
-        }
+        ort_codes_group::<S, SIGNED>(simd, xg, rg, zg, lg, hg, yg, *fg == [true; 4]);
     }
 }
 
 /// Four vectors of [`ort_codes_row`]: x, reciprocals, zero points and clamp bounds of
 /// `4 * LANES` columns (`16 * LANES` bytes each), and their `2 * LANES` bytes of y.
+/// `tame`: every scale of the four in the fast range (`ort_code_vec`'s `TAME`).
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn ort_codes_group<S: Simd, const SIGNED: bool>(
     simd: S,
     x: &[u8],
@@ -1551,21 +1547,41 @@ fn ort_codes_group<S: Simd, const SIGNED: bool>(
     lo_b: &[u8],
     hi_b: &[u8],
     y: &mut [u8],
+    tame: bool,
 ) {
     let vb = 4 * S::LANES;
     let mut c = [simd.splat_i(0); 4];
-    for (t, ct) in c.iter_mut().enumerate() {
-        let o = t * vb;
-        let (xv, r) = (simd.load_f32(&x[o..]), simd.load_f32(&rcp[o..]));
-        // Signed: z = 0, bounds [-8, 7] (no per-column loads).
-        *ct = if SIGNED {
-            ort_code_vec(simd, xv, r, simd.splat_i(0), simd.splat(-8.0), simd.splat(7.0))
-        } else {
-            let (lo, hi) = (simd.load_f32(&lo_b[o..]), simd.load_f32(&hi_b[o..]));
-            ort_code_vec(simd, xv, r, simd.load_i32(&z[o..]), lo, hi)
-        };
+    if tame {
+        for (t, ct) in c.iter_mut().enumerate() {
+            *ct = ort_code_at::<S, SIGNED, true>(simd, x, rcp, z, lo_b, hi_b, t * vb);
+        }
+    } else {
+        for (t, ct) in c.iter_mut().enumerate() {
+            *ct = ort_code_at::<S, SIGNED, false>(simd, x, rcp, z, lo_b, hi_b, t * vb);
+        }
     }
     simd.store_u4x4(c, y);
+}
+
+/// The vector of [`ort_codes_group`] at byte `o` of its slices.
+#[inline(always)]
+fn ort_code_at<S: Simd, const SIGNED: bool, const TAME: bool>(
+    simd: S,
+    x: &[u8],
+    rcp: &[u8],
+    z: &[u8],
+    lo_b: &[u8],
+    hi_b: &[u8],
+    o: usize,
+) -> S::I {
+    let (xv, r) = (simd.load_f32(&x[o..]), simd.load_f32(&rcp[o..]));
+    // Signed: z = 0, bounds [-8, 7] (no per-column loads).
+    if SIGNED {
+        ort_code_vec::<S, TAME>(simd, xv, r, simd.splat_i(0), simd.splat(-8.0), simd.splat(7.0))
+    } else {
+        let (lo, hi) = (simd.load_f32(&lo_b[o..]), simd.load_f32(&hi_b[o..]));
+        ort_code_vec::<S, TAME>(simd, xv, r, simd.load_i32(&z[o..]), lo, hi)
+    }
 }
 
 /// The symmetric or asymmetric rule's parameters (f32 scales, integer y in `[qmin, qmax]`
@@ -2108,7 +2124,7 @@ fn block_codes_row<S: Simd>(
                 simd.prefetch(&pg[o..]);
             }
         }
-        if range && fg[0] && fg[1] && fg[2] && fg[3] {
+        if range && *fg == [true; 4] {
             let at = |t: usize| t * vb..(t + 1) * vb;
             let p = [
                 range_lanes(simd, &sg[at(0)], &rg[at(0)], &zg[at(0)], &lg[at(0)]),
@@ -2341,18 +2357,24 @@ fn ort_codes<S: Simd>(simd: S, x: S::F, p: &(S::F, S::I), signed: bool) -> S::I 
     let (qmin, qmax) = if signed { (-8, 7) } else { (0, 15) };
     let lo = simd.cvt_f32(simd.sub_i(simd.splat_i(qmin), p.1));
     let hi = simd.cvt_f32(simd.sub_i(simd.splat_i(qmax), p.1));
-    ort_code_vec(simd, x, p.0, p.1, lo, hi)
+    ort_code_vec::<S, false>(simd, x, p.0, p.1, lo, hi)
 }
 
 /// One vector of onnxruntime's element rule (see [`ort_codes_row`]): reciprocals `r`, zero
 /// points `z` and the bounds `qmin - z`, `qmax - z` per lane.
 #[inline(always)]
-fn ort_code_vec<S: Simd>(simd: S, x: S::F, r: S::F, z: S::I, lo: S::F, hi: S::F) -> S::I {
+fn ort_code_vec<S: Simd, const TAME: bool>(simd: S, x: S::F, r: S::F, z: S::I, lo: S::F, hi: S::F) -> S::I {
     let q = simd.mul(x, r);
     // q >= 2^31 and NaN (min's NaN rule gives `big` for it) -> qmin, as x86's conversion.
-    let big = simd.splat(2_147_483_648.0);
-    let bad = simd.eq(simd.min(q, big), big);
-    let qc = simd.min(simd.max(simd.select(bad, lo, q), lo), hi);
+    // `TAME` (the scale in the fast range, x within its block's range): no q >= 2^31, and
+    // max's NaN rule sends NaN to the lower bound.
+    let q = if TAME {
+        q
+    } else {
+        let big = simd.splat(2_147_483_648.0);
+        simd.select(simd.eq(simd.min(q, big), big), lo, q)
+    };
+    let qc = simd.min(simd.max(q, lo), hi);
     let h =
         simd.f32_of(simd.or_i(simd.and_i(simd.bits(qc), simd.splat_i(i32::MIN)), simd.bits(simd.splat(HALF_BELOW))));
     simd.add_i(simd.cvt_trunc(simd.add(qc, h)), z)

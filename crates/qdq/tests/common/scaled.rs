@@ -284,19 +284,26 @@ pub fn blockwise_matches_reference() {
 pub fn onnxruntime_mode_matches_reference() {
     let mut rng = Rng::new(304);
     let mut cases = block_cases(false);
+    let plain = cases.len();
     // [40, 1100]: rows wider than one unit of the vector kernel (1024 columns), plus columns
-    // past its last whole group of vectors.
+    // past its last whole group of vectors. These wide cases take every data pattern
+    // (subnormal blocks, whose reciprocal scales overflow, and infinities among them).
     cases.extend([(vec![300, 512], 0, 32), (vec![2, 96, 200], 1, 32), (vec![64, 130], 0, 16), (vec![40, 1100], 0, 16)]);
     for (i, (shape, axis, b)) in cases.iter().enumerate() {
         let layout = Layout::blocked(shape, *axis, *b).unwrap();
         let n: usize = shape.iter().product();
-        let x = X::F32(data(&mut rng, n, i));
-        for out in [DataType::I4, DataType::U4] {
-            let zp = out == DataType::U4;
-            let want = blockwise_once(None, &x, layout, BlockMode::Onnxruntime, out, DataType::F32, zp);
-            for (name, cfg) in configs() {
-                let got = blockwise_once(Some(&cfg), &x, layout, BlockMode::Onnxruntime, out, DataType::F32, zp);
-                check(&format!("{name}: {shape:?} axis {axis} block {b} onnxruntime -> {out}"), &want, &got);
+        let patterns = if i < plain { i..i + 1 } else { 0..7 };
+        for pattern in patterns {
+            let x = X::F32(data(&mut rng, n, pattern));
+            for out in [DataType::I4, DataType::U4] {
+                let zp = out == DataType::U4;
+                let want = blockwise_once(None, &x, layout, BlockMode::Onnxruntime, out, DataType::F32, zp);
+                for (name, cfg) in configs() {
+                    let got = blockwise_once(Some(&cfg), &x, layout, BlockMode::Onnxruntime, out, DataType::F32, zp);
+                    let what =
+                        format!("{name}: {shape:?} axis {axis} block {b} pattern {pattern} onnxruntime -> {out}");
+                    check(&what, &want, &got);
+                }
             }
         }
     }
