@@ -20,9 +20,12 @@
 //!   of up to 1024 columns of one block row, row by row (runs of memory):
 //!     stats of unit 0;  for each unit u: its parameters per lane, then for each row j:
 //!     codes of row j of u, stats of row j of u + 1 (streaming in while u is in cache)
+//!     (stats: per column min and max; the symmetric rule, max |x| alone)
 //!     onnxruntime mode:   q = x * r;  NaN or q >= 2^31 -> qmin (x86's conversion), else
 //!                         c = trunc(clamp(q, qmin - z, qmax - z) + copysign(1/2-, q)) + z
-//!     symmetric / asym.:  QuantizeLinear's integer code with per-column scales
+//!                         (4 vectors of fast-range scales: |q| <= 16, no 2^31 test)
+//!     symmetric / asym.:  QuantizeLinear's integer code with per-column scales (4 vectors
+//!                         of fast-range scales, 8- or 4-bit: the range steps, as BlockRun's)
 //!   other layouts, per tile of block rows (about 4096 elements, so the second read hits L1):
 //!     the same statistics and rule, then QuantizeLinear's kernel over the tile
 //!     (the onnxruntime mode: its own element rule on the same segment walk)
