@@ -1533,34 +1533,35 @@ fn ort_codes_row<S: Simd, const SIGNED: bool>(
                 simd.prefetch(&pg[o..]);
             }
         }
-        ort_codes_group::<S, SIGNED>(simd, xg, rg, zg, lg, hg, yg, *fg == [true; 4]);
+        let cols = OrtCols { rcp: rg, z: zg, lo: lg, hi: hg };
+        ort_codes_group::<S, SIGNED>(simd, xg, cols, yg, *fg == [true; 4]);
     }
 }
 
-/// Four vectors of [`ort_codes_row`]: x, reciprocals, zero points and clamp bounds of
-/// `4 * LANES` columns (`16 * LANES` bytes each), and their `2 * LANES` bytes of y.
-/// `tame`: every scale of the four in the fast range (`ort_code_vec`'s `TAME`).
+/// A group's per-column parameters in [`ort_codes_row`] (`16 * LANES` bytes each):
+/// reciprocals, zero points and clamp bounds.
+#[derive(Clone, Copy)]
+struct OrtCols<'a> {
+    rcp: &'a [u8],
+    z: &'a [u8],
+    lo: &'a [u8],
+    hi: &'a [u8],
+}
+
+/// Four vectors of [`ort_codes_row`]: x and the parameters of `4 * LANES` columns, and
+/// their `2 * LANES` bytes of y. `tame`: every scale of the four in the fast range
+/// (`ort_code_vec`'s `TAME`).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn ort_codes_group<S: Simd, const SIGNED: bool>(
-    simd: S,
-    x: &[u8],
-    rcp: &[u8],
-    z: &[u8],
-    lo_b: &[u8],
-    hi_b: &[u8],
-    y: &mut [u8],
-    tame: bool,
-) {
+fn ort_codes_group<S: Simd, const SIGNED: bool>(simd: S, x: &[u8], cols: OrtCols<'_>, y: &mut [u8], tame: bool) {
     let vb = 4 * S::LANES;
     let mut c = [simd.splat_i(0); 4];
     if tame {
         for (t, ct) in c.iter_mut().enumerate() {
-            *ct = ort_code_at::<S, SIGNED, true>(simd, x, rcp, z, lo_b, hi_b, t * vb);
+            *ct = ort_code_at::<S, SIGNED, true>(simd, x, cols, t * vb);
         }
     } else {
         for (t, ct) in c.iter_mut().enumerate() {
-            *ct = ort_code_at::<S, SIGNED, false>(simd, x, rcp, z, lo_b, hi_b, t * vb);
+            *ct = ort_code_at::<S, SIGNED, false>(simd, x, cols, t * vb);
         }
     }
     simd.store_u4x4(c, y);
@@ -1568,22 +1569,14 @@ fn ort_codes_group<S: Simd, const SIGNED: bool>(
 
 /// The vector of [`ort_codes_group`] at byte `o` of its slices.
 #[inline(always)]
-fn ort_code_at<S: Simd, const SIGNED: bool, const TAME: bool>(
-    simd: S,
-    x: &[u8],
-    rcp: &[u8],
-    z: &[u8],
-    lo_b: &[u8],
-    hi_b: &[u8],
-    o: usize,
-) -> S::I {
-    let (xv, r) = (simd.load_f32(&x[o..]), simd.load_f32(&rcp[o..]));
+fn ort_code_at<S: Simd, const SIGNED: bool, const TAME: bool>(simd: S, x: &[u8], cols: OrtCols<'_>, o: usize) -> S::I {
+    let (xv, r) = (simd.load_f32(&x[o..]), simd.load_f32(&cols.rcp[o..]));
     // Signed: z = 0, bounds [-8, 7] (no per-column loads).
     if SIGNED {
         ort_code_vec::<S, TAME>(simd, xv, r, simd.splat_i(0), simd.splat(-8.0), simd.splat(7.0))
     } else {
-        let (lo, hi) = (simd.load_f32(&lo_b[o..]), simd.load_f32(&hi_b[o..]));
-        ort_code_vec::<S, TAME>(simd, xv, r, simd.load_i32(&z[o..]), lo, hi)
+        let (lo, hi) = (simd.load_f32(&cols.lo[o..]), simd.load_f32(&cols.hi[o..]));
+        ort_code_vec::<S, TAME>(simd, xv, r, simd.load_i32(&cols.z[o..]), lo, hi)
     }
 }
 
