@@ -41,6 +41,7 @@ pub(crate) fn stream(input: &[u8], output: &mut [u8], nt: bool) -> u64 {
             return unsafe { stream_avx2(input, output) };
         }
     }
+    let _ = nt; // AVX-512 only
     stream_blocks(input, output)
 }
 

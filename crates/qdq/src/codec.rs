@@ -171,6 +171,7 @@ impl MiniFormat {
 /// overflow code for a format whose NaN is that one. The route takes 9 vector operations
 /// (and half a 16-bit subtract) per vector, and no select: the subnormal range is the
 /// exponent's clamp.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // the x86 ISA modules' encoder
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ByteRoute {
     /// The clamp (an f32 value).
@@ -211,6 +212,7 @@ impl MiniFormat {
     /// one after it, or a NaN code below the overflow code. (float6's NaN codes, the
     /// ml_dtypes parity, are the sign bit's position with the sign flipped: the magnitude
     /// code `0x20` above max `0x1f`, then the sign's xor, as for the other formats.)
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // the x86 ISA modules' encoder
     pub(crate) const fn byte_route(&self) -> Option<ByteRoute> {
         if !matches!(self.sign_pos, 3 | 5 | 7) || self.bias < 1 || self.bias > 16 {
             return None;
@@ -247,6 +249,7 @@ impl MiniFormat {
 /// plus a small number for NaN. The caller's signed packs to 16 bits and its wrapping
 /// subtract of `bias16` leave the codes, and NaN a number above 255 that its saturating
 /// packs to bytes and `cap` turn into the NaN code.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // the x86 ISA modules' encoder
 #[inline(always)]
 pub(crate) fn byte_route_mag<S: Simd>(simd: S, q: S::F, r: &ByteRoute) -> S::I {
     let a = simd.f32_of(simd.and_i(simd.bits(q), simd.splat_i(i32::MAX)));
