@@ -1263,9 +1263,10 @@ struct OrtBufs {
     z: [u8; 4 * ORT_STRIP],
     lo_b: [u8; 4 * ORT_STRIP],
     hi_b: [u8; 4 * ORT_STRIP],
-    /// The symmetric and asymmetric rules: the scales (divisors), and per vector of them
-    /// whether all are in the range of Markstein's division.
+    /// The symmetric and asymmetric rules: the scales (divisors).
     s: [u8; 4 * ORT_STRIP],
+    /// Per vector of scales, whether all are in the fast range (every rule: Markstein's
+    /// division for the symmetric and asymmetric rules, no 2^31 test for onnxruntime's).
     fast: [bool; ORT_STRIP / 4],
 }
 
