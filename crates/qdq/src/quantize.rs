@@ -770,6 +770,37 @@ fn sat8_step_store<S: Simd, const SIGNED: bool>(
     }
 }
 
+/// The training forward's step of the 8- and 4-bit integer types (`bits`, one broadcast
+/// scale in the fast range): [`sat8_step_store`]'s quotients, converted by
+/// [`Simd::cvt_rne_x4`] (or redone with the clamps, [`sat8_redo`], where it refuses), the
+/// codes stored by the saturating packs, and their mask bits returned
+/// ([`Simd::sat_mask_x4`]: set where the code before saturation is within
+/// `[qmin, qmax]`, `qdq_ref::quantize::representable`). Both conversions give `rne(q)` for
+/// every lane within `±2^30` and a lane beyond it of the quotient's sign, and NaN reaches
+/// only the redo, as `-2^30`: so the mask is exact. `z` is as [`Simd::zero_points_x4`]
+/// prepares it.
+#[inline(always)]
+pub(crate) fn sat8_step_masked<S: Simd, const SIGNED: bool>(
+    simd: S,
+    sp: &Spec,
+    x: &[u8],
+    p: &Lanes<S>,
+    z: [S::I; 4],
+    y: &mut [u8],
+) -> u64 {
+    let Encode::Int { qmin, qmax } = sp.enc else { return 0 };
+    let q = sat8_quotients(simd, sp, x, [p; 4]);
+    let c = match simd.cvt_rne_x4(q) {
+        Some(c) => c,
+        None => sat8_redo(simd, sp, x, [p; 4]),
+    };
+    match sp.bits {
+        8 => simd.store_sat8x4(c, z, SIGNED, y),
+        _ => simd.store_sat4x4(c, z, SIGNED, y),
+    }
+    simd.sat_mask_x4(c, z, qmin, qmax)
+}
+
 /// One step of the 16-bit integer types (f32 x, or a 16-bit x in its own precision, the
 /// scales in the fast range), vector `k` with parameters `p[k]`: [`sat8_quotients`], then
 /// where `packs` (every zero point the middle of the type's i16 view and the range the

@@ -346,6 +346,25 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
         self.store_16x4(c, signed, out);
         true
     }
+    /// The training-mode mask of four vectors of codes as [`Simd::store_sat8x4`] takes
+    /// them (`c`, and `z` as [`Simd::zero_points_x4`] prepares it): bit `k * LANES + l` set
+    /// where `c[k] + z[k]` in lane `l` is within `[qmin, qmax]` (an 8-, 4- or 2-bit type's
+    /// range; the zero points within it), so that the saturating store kept it. A lane
+    /// beyond `±2^30` is out of range. This version tests each vector against
+    /// `[qmin - z, qmax - z]` (no sum that could wrap); ISAs whose
+    /// [`Simd::zero_points_x4`] packs `z` override it (x86 tests the i16 sums of the
+    /// store's own first packs).
+    #[inline(always)]
+    fn sat_mask_x4(self, c: [Self::I; 4], z: [Self::I; 4], qmin: i32, qmax: i32) -> u64 {
+        let all = ((1u64 << Self::LANES) - 1) as u32;
+        let mut w = 0u64;
+        for (k, (ck, zk)) in c.into_iter().zip(z).enumerate() {
+            let (lo, hi) = (self.sub_i(self.splat_i(qmin), zk), self.sub_i(self.splat_i(qmax), zk));
+            let out = self.or_m(self.lt_i(ck, lo), self.lt_i(hi, ck));
+            w |= u64::from(!self.mask_bits(out) & all) << (k * Self::LANES);
+        }
+        w
+    }
     /// [`Simd::store_sat8x4`] for the 4-bit types: `clamp(c + z, qmin, qmax)` of i4
     /// (`signed`) or u4, packed as [`Simd::store_u4x4`] packs (`2 * LANES` bytes); the lanes
     /// any i32 as for `store_sat8x4` (NEON's conversion saturates to `i32::MAX` / `MIN`),

@@ -784,6 +784,21 @@ impl Simd for Avx2 {
         true
     }
     #[inline(always)]
+    fn sat_mask_x4(self, c: [__m256i; 4], z: [__m256i; 4], qmin: i32, qmax: i32) -> u64 {
+        let (avx, avx2) = (self.0.avx, self.0.avx2);
+        // The store's own i16 sums (the optimiser shares them with it): beyond i16 a lane
+        // saturates, and stays beyond every 8-bit range after adding a zero point.
+        let (c01, c23) = (avx2._mm256_packs_epi32(c[0], c[1]), avx2._mm256_packs_epi32(c[2], c[3]));
+        let (a, b) = self.add_zero_points16(c01, c23, z);
+        let (lo, hi) = (avx._mm256_set1_epi16(qmin as i16), avx._mm256_set1_epi16(qmax as i16));
+        // In range where the clamp keeps the sum: all-ones i16 lanes, packed to bytes in
+        // the codes' order.
+        let ma = avx2._mm256_cmpeq_epi16(avx2._mm256_max_epi16(avx2._mm256_min_epi16(a, hi), lo), a);
+        let mb = avx2._mm256_cmpeq_epi16(avx2._mm256_max_epi16(avx2._mm256_min_epi16(b, hi), lo), b);
+        let m = self.pack_order(avx2._mm256_packs_epi16(ma, mb));
+        u64::from(avx2._mm256_movemask_epi8(m) as u32)
+    }
+    #[inline(always)]
     fn store_sat4x4(self, c: [__m256i; 4], z: [__m256i; 4], signed: bool, out: &mut [u8]) {
         let (avx2, bits) = (self.0.avx2, 4);
         let (c01, c23) = (avx2._mm256_packs_epi32(c[0], c[1]), avx2._mm256_packs_epi32(c[2], c[3]));

@@ -626,6 +626,21 @@ impl Simd for Avx512 {
         unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) }
     }
     #[inline(always)]
+    fn sat_mask_x4(self, c: [__m512i; 4], z: [__m512i; 4], qmin: i32, qmax: i32) -> u64 {
+        v!({
+            // The store's own i16 sums (the optimiser shares them with it): beyond i16 a
+            // lane saturates, and stays beyond every 8-bit range after adding a zero point.
+            let a = _mm512_adds_epi16(_mm512_packs_epi32(c[0], c[1]), z[0]);
+            let b = _mm512_adds_epi16(_mm512_packs_epi32(c[2], c[3]), z[1]);
+            let (lo, hi) = (_mm512_set1_epi16(qmin as i16), _mm512_set1_epi16(qmax as i16));
+            // In range: all-ones i16 lanes, packed to bytes in the codes' order.
+            let ka = _mm512_mask_cmple_epi16_mask(_mm512_cmpge_epi16_mask(a, lo), a, hi);
+            let kb = _mm512_mask_cmple_epi16_mask(_mm512_cmpge_epi16_mask(b, lo), b, hi);
+            let m = _mm512_packs_epi16(_mm512_movm_epi16(ka), _mm512_movm_epi16(kb));
+            _mm512_movepi8_mask(self.pack_order(m))
+        })
+    }
+    #[inline(always)]
     fn store_sat2x4(self, c: [__m512i; 4], z: [__m512i; 4], signed: bool, out: &mut [u8]) {
         self.store_sat_sub(c, z, signed, 2, out)
     }

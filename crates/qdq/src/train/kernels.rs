@@ -3,6 +3,10 @@
 //! * [`forward`]: QuantizeLinear's own per-vector code (`quantize::quantize_vec_m`, so `y`
 //!   is the inference result bit for bit) plus the mask bits, or for fake quantization the
 //!   codes dequantized in-register (`f32(c - z) * s`, or the decoded float code times `s`).
+//!   The codes of the 8- and 4-bit integer types (a scale in the fast range, on ISAs with
+//!   FMA) take QuantizeLinear's four-vector fast steps instead, whose saturating packs are
+//!   the clamp (`quantize::sat8_step_masked`), and the mask is read off the same packs:
+//!   bit set where `rne(x / s) + z` is within `[qmin, qmax]` (`Simd::sat_mask_x4`).
 //! * [`elementwise`]: the backward passes without reductions: `(lda * dy) / s_P` under the
 //!   mask, `lda * dy` under the mask, `(lda * dy) * s`. True division, so every quotient is
 //!   the IEEE one whatever `dy` is.
@@ -21,8 +25,8 @@ use crate::codec::{decode_minifloat, encode_minifloat_checked, MiniFormat};
 use crate::dequantize::{store, store_out, Out};
 use crate::isa::{IsaKernel, Kernel};
 use crate::quantize::{
-    divide, group, load_codes, quantize_vec_d, quantize_vec_m, redo_tiny, seq_lanes, splat_lanes, store_codes,
-    store_codes_x4, Encode, Job, Lanes, Prec, Spec, Src, ANY, DIV_FAST,
+    divide, group, load_codes, quantize_vec_d, quantize_vec_m, redo_tiny, sat8_step_masked, seq_lanes, splat_lanes,
+    store_codes, store_codes_x4, Encode, Job, Lanes, Prec, Spec, Src, ANY, DIV_FAST,
 };
 use crate::segments::Segments;
 use crate::simd::Simd;
@@ -192,6 +196,25 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8> RunOp<S> for Forwar
             }
             return;
         }
+        // Codes of the 8- and 4-bit integer types: QuantizeLinear's fast steps (the
+        // saturating packs are the clamp), the mask from the converted quotients; a kernel
+        // of its own, so this frame does not hold its locals.
+        let sp = self.f.sp.fold::<SRC, PREC, ANY>();
+        let codes8 = (MINI == 0 && S::HAS_FMA, self.f.product, sp.bits, sp.enc, self.mask.as_deref_mut());
+        if let (true, Product::Codes, 8 | 4, Encode::Int { qmin, .. }, Some(m)) = codes8 {
+            let (ob, xs, e, len) = (sp.bits as usize, sp.src.size(), i - self.f.begin, n * 4 * lanes);
+            let loop_ = TrainSat8 {
+                sp: &sp,
+                x: &self.f.job.x[i * xs..(i + len) * xs],
+                y: &mut self.y[e * ob / 8..(e + len) * ob / 8],
+                mask: &mut m[e / 8..(e + len) / 8],
+                p,
+            };
+            return match qmin < 0 {
+                true => simd.enter(TrainSat8Loop::<S, true, SRC, PREC>(loop_)),
+                false => simd.enter(TrainSat8Loop::<S, false, SRC, PREC>(loop_)),
+            };
+        }
         // Whole steps over exactly their bytes (chunked iteration, as in QuantizeLinear's
         // steps: no bounds checks or offsets in the loop), the division known outside the
         // loop (Markstein's with FMA, else the true division), and the codes of four
@@ -232,6 +255,41 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8> RunOp<S> for Forwar
                 m[at..at + lanes / 2].copy_from_slice(&w.to_le_bytes()[..lanes / 2]);
             }
             at += lanes / 2;
+        }
+    }
+}
+
+/// The arguments of [`TrainSat8Loop`]: whole steps of four vectors, `x`, `y` and `mask`
+/// holding exactly their bytes (the steps start on a mask byte).
+struct TrainSat8<'a, 'y, S: Simd> {
+    sp: &'a Spec,
+    x: &'a [u8],
+    y: &'y mut [u8],
+    mask: &'y mut [u8],
+    p: &'a Lanes<S>,
+}
+
+/// The training forward's steps for the codes of the 8- and 4-bit integer types (one
+/// broadcast scale in the fast range, on an ISA with FMA): [`sat8_step_masked`] a step, its
+/// mask bits stored as they come. `SIGNED` picks the final pack at compile time; `SRC` and
+/// `PREC` are the caller's variant, folded back into the spec (see [`Spec::fold`]).
+struct TrainSat8Loop<'a, 'y, S: Simd, const SIGNED: bool, const SRC: u8, const PREC: u8>(TrainSat8<'a, 'y, S>);
+
+impl<S: Simd, const SIGNED: bool, const SRC: u8, const PREC: u8> IsaKernel<S>
+    for TrainSat8Loop<'_, '_, S, SIGNED, SRC, PREC>
+{
+    type Output = ();
+    #[inline(always)]
+    fn run_on(self, simd: S) {
+        let TrainSat8 { sp, x, y, mask, p } = self.0;
+        let sp = &sp.fold::<SRC, PREC, ANY>();
+        let (lanes, bits) = (S::LANES, sp.bits as usize);
+        let z = simd.zero_points_x4([p.z; 4]);
+        let xs = x.chunks_exact(4 * lanes * sp.src.size());
+        let ys = y.chunks_exact_mut(4 * lanes * bits / 8);
+        for ((xq, yq), mq) in xs.zip(ys).zip(mask.chunks_exact_mut(lanes / 2)) {
+            let w = sat8_step_masked::<S, SIGNED>(simd, sp, xq, p, z, yq);
+            mq.copy_from_slice(&w.to_le_bytes()[..lanes / 2]);
         }
     }
 }
