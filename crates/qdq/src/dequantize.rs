@@ -158,7 +158,7 @@ pub(crate) fn store<S: Simd>(simd: S, out: Out, v: S::F, y: &mut [u8]) {
 /// [`store`], with the NaN canonicalisation skipped where `canon` is false (the caller
 /// knows no lane is NaN).
 #[inline(always)]
-fn store_as<S: Simd>(simd: S, out: Out, v: S::F, canon: bool, y: &mut [u8]) {
+pub(crate) fn store_as<S: Simd>(simd: S, out: Out, v: S::F, canon: bool, y: &mut [u8]) {
     let v = canonical(simd, v, canon);
     match out {
         Out::F32 => simd.store_f32(v, y),

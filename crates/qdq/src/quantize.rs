@@ -801,6 +801,38 @@ pub(crate) fn sat8_step_masked<S: Simd, const SIGNED: bool>(
     simd.sat_mask_x4(c, z, qmin, qmax)
 }
 
+/// The fake-quantization forward's step of the integer types (one broadcast scale in the
+/// fast range): [`sat8_step_masked`]'s quotients and conversion, each vector's codes
+/// before the zero point clamped to `[lo, hi]` (`qmin - z`, `qmax - z`, as i32 lanes), and
+/// `f32(c - z) * s` stored as `out` (no NaN: the scale is finite, the codes small). The
+/// mask bits are returned as [`sat8_step_masked`] returns them: a converted lane is in
+/// range exactly where the clamp keeps it (within `±2^30` it is `rne(q)`, beyond it out of
+/// every integer range). `y` holds exactly the step's `4 * LANES` outputs.
+#[inline(always)]
+pub(crate) fn sat_step_dequantized<S: Simd>(
+    simd: S,
+    sp: &Spec,
+    x: &[u8],
+    p: &Lanes<S>,
+    (lo, hi): (S::I, S::I),
+    out: crate::dequantize::Out,
+    y: &mut [u8],
+) -> u64 {
+    let q = sat8_quotients(simd, sp, x, [p; 4]);
+    let c = match simd.cvt_rne_x4(q) {
+        Some(c) => c,
+        None => sat8_redo(simd, sp, x, [p; 4]),
+    };
+    let (all, vb) = (((1u64 << S::LANES) - 1) as u32, S::LANES * out.size());
+    let mut w = 0u64;
+    for (k, (ck, yk)) in c.into_iter().zip(y.chunks_exact_mut(vb)).enumerate() {
+        let cl = simd.min_i(simd.max_i(ck, lo), hi);
+        w |= u64::from(simd.mask_bits(simd.eq_i(cl, ck)) & all) << (k * S::LANES);
+        crate::dequantize::store_as(simd, out, simd.mul(simd.cvt_f32(cl), p.raw), false, yk);
+    }
+    w
+}
+
 /// One step of the 16-bit integer types (f32 x, or a 16-bit x in its own precision, the
 /// scales in the fast range), vector `k` with parameters `p[k]`: [`sat8_quotients`], then
 /// where `packs` (every zero point the middle of the type's i16 view and the range the

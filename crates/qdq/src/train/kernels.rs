@@ -6,7 +6,10 @@
 //!   The codes of the 8- and 4-bit integer types (a scale in the fast range, on ISAs with
 //!   FMA) take QuantizeLinear's four-vector fast steps instead, whose saturating packs are
 //!   the clamp (`quantize::sat8_step_masked`), and the mask is read off the same packs:
-//!   bit set where `rne(x / s) + z` is within `[qmin, qmax]` (`Simd::sat_mask_x4`).
+//!   bit set where `rne(x / s) + z` is within `[qmin, qmax]` (`Simd::sat_mask_x4`). Fake
+//!   quantization to an integer type takes the same quotients and conversion, clamps the
+//!   codes as integers and dequantizes them in-register (`quantize::sat_step_dequantized`:
+//!   a lane is in range exactly where the clamp keeps it).
 //! * [`elementwise`]: the backward passes without reductions: `(lda * dy) / s_P` under the
 //!   mask, `lda * dy` under the mask, `(lda * dy) * s`. True division, so every quotient is
 //!   the IEEE one whatever `dy` is.
@@ -25,8 +28,8 @@ use crate::codec::{decode_minifloat, encode_minifloat_checked, MiniFormat};
 use crate::dequantize::{store, store_out, Out};
 use crate::isa::{IsaKernel, Kernel};
 use crate::quantize::{
-    divide, group, load_codes, quantize_vec_d, quantize_vec_m, redo_tiny, sat8_step_masked, seq_lanes, splat_lanes,
-    store_codes, store_codes_x4, Encode, Job, Lanes, Prec, Spec, Src, ANY, DIV_FAST,
+    divide, group, load_codes, quantize_vec_d, quantize_vec_m, redo_tiny, sat8_step_masked, sat_step_dequantized,
+    seq_lanes, splat_lanes, store_codes, store_codes_x4, Encode, Job, Lanes, Prec, Spec, Src, ANY, DIV_FAST,
 };
 use crate::segments::Segments;
 use crate::simd::Simd;
@@ -215,6 +218,22 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8> RunOp<S> for Forwar
                 false => simd.enter(TrainSat8Loop::<S, false, SRC, PREC>(loop_)),
             };
         }
+        // Fake quantization to an integer type: the same steps, the codes clamped and
+        // dequantized in-register (a kernel of its own; with and without the mask).
+        if let (true, Product::Dequantized(out), Encode::Int { .. }) = (MINI == 0 && S::HAS_FMA, self.f.product, sp.enc)
+        {
+            let (xs, e, len) = (sp.src.size(), i - self.f.begin, n * 4 * lanes);
+            let (x, y) = (&self.f.job.x[i * xs..(i + len) * xs], &mut self.y[e * out.size()..(e + len) * out.size()]);
+            return match self.mask.as_deref_mut() {
+                Some(m) => {
+                    let mask = &mut m[e / 8..(e + len) / 8];
+                    simd.enter(TrainFakeLoop::<S, true, SRC, PREC>(TrainSat8 { sp: &sp, x, y, mask, p }, out))
+                }
+                None => {
+                    simd.enter(TrainFakeLoop::<S, false, SRC, PREC>(TrainSat8 { sp: &sp, x, y, mask: &mut [], p }, out))
+                }
+            };
+        }
         // Whole steps over exactly their bytes (chunked iteration, as in QuantizeLinear's
         // steps: no bounds checks or offsets in the loop), the division known outside the
         // loop (Markstein's with FMA, else the true division), and the codes of four
@@ -290,6 +309,37 @@ impl<S: Simd, const SIGNED: bool, const SRC: u8, const PREC: u8> IsaKernel<S>
         for ((xq, yq), mq) in xs.zip(ys).zip(mask.chunks_exact_mut(lanes / 2)) {
             let w = sat8_step_masked::<S, SIGNED>(simd, sp, xq, p, z, yq);
             mq.copy_from_slice(&w.to_le_bytes()[..lanes / 2]);
+        }
+    }
+}
+
+/// Fake quantization's steps to the integer types (one broadcast scale in the fast range,
+/// on an ISA with FMA): [`sat_step_dequantized`] a step into `out`, with `MASK` its mask
+/// bits stored as they come (without, the mask slice is empty and never read). `SRC` and
+/// `PREC` as for [`TrainSat8Loop`].
+struct TrainFakeLoop<'a, 'y, S: Simd, const MASK: bool, const SRC: u8, const PREC: u8>(TrainSat8<'a, 'y, S>, Out);
+
+impl<S: Simd, const MASK: bool, const SRC: u8, const PREC: u8> IsaKernel<S>
+    for TrainFakeLoop<'_, '_, S, MASK, SRC, PREC>
+{
+    type Output = ();
+    #[inline(always)]
+    fn run_on(self, simd: S) {
+        let (TrainSat8 { sp, x, y, mask, p }, out) = (self.0, self.1);
+        let sp = &sp.fold::<SRC, PREC, ANY>();
+        let lanes = S::LANES;
+        let range = (simd.cvt_rne(p.lo), simd.cvt_rne(p.hi));
+        let xs = x.chunks_exact(4 * lanes * sp.src.size());
+        let ys = y.chunks_exact_mut(4 * lanes * out.size());
+        if MASK {
+            for ((xq, yq), mq) in xs.zip(ys).zip(mask.chunks_exact_mut(lanes / 2)) {
+                let w = sat_step_dequantized(simd, sp, xq, p, range, out, yq);
+                mq.copy_from_slice(&w.to_le_bytes()[..lanes / 2]);
+            }
+        } else {
+            for (xq, yq) in xs.zip(ys) {
+                sat_step_dequantized(simd, sp, xq, p, range, out, yq);
+            }
         }
     }
 }
