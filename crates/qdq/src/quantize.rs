@@ -770,8 +770,8 @@ fn sat8_step_store<S: Simd, const SIGNED: bool>(
     }
 }
 
-/// The training forward's step of the 8- and 4-bit integer types (`bits`, one broadcast
-/// scale in the fast range): [`sat8_step_store`]'s quotients, converted by
+/// The training forward's step of the 8- and 4-bit integer types (`sp.bits`, one
+/// broadcast scale in the fast range): [`sat8_step_store`]'s quotients, converted by
 /// [`Simd::cvt_rne_x4`] (or redone with the clamps, [`sat8_redo`], where it refuses), the
 /// codes stored by the saturating packs, and their mask bits returned
 /// ([`Simd::sat_mask_x4`]: set where the code before saturation is within
