@@ -770,15 +770,23 @@ fn sat8_step_store<S: Simd, const SIGNED: bool>(
     }
 }
 
+/// The codes before the zero point of a four-vector step with one broadcast scale in the
+/// fast range: [`sat8_quotients`] converted by [`Simd::cvt_rne_x4`], or redone with the
+/// clamps ([`sat8_redo`]) where it refuses. Every lane within `±2^30` is `rne(q)`, a lane
+/// beyond it has the quotient's sign, and NaN arrives only through the redo, as `-2^30`.
+#[inline(always)]
+fn sat8_converted<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: &Lanes<S>) -> [S::I; 4] {
+    match simd.cvt_rne_x4(sat8_quotients(simd, sp, x, [p; 4])) {
+        Some(c) => c,
+        None => sat8_redo(simd, sp, x, [p; 4]),
+    }
+}
+
 /// The training forward's step of the 8- and 4-bit integer types (`sp.bits`, one
-/// broadcast scale in the fast range): [`sat8_step_store`]'s quotients, converted by
-/// [`Simd::cvt_rne_x4`] (or redone with the clamps, [`sat8_redo`], where it refuses), the
-/// codes stored by the saturating packs, and their mask bits returned
-/// ([`Simd::sat_mask_x4`]: set where the code before saturation is within
-/// `[qmin, qmax]`, `qdq_ref::quantize::representable`). Both conversions give `rne(q)` for
-/// every lane within `±2^30` and a lane beyond it of the quotient's sign, and NaN reaches
-/// only the redo, as `-2^30`: so the mask is exact. `z` is as [`Simd::zero_points_x4`]
-/// prepares it.
+/// broadcast scale in the fast range): the codes of [`sat8_converted`] stored by the
+/// saturating packs, and their mask bits returned ([`Simd::sat_mask_x4`]: set where the
+/// code before saturation is within `[qmin, qmax]`, `qdq_ref::quantize::representable`;
+/// exact, by `sat8_converted`'s lanes). `z` is as [`Simd::zero_points_x4`] prepares it.
 #[inline(always)]
 pub(crate) fn sat8_step_masked<S: Simd, const SIGNED: bool>(
     simd: S,
@@ -789,11 +797,7 @@ pub(crate) fn sat8_step_masked<S: Simd, const SIGNED: bool>(
     y: &mut [u8],
 ) -> u64 {
     let Encode::Int { qmin, qmax } = sp.enc else { return 0 };
-    let q = sat8_quotients(simd, sp, x, [p; 4]);
-    let c = match simd.cvt_rne_x4(q) {
-        Some(c) => c,
-        None => sat8_redo(simd, sp, x, [p; 4]),
-    };
+    let c = sat8_converted(simd, sp, x, p);
     match sp.bits {
         8 => simd.store_sat8x4(c, z, SIGNED, y),
         _ => simd.store_sat4x4(c, z, SIGNED, y),
@@ -802,12 +806,11 @@ pub(crate) fn sat8_step_masked<S: Simd, const SIGNED: bool>(
 }
 
 /// The fake-quantization forward's step of the integer types (one broadcast scale in the
-/// fast range): [`sat8_step_masked`]'s quotients and conversion, each vector's codes
-/// before the zero point clamped to `[lo, hi]` (`qmin - z`, `qmax - z`, as i32 lanes), and
-/// `f32(c - z) * s` stored as `out` (no NaN: the scale is finite, the codes small). The
-/// mask bits are returned as [`sat8_step_masked`] returns them: a converted lane is in
-/// range exactly where the clamp keeps it (within `±2^30` it is `rne(q)`, beyond it out of
-/// every integer range). `y` holds exactly the step's `4 * LANES` outputs.
+/// fast range): [`sat8_converted`]'s codes clamped to `[lo, hi]` (`qmin - z`, `qmax - z`,
+/// as i32 lanes), and `f32(c - z) * s` stored as `out` (no NaN: the scale is finite, the
+/// codes small). The mask bits are returned as [`sat8_step_masked`] returns them: a lane
+/// is in range exactly where the clamp keeps it. `y` holds exactly the step's `4 * LANES`
+/// outputs.
 #[inline(always)]
 pub(crate) fn sat_step_dequantized<S: Simd>(
     simd: S,
@@ -818,11 +821,7 @@ pub(crate) fn sat_step_dequantized<S: Simd>(
     out: crate::dequantize::Out,
     y: &mut [u8],
 ) -> u64 {
-    let q = sat8_quotients(simd, sp, x, [p; 4]);
-    let c = match simd.cvt_rne_x4(q) {
-        Some(c) => c,
-        None => sat8_redo(simd, sp, x, [p; 4]),
-    };
+    let c = sat8_converted(simd, sp, x, p);
     let (all, vb) = (((1u64 << S::LANES) - 1) as u32, S::LANES * out.size());
     let mut w = 0u64;
     for (k, (ck, yk)) in c.into_iter().zip(y.chunks_exact_mut(vb)).enumerate() {

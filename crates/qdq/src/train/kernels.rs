@@ -199,20 +199,22 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8> RunOp<S> for Forwar
             }
             return;
         }
+        // Whole steps over exactly their bytes (chunked iteration, as in QuantizeLinear's
+        // steps: no bounds checks or offsets in the loop).
+        let mut f = self.f;
+        f.sp = f.sp.fold::<SRC, PREC, ANY>();
+        let (xs, ob, e, len) = (f.sp.src.size(), f.out_bits(), i - f.begin, n * 4 * lanes);
+        let xb = &f.job.x[i * xs..(i + len) * xs];
+        let yb = &mut self.y[e * ob / 8..(e + len) * ob / 8];
+        let sp = &f.sp;
+        let fast_int = MINI == 0 && S::HAS_FMA;
         // Codes of the 8- and 4-bit integer types: QuantizeLinear's fast steps (the
         // saturating packs are the clamp), the mask from the converted quotients; a kernel
         // of its own, so this frame does not hold its locals.
-        let sp = self.f.sp.fold::<SRC, PREC, ANY>();
-        let codes8 = (MINI == 0 && S::HAS_FMA, self.f.product, sp.bits, sp.enc, self.mask.as_deref_mut());
-        if let (true, Product::Codes, 8 | 4, Encode::Int { qmin, .. }, Some(m)) = codes8 {
-            let (ob, xs, e, len) = (sp.bits as usize, sp.src.size(), i - self.f.begin, n * 4 * lanes);
-            let loop_ = TrainSat8 {
-                sp: &sp,
-                x: &self.f.job.x[i * xs..(i + len) * xs],
-                y: &mut self.y[e * ob / 8..(e + len) * ob / 8],
-                mask: &mut m[e / 8..(e + len) / 8],
-                p,
-            };
+        if let (true, Product::Codes, 8 | 4, Encode::Int { qmin, .. }, Some(m)) =
+            (fast_int, f.product, sp.bits, sp.enc, self.mask.as_deref_mut())
+        {
+            let loop_ = TrainSat8 { sp, x: xb, y: yb, mask: &mut m[e / 8..(e + len) / 8], p };
             return match qmin < 0 {
                 true => simd.enter(TrainSat8Loop::<S, true, SRC, PREC>(loop_)),
                 false => simd.enter(TrainSat8Loop::<S, false, SRC, PREC>(loop_)),
@@ -220,31 +222,22 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8> RunOp<S> for Forwar
         }
         // Fake quantization to an integer type: the same steps, the codes clamped and
         // dequantized in-register (a kernel of its own; with and without the mask).
-        if let (true, Product::Dequantized(out), Encode::Int { .. }) = (MINI == 0 && S::HAS_FMA, self.f.product, sp.enc)
-        {
-            let (xs, e, len) = (sp.src.size(), i - self.f.begin, n * 4 * lanes);
-            let (x, y) = (&self.f.job.x[i * xs..(i + len) * xs], &mut self.y[e * out.size()..(e + len) * out.size()]);
+        if let (true, Product::Dequantized(out), Encode::Int { .. }) = (fast_int, f.product, sp.enc) {
             return match self.mask.as_deref_mut() {
                 Some(m) => {
                     let mask = &mut m[e / 8..(e + len) / 8];
-                    simd.enter(TrainFakeLoop::<S, true, SRC, PREC>(TrainSat8 { sp: &sp, x, y, mask, p }, out))
+                    simd.enter(TrainFakeLoop::<S, true, SRC, PREC>(TrainSat8 { sp, x: xb, y: yb, mask, p }, out))
                 }
                 None => {
-                    simd.enter(TrainFakeLoop::<S, false, SRC, PREC>(TrainSat8 { sp: &sp, x, y, mask: &mut [], p }, out))
+                    let loop_ = TrainSat8 { sp, x: xb, y: yb, mask: &mut [], p };
+                    simd.enter(TrainFakeLoop::<S, false, SRC, PREC>(loop_, out))
                 }
             };
         }
-        // Whole steps over exactly their bytes (chunked iteration, as in QuantizeLinear's
-        // steps: no bounds checks or offsets in the loop), the division known outside the
-        // loop (Markstein's with FMA, else the true division), and the codes of four
-        // vectors packed together.
-        let mut f = self.f;
-        f.sp = f.sp.fold::<SRC, PREC, ANY>();
+        // The other outputs: the division known outside the loop (Markstein's with FMA,
+        // else the true division), and the codes of four vectors packed together.
         let mut mask = self.mask.as_deref_mut();
-        let (xs, ob) = (f.sp.src.size(), f.out_bits());
-        let xb = &f.job.x[i * xs..(i + n * 4 * lanes) * xs];
-        let yb = &mut self.y[(i - f.begin) * ob / 8..(i - f.begin + n * 4 * lanes) * ob / 8];
-        let mut at = (i - f.begin) / 8;
+        let mut at = e / 8;
         for (xq, yq) in xb.chunks_exact(4 * lanes * xs).zip(yb.chunks_exact_mut(4 * lanes * ob / 8)) {
             let mut w = 0u64;
             // The SIMD ISAs store after the four vectors (codes packed together); the
