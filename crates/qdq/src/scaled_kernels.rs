@@ -1933,55 +1933,20 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
         };
         // Every block whole (no short last block in a row): a group's amax by `group_amax`.
         let whole_rows = geo.d.is_multiple_of(bl);
-        let (mut b, mut e, mut g) = (g0 % geo.nb, 0usize, g0);
-        while g < g1 {
-            let (n, bb, amax) = if whole_rows && g + lanes <= g1 {
-                (lanes, geo.next_block(b, lanes), simd.f32_of(group_amax(simd, &x[4 * e..4 * (e + lanes * bl)], bl)))
+        let (b, mut e, mut g) = (g0 % geo.nb, 0usize, g0);
+        // Software-pipelined by one group: the next group's statistics and divisors are
+        // computed before this group's codes, so that their long dependency chain (amax,
+        // a division, the scale code, the divisor) overlaps the codes' work instead of
+        // stalling the codes that wait for it.
+        let mut cur = nvfp4_group(simd, g6, global, pairs, &geo, whole_rows, x, &mut scales[..], g0, b, e, g, g1);
+        while let Some(NvGroup { n, bb, db, rb, fast }) = cur {
+            let (gn, en) = (g + n, e + n * bl);
+            let more = gn < g1 && n == lanes;
+            cur = if more {
+                nvfp4_group(simd, g6, global, pairs, &geo, whole_rows, x, &mut scales[..], g0, bb, en, gn, g1)
             } else {
-                let (n, bb, ab, _) = group_stats(simd, &geo, x, b, e, g, g1, false);
-                (n, bb, simd.load_f32(&ab))
+                None
             };
-            if n == 0 {
-                break;
-            }
-            // Scale codes (qdq_ref::scaled::nvfp4_block_scale): v = amax / (6 g); NaN ->
-            // 0x7f, 0 -> 0x38, else e4m3fn(clamp(v, 2^-9, 448)) nearest-even.
-            let v = simd.div(amax, simd.splat(g6));
-            let vc = simd.min(simd.max(v, simd.splat(1.0 / 512.0)), simd.splat(448.0));
-            let vb = simd.bits(vc);
-            let rnd = simd.add_i(simd.add_i(vb, simd.splat_i(0x7_ffff)), simd.and_i(simd.shr(vb, 20), simd.splat_i(1)));
-            let normal = simd.sub_i(simd.shr(rnd, 20), simd.splat_i(120 << 3));
-            let sub = simd.cvt_rne(simd.mul(vc, simd.splat(512.0)));
-            let is_sub = simd.lt_i(vb, simd.splat_i((1.0f32 / 64.0).to_bits() as i32));
-            let code = simd.select_i(is_sub, sub, normal);
-            let code = simd.select_i(simd.eq(v, simd.splat(0.0)), simd.splat_i(0x38), code);
-            let code = simd.select_i(simd.is_nan(v), simd.splat_i(0x7f), code);
-            // Divisors d = f32(decode(code) * g): subnormal codes c / 512, normal ones the f32
-            // pattern rebiased 7 -> 127, NaN for 0x7f.
-            let dec = simd.select(
-                simd.lt_i(code, simd.splat_i(8)),
-                simd.mul(simd.cvt_f32(code), simd.splat(1.0 / 512.0)),
-                simd.f32_of(simd.shl(simd.add_i(code, simd.splat_i(120 << 3)), 20)),
-            );
-            let dec = simd.select(simd.eq_i(code, simd.splat_i(0x7f)), simd.splat(f32::NAN), dec);
-            let d = simd.mul(dec, simd.splat(global));
-            let fast = !simd.mask_bits(quantize::slow_scale_lanes(simd, d));
-            let (mut cb, mut db, mut rb) = ([0u8; 64], [0u8; 64], [0u8; 64]);
-            simd.store_i32(code, &mut cb);
-            simd.store_f32(d, &mut db);
-            // The reciprocals serve Markstein's division, which a step takes only where the
-            // ISA leaves some of its quotients to it.
-            if pairs && S::MINI_DIV_QUOTIENTS < 4 {
-                simd.store_f32(simd.div(simd.splat(1.0), d), &mut rb);
-            }
-            // The group's scale codes: one narrowing store for a whole group.
-            if n == lanes {
-                simd.store_u8(code, &mut scales[g - g0..g - g0 + lanes]);
-            } else {
-                for (j, sc) in scales[g - g0..g - g0 + n].iter_mut().enumerate() {
-                    *sc = cb[4 * j];
-                }
-            }
             let all = ((1u64 << lanes) - 1) as u32;
             let mut j = 0;
             if pairs && n == lanes && fast & all == all {
@@ -2043,15 +2008,92 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
                 }
                 j += 1;
             }
-            e += n * bl;
-            g += n;
-            b = bb;
-            if n < lanes && g < g1 {
-                break; // a short block next
-            }
+            (e, g) = (en, gn);
         }
         g - g0
     }
+}
+
+/// One group's divisors for [`Nvfp4Run`]: how many blocks, the row position after them,
+/// each block's divisor (and its reciprocal where `pairs` wants one) as f32 lanes, and the
+/// blocks whose divisor is in the fast range.
+struct NvGroup {
+    n: usize,
+    bb: usize,
+    db: [u8; 64],
+    rb: [u8; 64],
+    fast: u32,
+}
+
+/// [`Nvfp4Run`]'s statistics of the group at block `g` (block `b` of its row, element `e`
+/// of `x`): each block's `amax_nan`, the group's e4m3fn scale codes (stored in `scales`)
+/// and divisors as one vector. `None` where no whole block starts there.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn nvfp4_group<S: Simd>(
+    simd: S,
+    g6: f32,
+    global: f32,
+    pairs: bool,
+    geo: &Geometry,
+    whole_rows: bool,
+    x: &[u8],
+    scales: &mut [u8],
+    g0: usize,
+    b: usize,
+    e: usize,
+    g: usize,
+    g1: usize,
+) -> Option<NvGroup> {
+    let (lanes, bl) = (S::LANES, geo.b);
+    let (n, bb, amax) = if whole_rows && g + lanes <= g1 {
+        (lanes, geo.next_block(b, lanes), simd.f32_of(group_amax(simd, &x[4 * e..4 * (e + lanes * bl)], bl)))
+    } else {
+        let (n, bb, ab, _) = group_stats(simd, geo, x, b, e, g, g1, false);
+        (n, bb, simd.load_f32(&ab))
+    };
+    if n == 0 {
+        return None;
+    }
+    // Scale codes (qdq_ref::scaled::nvfp4_block_scale): v = amax / (6 g); NaN ->
+    // 0x7f, 0 -> 0x38, else e4m3fn(clamp(v, 2^-9, 448)) nearest-even.
+    let v = simd.div(amax, simd.splat(g6));
+    let vc = simd.min(simd.max(v, simd.splat(1.0 / 512.0)), simd.splat(448.0));
+    let vb = simd.bits(vc);
+    let rnd = simd.add_i(simd.add_i(vb, simd.splat_i(0x7_ffff)), simd.and_i(simd.shr(vb, 20), simd.splat_i(1)));
+    let normal = simd.sub_i(simd.shr(rnd, 20), simd.splat_i(120 << 3));
+    let sub = simd.cvt_rne(simd.mul(vc, simd.splat(512.0)));
+    let is_sub = simd.lt_i(vb, simd.splat_i((1.0f32 / 64.0).to_bits() as i32));
+    let code = simd.select_i(is_sub, sub, normal);
+    let code = simd.select_i(simd.eq(v, simd.splat(0.0)), simd.splat_i(0x38), code);
+    let code = simd.select_i(simd.is_nan(v), simd.splat_i(0x7f), code);
+    // Divisors d = f32(decode(code) * g): subnormal codes c / 512, normal ones the f32
+    // pattern rebiased 7 -> 127, NaN for 0x7f.
+    let dec = simd.select(
+        simd.lt_i(code, simd.splat_i(8)),
+        simd.mul(simd.cvt_f32(code), simd.splat(1.0 / 512.0)),
+        simd.f32_of(simd.shl(simd.add_i(code, simd.splat_i(120 << 3)), 20)),
+    );
+    let dec = simd.select(simd.eq_i(code, simd.splat_i(0x7f)), simd.splat(f32::NAN), dec);
+    let d = simd.mul(dec, simd.splat(global));
+    let fast = !simd.mask_bits(quantize::slow_scale_lanes(simd, d));
+    let (mut cb, mut db, mut rb) = ([0u8; 64], [0u8; 64], [0u8; 64]);
+    simd.store_i32(code, &mut cb);
+    simd.store_f32(d, &mut db);
+    // The reciprocals serve Markstein's division, which a step takes only where the
+    // ISA leaves some of its quotients to it.
+    if pairs && S::MINI_DIV_QUOTIENTS < 4 {
+        simd.store_f32(simd.div(simd.splat(1.0), d), &mut rb);
+    }
+    // The group's scale codes: one narrowing store for a whole group.
+    if n == lanes {
+        simd.store_u8(code, &mut scales[g - g0..g - g0 + lanes]);
+    } else {
+        for (j, sc) in scales[g - g0..g - g0 + n].iter_mut().enumerate() {
+            *sc = cb[4 * j];
+        }
+    }
+    Some(NvGroup { n, bb, db, rb, fast })
 }
 
 /// One whole block's integer codes (`x.len() / 4` a multiple of LANES) with broadcast
