@@ -1916,9 +1916,17 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
         // f32 x at the division precision f32, 4-bit codes, as compile-time facts here.
         let sp = sp.fold::<0, 0, 4>();
         let (lanes, bl) = (S::LANES, geo.b);
-        // Blocks of two vectors (AVX2's 16) to a format with the four-vector encoder, on
-        // an ISA with FMA: pairs of fast-range blocks a step. `p0`: their shared lanes.
-        let pairs = S::MINI_X4 && S::HAS_FMA && MiniFormat::has_x4_route(MINI) && 2 * bl == 4 * lanes;
+        // Blocks of one, two or four vectors (NVFP4's 16 on AVX-512, AVX2, NEON) to a
+        // format with the four-vector encoder, on an ISA with FMA: four-vector steps of
+        // fast-range blocks, vector `v` of a step in block `v >> sh` of it. `p0`: the
+        // steps' shared lanes.
+        let sh = match bl.checked_div(lanes) {
+            Some(1) if bl == lanes => 0,
+            Some(2) if bl == 2 * lanes => 1,
+            Some(4) if bl == 4 * lanes => 2,
+            _ => 3,
+        };
+        let pairs = S::MINI_X4 && S::HAS_FMA && MiniFormat::has_x4_route(MINI) && sh < 3;
         let zero = simd.splat(0.0);
         let p0 = Lanes {
             divisor: zero,
@@ -1938,38 +1946,43 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
         // computed before this group's codes, so that their long dependency chain (amax,
         // a division, the scale code, the divisor) overlaps the codes' work instead of
         // stalling the codes that wait for it.
-        let mut cur = nvfp4_group(simd, g6, global, pairs, &geo, whole_rows, x, &mut scales[..], g0, b, e, g, g1);
-        while let Some(NvGroup { n, bb, db, rb, fast }) = cur {
+        // Two sets of divisor and reciprocal lanes, this group's and the next one's, used
+        // in turn (written in place: moved through the loop, the arrays cost more
+        // instructions than the group's arithmetic).
+        let mut lanes_of = [[[0u8; 64]; 2]; 2];
+        let mut cur =
+            nvfp4_group(simd, g6, global, pairs, &geo, whole_rows, x, scales, g0, b, e, g, g1, &mut lanes_of[0]);
+        let mut turn = 0;
+        while let Some(NvGroup { n, bb, fast }) = cur {
             let (gn, en) = (g + n, e + n * bl);
             let more = gn < g1 && n == lanes;
+            let (first, second) = lanes_of.split_at_mut(1);
+            let (this, next) = if turn == 0 { (&first[0], &mut second[0]) } else { (&second[0], &mut first[0]) };
             cur = if more {
-                nvfp4_group(simd, g6, global, pairs, &geo, whole_rows, x, &mut scales[..], g0, bb, en, gn, g1)
+                nvfp4_group(simd, g6, global, pairs, &geo, whole_rows, x, scales, g0, bb, en, gn, g1, next)
             } else {
                 None
             };
+            turn ^= 1;
+            let [db, rb] = this;
             let all = ((1u64 << lanes) - 1) as u32;
             let mut j = 0;
             if pairs && n == lanes && fast & all == all {
-                // A whole group of blocks of two vectors, all in the fast range: a
-                // four-vector step of the float4 encoder (as QuantizeLinear's `MiniX4Loop`)
-                // per pair of blocks, over exactly the group's bytes (no per-pair bounds
-                // checks or mask tests). Other groups go block by block.
-                // `bl` is `2 * lanes` here: a compile-time step (no division for the count).
-                let bl = 2 * lanes;
+                // A whole group of blocks of one, two or four vectors, all in the fast
+                // range: four-vector steps of the float4 encoder (as QuantizeLinear's
+                // `MiniX4Loop`), over exactly the group's bytes (no per-step bounds checks or
+                // mask tests). Other groups go block by block.
                 let xg = &x[4 * e..4 * (e + lanes * bl)];
                 let yg = &mut y[e / 2..(e + lanes * bl) / 2];
-                let fmt = MiniFormat::of_id(MINI);
-                let steps = xg.chunks_exact(8 * bl).zip(yg.chunks_exact_mut(bl));
-                for ((xq, yq), (dq, rq)) in steps.zip(db.chunks_exact(8).zip(rb.chunks_exact(8))) {
-                    let (pa, pb) =
-                        (pair_lanes(simd, &p0, &dq[..4], &rq[..4]), pair_lanes(simd, &p0, &dq[4..], &rq[4..]));
-                    let q = quantize::mini_quotients_x4(simd, &sp, xq, [&pa, &pa, &pb, &pb], false);
-                    simd.store_mini_x4(q, &fmt, yq);
+                match sh {
+                    0 => nvfp4_steps::<S, MINI, 0>(simd, &sp, &p0, xg, yg, db, rb),
+                    1 => nvfp4_steps::<S, MINI, 1>(simd, &sp, &p0, xg, yg, db, rb),
+                    _ => nvfp4_steps::<S, MINI, 2>(simd, &sp, &p0, xg, yg, db, rb),
                 }
                 j = n;
             }
             while j < n {
-                let dj = lane_f32(&db, j);
+                let dj = lane_f32(db, j);
                 // Not `BlockScale::new(dj, 0).lanes(..)`: its per-block reciprocal and
                 // power-of-two tests cost 16-element blocks about 8 % (timed at 1 Mi, AVX-512);
                 // the group's fast-range mask is already a vector here.
@@ -2014,20 +2027,47 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
     }
 }
 
-/// One group's divisors for [`Nvfp4Run`]: how many blocks, the row position after them,
-/// each block's divisor (and its reciprocal where `pairs` wants one) as f32 lanes, and the
-/// blocks whose divisor is in the fast range.
+/// [`Nvfp4Run`]'s four-vector steps over a group of blocks of `2^SH` vectors (`xg`, `yg`),
+/// every block in the fast range: vector `v` of step `t` takes block `(4 t + v) >> SH`'s
+/// divisor from `db` (and reciprocal from `rb`). `SH` a constant, so that the blocks a step
+/// shares take one broadcast (a run-time shift cost AVX2's blocks of two vectors 6 %).
+#[inline(always)]
+fn nvfp4_steps<S: Simd, const MINI: u8, const SH: usize>(
+    simd: S,
+    sp: &Spec,
+    p0: &Lanes<S>,
+    xg: &[u8],
+    yg: &mut [u8],
+    db: &[u8; 64],
+    rb: &[u8; 64],
+) {
+    let lanes = S::LANES;
+    let fmt = MiniFormat::of_id(MINI);
+    for (t, (xq, yq)) in xg.chunks_exact(16 * lanes).zip(yg.chunks_exact_mut(2 * lanes)).enumerate() {
+        let [ka, kb, kc, kd] = [0, 1, 2, 3].map(|v| 4 * ((4 * t + v) >> SH));
+        let (pa, pb, pc, pd) = (
+            pair_lanes(simd, p0, &db[ka..ka + 4], &rb[ka..ka + 4]),
+            pair_lanes(simd, p0, &db[kb..kb + 4], &rb[kb..kb + 4]),
+            pair_lanes(simd, p0, &db[kc..kc + 4], &rb[kc..kc + 4]),
+            pair_lanes(simd, p0, &db[kd..kd + 4], &rb[kd..kd + 4]),
+        );
+        let q = quantize::mini_quotients_x4(simd, sp, xq, [&pa, &pb, &pc, &pd], false);
+        simd.store_mini_x4(q, &fmt, yq);
+    }
+}
+
+/// One group of [`Nvfp4Run`]: how many blocks, the row position after them, and the blocks
+/// whose divisor is in the fast range.
 struct NvGroup {
     n: usize,
     bb: usize,
-    db: [u8; 64],
-    rb: [u8; 64],
     fast: u32,
 }
 
 /// [`Nvfp4Run`]'s statistics of the group at block `g` (block `b` of its row, element `e`
 /// of `x`): each block's `amax_nan`, the group's e4m3fn scale codes (stored in `scales`)
-/// and divisors as one vector. `None` where no whole block starts there.
+/// and divisors as one vector, stored as f32 lanes in `out[0]` (their reciprocals in
+/// `out[1]` where `pairs` wants them). `None` where no whole block starts there.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn nvfp4_group<S: Simd>(
@@ -2044,6 +2084,7 @@ fn nvfp4_group<S: Simd>(
     e: usize,
     g: usize,
     g1: usize,
+    out: &mut [[u8; 64]; 2],
 ) -> Option<NvGroup> {
     let (lanes, bl) = (S::LANES, geo.b);
     let (n, bb, amax) = if whole_rows && g + lanes <= g1 {
@@ -2077,13 +2118,14 @@ fn nvfp4_group<S: Simd>(
     let dec = simd.select(simd.eq_i(code, simd.splat_i(0x7f)), simd.splat(f32::NAN), dec);
     let d = simd.mul(dec, simd.splat(global));
     let fast = !simd.mask_bits(quantize::slow_scale_lanes(simd, d));
-    let (mut cb, mut db, mut rb) = ([0u8; 64], [0u8; 64], [0u8; 64]);
+    let mut cb = [0u8; 64];
     simd.store_i32(code, &mut cb);
-    simd.store_f32(d, &mut db);
+    let [db, rb] = out;
+    simd.store_f32(d, db);
     // The reciprocals serve Markstein's division, which a step takes only where the
     // ISA leaves some of its quotients to it.
     if pairs && S::MINI_DIV_QUOTIENTS < 4 {
-        simd.store_f32(simd.div(simd.splat(1.0), d), &mut rb);
+        simd.store_f32(simd.div(simd.splat(1.0), d), rb);
     }
     // The group's scale codes: one narrowing store for a whole group.
     if n == lanes {
@@ -2093,7 +2135,7 @@ fn nvfp4_group<S: Simd>(
             *sc = cb[4 * j];
         }
     }
-    Some(NvGroup { n, bb, db, rb, fast })
+    Some(NvGroup { n, bb, fast })
 }
 
 /// One whole block's integer codes (`x.len() / 4` a multiple of LANES) with broadcast
