@@ -1916,17 +1916,16 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
         // f32 x at the division precision f32, 4-bit codes, as compile-time facts here.
         let sp = sp.fold::<0, 0, 4>();
         let (lanes, bl) = (S::LANES, geo.b);
-        // Blocks of one, two or four vectors (NVFP4's 16 on AVX-512, AVX2, NEON) to a
+        // NVFP4's blocks of 16 (one, two or four vectors on AVX-512, AVX2, NEON) to a
         // format with the four-vector encoder, on an ISA with FMA: four-vector steps of
-        // fast-range blocks, vector `v` of a step in block `v >> sh` of it. `p0`: the
-        // steps' shared lanes.
-        let sh = match bl.checked_div(lanes) {
-            Some(1) if bl == lanes => 0,
-            Some(2) if bl == 2 * lanes => 1,
-            Some(4) if bl == 4 * lanes => 2,
-            _ => 3,
-        };
-        let pairs = S::MINI_X4 && S::HAS_FMA && MiniFormat::has_x4_route(MINI) && sh < 3;
+        // fast-range blocks ([`nvfp4_steps`]). Other block sizes go block by block. `p0`:
+        // the steps' shared lanes.
+        let pairs = S::MINI_X4
+            && S::HAS_FMA
+            && MiniFormat::has_x4_route(MINI)
+            && bl == NVFP4_STEP_BLOCK
+            && matches!(NVFP4_STEP_BLOCK.checked_div(lanes), Some(1 | 2 | 4))
+            && NVFP4_STEP_BLOCK.is_multiple_of(lanes);
         let zero = simd.splat(0.0);
         let p0 = Lanes {
             divisor: zero,
@@ -1974,11 +1973,7 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
                 // mask tests). Other groups go block by block.
                 let xg = &x[4 * e..4 * (e + lanes * bl)];
                 let yg = &mut y[e / 2..(e + lanes * bl) / 2];
-                match sh {
-                    0 => nvfp4_steps::<S, MINI, 0>(simd, &sp, &p0, xg, yg, db, rb),
-                    1 => nvfp4_steps::<S, MINI, 1>(simd, &sp, &p0, xg, yg, db, rb),
-                    _ => nvfp4_steps::<S, MINI, 2>(simd, &sp, &p0, xg, yg, db, rb),
-                }
+                nvfp4_steps::<S, MINI>(simd, &sp, &p0, xg, yg, db, rb);
                 j = n;
             }
             while j < n {
@@ -2027,12 +2022,17 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
     }
 }
 
-/// [`Nvfp4Run`]'s four-vector steps over a group of blocks of `2^SH` vectors (`xg`, `yg`),
-/// every block in the fast range: vector `v` of step `t` takes block `(4 t + v) >> SH`'s
-/// divisor from `db` (and reciprocal from `rb`). `SH` a constant, so that the blocks a step
-/// shares take one broadcast (a run-time shift cost AVX2's blocks of two vectors 6 %).
+/// The block size of [`Nvfp4Run`]'s four-vector steps: NVFP4's 16.
+const NVFP4_STEP_BLOCK: usize = 16;
+
+/// [`Nvfp4Run`]'s four-vector steps over a group of blocks of 16 (`xg`, `yg`; one, two or
+/// four vectors), every block in the fast range: vector `v` of step `t` takes block
+/// `(4 t + v) >> sh`'s divisor from `db` (and reciprocal from `rb`), `sh` a constant of
+/// the ISA, so that the vectors of a block share one broadcast (a run-time shift cost
+/// AVX2 6 %). One block size only: each instance is another copy of the encoder in an
+/// unoptimised build's frame.
 #[inline(always)]
-fn nvfp4_steps<S: Simd, const MINI: u8, const SH: usize>(
+fn nvfp4_steps<S: Simd, const MINI: u8>(
     simd: S,
     sp: &Spec,
     p0: &Lanes<S>,
@@ -2041,10 +2041,15 @@ fn nvfp4_steps<S: Simd, const MINI: u8, const SH: usize>(
     db: &[u8; 64],
     rb: &[u8; 64],
 ) {
+    let sh = match NVFP4_STEP_BLOCK / S::LANES {
+        1 => 0,
+        2 => 1,
+        _ => 2,
+    };
     let lanes = S::LANES;
     let fmt = MiniFormat::of_id(MINI);
     for (t, (xq, yq)) in xg.chunks_exact(16 * lanes).zip(yg.chunks_exact_mut(2 * lanes)).enumerate() {
-        let [ka, kb, kc, kd] = [0, 1, 2, 3].map(|v| 4 * ((4 * t + v) >> SH));
+        let [ka, kb, kc, kd] = [0, 1, 2, 3].map(|v| 4 * ((4 * t + v) >> sh));
         let (pa, pb, pc, pd) = (
             pair_lanes(simd, p0, &db[ka..ka + 4], &rb[ka..ka + 4]),
             pair_lanes(simd, p0, &db[kb..kb + 4], &rb[kb..kb + 4]),
