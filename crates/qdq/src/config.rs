@@ -86,8 +86,8 @@ pub struct Config<'p> {
     pub parallel: bool,
     /// Below this many elements a call stays on the calling thread. The count is in elements
     /// of the cheapest kernels (8-bit per-tensor quantize and dequantize); a kernel that
-    /// costs `w` times as much per element (float encoders, f16 / bf16 input, e8m0-scaled
-    /// dequantize, training, computed scales: `w` from 2 to 8) goes parallel from
+    /// costs `w` times as much per element (float encoders, f16 / bf16 input, bf16 output,
+    /// e8m0-scaled dequantize, training, computed scales: `w` from 2 to 8) goes parallel from
     /// `parallel_threshold / w` elements.
     ///
     /// The default, [`Config::DEFAULT_PARALLEL_THRESHOLD`] (2 Mi), is set so that the
@@ -135,9 +135,11 @@ pub(crate) enum Exec<'p> {
 /// count times this is compared with [`Config::parallel_threshold`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Cost {
-    /// 8- and 16-bit integer codecs, sub-byte packing, min / max passes.
+    /// 8- and 16-bit integer codecs (integer codes to f16 too), sub-byte packing, min / max
+    /// passes.
     Cheap = 1,
-    /// float8 / float6 / float4 codecs, f16 / bf16 data, per-row scales, training kernels.
+    /// float8 / float6 / float4 codecs, f16 / bf16 input, bf16 output, per-row scales,
+    /// training kernels.
     Double = 2,
     /// Dequantize with e8m0 or other per-block decoded scales.
     Quad = 4,

@@ -362,13 +362,16 @@ fn check_range(out: DataType, n: usize, range: &Range<usize>, y_len: usize) -> R
     Ok(())
 }
 
-/// The parallel cost class of a dequantize job: float codes and f16 / bf16 outputs decode
-/// and round more per element, and e8m0 (MX) or NVFP4 scales are decoded per block.
+/// The parallel cost class of a dequantize job: float codes and bf16 outputs decode and
+/// round more per element, and e8m0 (MX) or NVFP4 scales are decoded per block. Integer
+/// codes to f16 are cheap: one conversion instruction rounds, and the output is half
+/// f32's bytes (AVX2, 1 Mi: i8 -> f16 9-10 Gelem/s and i4 -> f16 blocked 6.8 on one
+/// thread, against 5.5 for u8 -> f32; two threads at 1 Mi ran 0.85-1.07x of one).
 fn dequantize_cost(job: &dequantize::Job<'_>) -> Cost {
     use quantize::ScaleKind;
     if matches!(job.scale_kind, ScaleKind::E8M0 | ScaleKind::E4M3Times(_)) {
         Cost::Quad
-    } else if job.mini.is_some() || !matches!(job.out, dequantize::Out::F32) {
+    } else if job.mini.is_some() || matches!(job.out, dequantize::Out::Bf16) {
         Cost::Double
     } else {
         Cost::Cheap
