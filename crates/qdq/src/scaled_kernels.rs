@@ -1920,7 +1920,7 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
         // format with the four-vector encoder, on an ISA with FMA: four-vector steps of
         // fast-range blocks ([`nvfp4_steps`]). Other block sizes go block by block. `p0`:
         // the steps' shared lanes.
-        let pairs = S::MINI_X4
+        let steps = S::MINI_X4
             && S::HAS_FMA
             && MiniFormat::has_x4_route(MINI)
             && bl == NVFP4_STEP_BLOCK
@@ -1950,7 +1950,7 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
         // instructions than the group's arithmetic).
         let mut lanes_of = [[[0u8; 64]; 2]; 2];
         let mut cur =
-            nvfp4_group(simd, g6, global, pairs, &geo, whole_rows, x, scales, g0, b, e, g, g1, &mut lanes_of[0]);
+            nvfp4_group(simd, g6, global, steps, &geo, whole_rows, x, scales, g0, b, e, g, g1, &mut lanes_of[0]);
         let mut turn = 0;
         while let Some(NvGroup { n, bb, fast }) = cur {
             let (gn, en) = (g + n, e + n * bl);
@@ -1958,7 +1958,7 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
             let (first, second) = lanes_of.split_at_mut(1);
             let (this, next) = if turn == 0 { (&first[0], &mut second[0]) } else { (&second[0], &mut first[0]) };
             cur = if more {
-                nvfp4_group(simd, g6, global, pairs, &geo, whole_rows, x, scales, g0, bb, en, gn, g1, next)
+                nvfp4_group(simd, g6, global, steps, &geo, whole_rows, x, scales, g0, bb, en, gn, g1, next)
             } else {
                 None
             };
@@ -1966,7 +1966,7 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
             let [db, rb] = this;
             let all = ((1u64 << lanes) - 1) as u32;
             let mut j = 0;
-            if pairs && n == lanes && fast & all == all {
+            if steps && n == lanes && fast & all == all {
                 // A whole group of blocks of one, two or four vectors, all in the fast
                 // range: four-vector steps of the float4 encoder (as QuantizeLinear's
                 // `MiniX4Loop`), over exactly the group's bytes (no per-step bounds checks or
@@ -2072,14 +2072,14 @@ struct NvGroup {
 /// [`Nvfp4Run`]'s statistics of the group at block `g` (block `b` of its row, element `e`
 /// of `x`): each block's `amax_nan`, the group's e4m3fn scale codes (stored in `scales`)
 /// and divisors as one vector, stored as f32 lanes in `out[0]` (their reciprocals in
-/// `out[1]` where `pairs` wants them). `None` where no whole block starts there.
+/// `out[1]` where `steps` wants them). `None` where no whole block starts there.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn nvfp4_group<S: Simd>(
     simd: S,
     g6: f32,
     global: f32,
-    pairs: bool,
+    steps: bool,
     geo: &Geometry,
     whole_rows: bool,
     x: &[u8],
@@ -2129,7 +2129,7 @@ fn nvfp4_group<S: Simd>(
     simd.store_f32(d, db);
     // The reciprocals serve Markstein's division, which a step takes only where the
     // ISA leaves some of its quotients to it.
-    if pairs && S::MINI_DIV_QUOTIENTS < 4 {
+    if steps && S::MINI_DIV_QUOTIENTS < 4 {
         simd.store_f32(simd.div(simd.splat(1.0), d), rb);
     }
     // The group's scale codes: one narrowing store for a whole group.
