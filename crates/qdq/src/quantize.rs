@@ -1994,7 +1994,7 @@ pub(crate) struct GroupCodes<'a, 'y> {
     /// f32 x and division, an integer encoding.
     pub sp: Spec,
     /// The group's scales (all in the fast range) and zero points.
-    pub gp: GroupParams,
+    pub gp: &'a GroupParams,
     pub block: usize,
     /// The group's `LANES * block` elements and their codes.
     pub x: &'a [u8],
@@ -2010,7 +2010,7 @@ impl<const SIGNED: bool, const BITS: u8> Kernel for GroupCodesOf<'_, '_, SIGNED,
         let GroupCodes { sp, gp, block, x, y } = self.0;
         let sp = sp.fold::<0, 0, BITS>();
         let packs = BITS == 16 && packs16::<S, SIGNED>(simd, &sp, simd.load_i32(&gp.0[2]));
-        group_steps::<S, SIGNED, BITS>(simd, &sp, &gp, packs, block, x, y);
+        group_steps::<S, SIGNED, BITS>(simd, &sp, gp, packs, block, x, y);
     }
 }
 
@@ -2051,11 +2051,9 @@ pub(crate) struct GroupParams([[u8; 64]; 3]);
 impl GroupParams {
     #[inline(always)]
     pub(crate) fn new<S: Simd>(simd: S, divisor: S::F, z: S::I) -> GroupParams {
-        let mut a = [[0u8; 64]; 3];
-        simd.store_f32(divisor, &mut a[0]);
-        simd.store_f32(simd.div(simd.splat(1.0), divisor), &mut a[1]);
-        simd.store_i32(z, &mut a[2]);
-        GroupParams(a)
+        let mut g = GroupParams::EMPTY;
+        g.set(simd, divisor, z);
+        g
     }
 
     #[inline(always)]
@@ -2064,10 +2062,34 @@ impl GroupParams {
         [a[4 * j], a[4 * j + 1], a[4 * j + 2], a[4 * j + 3]]
     }
 
+    /// All lanes zero (a slot that [`GroupParams::set`] fills).
+    pub(crate) const EMPTY: GroupParams = GroupParams([[0; 64]; 3]);
+
+    /// [`GroupParams::new`] written in place.
+    #[inline(always)]
+    pub(crate) fn set<S: Simd>(&mut self, simd: S, divisor: S::F, z: S::I) {
+        let [d, r, zp] = &mut self.0;
+        simd.store_f32(divisor, d);
+        simd.store_f32(simd.div(simd.splat(1.0), divisor), r);
+        simd.store_i32(z, zp);
+    }
+
     /// Block `j`'s scale.
     #[inline(always)]
-    fn scale(&self, j: usize) -> f32 {
+    pub(crate) fn scale(&self, j: usize) -> f32 {
         f32::from_le_bytes(self.lane(0, j))
+    }
+
+    /// Block `j`'s reciprocal, `RN(1 / scale)`.
+    #[inline(always)]
+    pub(crate) fn recip(&self, j: usize) -> f32 {
+        f32::from_le_bytes(self.lane(1, j))
+    }
+
+    /// Block `j`'s zero point.
+    #[inline(always)]
+    pub(crate) fn zero_point(&self, j: usize) -> i32 {
+        i32::from_le_bytes(self.lane(2, j))
     }
 
     /// Block `j`'s broadcast parameters.

@@ -1677,7 +1677,7 @@ impl Kernel for BlockRun<'_, '_> {
         let BlockRun { mode, out, sp, geo, g0, g1, k0, x, y, scales, mut zero_points } = self;
         // f32 x at the division precision f32, as compile-time facts in this kernel's frame.
         let sp = sp.fold::<0, 0, ANY>();
-        let Encode::Int { qmin, qmax } = sp.enc else { return 0 };
+        let Encode::Int { qmin, .. } = sp.enc else { return 0 };
         let (lanes, bl) = (S::LANES, geo.b);
         let bw = sp.bits as usize;
         let signed = qmin < 0;
@@ -1691,95 +1691,175 @@ impl Kernel for BlockRun<'_, '_> {
         // `quantize::GroupCodes`, the per-tensor loop's steps with no per-block work.
         let groups = quantize::group_codes_fit::<S>(bl, sp.bits);
         let all = ((1u64 << lanes) - 1) as u32;
-        let (mut b, mut e, mut g) = (g0 % geo.nb, 0usize, g0);
-        while g < g1 {
-            let (n, bb, lo, hi) = if whole_rows && g + lanes <= g1 {
-                let (lo, hi) = group_range(simd, &x[4 * e..4 * (e + lanes * bl)], bl);
-                (lanes, geo.next_block(b, lanes), lo, hi)
+        let (b, mut e, mut g) = (g0 % geo.nb, 0usize, g0);
+        // Software-pipelined by one group, as `Nvfp4Run`: the next group's statistics and
+        // parameters (two or three divisions deep) before this group's codes, written in
+        // place into two slots used in turn.
+        let mut slots = [quantize::GroupParams::EMPTY, quantize::GroupParams::EMPTY];
+        // `cur`: the group being coded, its parameters in `slots[turn]`; the next group
+        // starts at block `pg` (block `pb` of its row, element `pe`). One call site of
+        // `block_group`: an unoptimised build gives each inlined copy its own stack slots.
+        let (mut cur, mut turn, mut more) = (None, 0, true);
+        let (mut pb, mut pe, mut pg) = (b, e, g);
+        loop {
+            let (first, second) = slots.split_at_mut(1);
+            let (gp, slot) = if turn == 0 { (&first[0], &mut second[0]) } else { (&second[0], &mut first[0]) };
+            let next = if more {
+                let zp = zero_points.as_deref_mut();
+                block_group(simd, mode, &sp, out, &geo, whole_rows, x, scales, zp, k0, g0, pb, pe, pg, g1, slot)
             } else {
-                let (n, bb, lb, hb) = group_stats(simd, &geo, x, b, e, g, g1, true);
-                (n, bb, simd.load_f32(&lb), simd.load_f32(&hb))
+                None
             };
-            if n == 0 {
-                break;
-            }
-            let (sv, zv) = block_params_vec(simd, mode, qmin, qmax, lo, hi);
-            // The group's reciprocals, lower code bounds and fast-range lanes as vectors too:
-            // one division for every block, none in a block's chain.
-            let fast = !simd.mask_bits(quantize::slow_scale_lanes(simd, sv));
-            let k = k0 + (g - g0);
-            let (mut s_b, mut z_b) = ([0u8; 64], [0u8; 64]);
-            simd.store_f32(sv, &mut s_b);
-            simd.store_i32(zv, &mut z_b);
-            if n == lanes {
-                simd.store_f32(sv, &mut scales[4 * k..]);
-            } else {
-                scales[4 * k..4 * (k + n)].copy_from_slice(&s_b[..4 * n]);
-            }
-            if let Some(zp) = zero_points.as_deref_mut() {
-                if n == lanes && (k * bw).is_multiple_of(8) {
-                    store_codes(simd, bw as u32, zv, zp, k);
-                } else {
-                    for j in 0..n {
-                        packing::set_int(out, zp, k + j, lane_i32(&z_b, j) as i64);
-                    }
+            match next {
+                Some(BlockGroup { n, bb, .. }) => {
+                    (pb, pe, pg) = (bb, pe + n * bl, pg + n);
+                    more = pg < g1 && n == lanes;
                 }
+                None => more = false,
             }
+            let Some(BlockGroup { n, fast, .. }) = cur else {
+                // The first pass only prepares.
+                (cur, turn) = (next, turn ^ 1);
+                if cur.is_none() {
+                    break;
+                }
+                continue;
+            };
             if groups && n == lanes && fast & all == all {
                 let (xg, yg) = (&x[4 * e..4 * (e + n * bl)], &mut y[e * bw / 8..(e + n * bl) * bw / 8]);
-                let gp = quantize::GroupParams::new(simd, sv, zv);
                 quantize::GroupCodes { sp, gp, block: bl, x: xg, y: yg }.enter(simd);
-                e += n * bl;
-                g += n;
-                b = bb;
-                continue;
+            } else {
+                group_blocks(simd, &sp, gp, fast, range_steps, signed, n, bl, &x[4 * e..], &mut y[e * bw / 8..]);
             }
-            let (mut r_b, mut l_b) = ([0u8; 64], [0u8; 64]);
-            if range_steps {
-                simd.store_f32(simd.div(simd.splat(1.0), sv), &mut r_b);
-                simd.store_f32(simd.sub(simd.splat(qmin as f32), simd.cvt_f32(zv)), &mut l_b);
-            }
-            for j in 0..n {
-                let e0 = e + j * bl;
-                let (xb, yb) = (&x[4 * e0..4 * (e0 + bl)], &mut y[e0 * bw / 8..(e0 + bl) * bw / 8]);
-                let (s, z) = (lane_f32(&s_b, j), lane_i32(&z_b, j));
-                if range_steps && fast & (1 << j) != 0 {
-                    // The block's scale comes from its own finite range (an infinite
-                    // range's f32::MAX is outside the fast range), or is the fixed-up 1.0
-                    // of a range whose scale underflowed to zero (every non-NaN |x| below
-                    // about 2^-140): every quotient lies within the type's span, as
-                    // `sat_block_with_range` asks.
-                    let sv = simd.splat(s);
-                    let p = Lanes {
-                        divisor: sv,
-                        raw: sv,
-                        r: simd.splat(lane_f32(&r_b, j)),
-                        fast: true,
-                        pow2: false,
-                        z: simd.splat_i(z),
-                        lo: simd.splat(lane_f32(&l_b, j)),
-                        hi: simd.splat(0.0), // unused: the packs clamp
-                        zf: simd.splat(0.0),
-                    };
-                    quantize::sat_block_with_range(simd, &sp, xb, yb, &p, signed, bw);
-                    continue;
-                }
-                let p = BlockScale::new(s, z).lanes(simd, sp.enc);
-                if p.fast {
-                    block_codes::<S, { quantize::DIV_FAST }>(simd, &sp, xb, &p, yb);
-                } else {
-                    block_codes::<S, { quantize::DIV_RUNTIME }>(simd, &sp, xb, &p, yb);
-                }
-            }
-            e += n * bl;
-            g += n;
-            b = bb;
-            if n < lanes && g < g1 {
-                break; // a short block next
+            (e, g, cur, turn) = (e + n * bl, g + n, next, turn ^ 1);
+            if cur.is_none() {
+                break;
             }
         }
         g - g0
     }
+}
+
+/// [`BlockRun`]'s codes of a group block by block (`n` blocks of `bl` from `x[0]`, `y[0]`):
+/// `sat_block_with_range` where the block's scale is in the fast range and the layout
+/// has whole four-vector steps (`range_steps`), else the per-vector code.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn group_blocks<S: Simd>(
+    simd: S,
+    sp: &Spec,
+    gp: &quantize::GroupParams,
+    fast: u32,
+    range_steps: bool,
+    signed: bool,
+    n: usize,
+    bl: usize,
+    x: &[u8],
+    y: &mut [u8],
+) {
+    let Encode::Int { qmin, .. } = sp.enc else { return };
+    let bw = sp.bits as usize;
+    for j in 0..n {
+        let e0 = j * bl;
+        let (xb, yb) = (&x[4 * e0..4 * (e0 + bl)], &mut y[e0 * bw / 8..(e0 + bl) * bw / 8]);
+        let (s, z) = (gp.scale(j), gp.zero_point(j));
+        if range_steps && fast & (1 << j) != 0 {
+            // The block's scale comes from its own finite range (an infinite
+            // range's f32::MAX is outside the fast range), or is the fixed-up 1.0
+            // of a range whose scale underflowed to zero (every non-NaN |x| below
+            // about 2^-140): every quotient lies within the type's span, as
+            // `sat_block_with_range` asks.
+            let sv = simd.splat(s);
+            let p = Lanes {
+                divisor: sv,
+                raw: sv,
+                r: simd.splat(gp.recip(j)),
+                fast: true,
+                pow2: false,
+                z: simd.splat_i(z),
+                // qmin - z, exact (both far inside f32's integers).
+                lo: simd.splat(qmin as f32 - z as f32),
+                hi: simd.splat(0.0), // unused: the packs clamp
+                zf: simd.splat(0.0),
+            };
+            quantize::sat_block_with_range(simd, sp, xb, yb, &p, signed, bw);
+            continue;
+        }
+        let p = BlockScale::new(s, z).lanes(simd, sp.enc);
+        if p.fast {
+            block_codes::<S, { quantize::DIV_FAST }>(simd, sp, xb, &p, yb);
+        } else {
+            block_codes::<S, { quantize::DIV_RUNTIME }>(simd, sp, xb, &p, yb);
+        }
+    }
+}
+
+/// One group of [`BlockRun`]: how many blocks, the row position after them, and the blocks
+/// whose scale is in the fast range.
+struct BlockGroup {
+    n: usize,
+    bb: usize,
+    fast: u32,
+}
+
+/// [`BlockRun`]'s statistics and parameters of the group at block `g` (block `b` of its
+/// row, element `e` of `x`, part-relative block `k0 + g - g0`): the scales and zero points
+/// stored, and kept in `gp` for the codes. `None` where no whole block starts there.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn block_group<S: Simd>(
+    simd: S,
+    mode: BlockMode,
+    sp: &Spec,
+    out: DataType,
+    geo: &Geometry,
+    whole_rows: bool,
+    x: &[u8],
+    scales: &mut [u8],
+    zero_points: Option<&mut [u8]>,
+    k0: usize,
+    g0: usize,
+    b: usize,
+    e: usize,
+    g: usize,
+    g1: usize,
+    gp: &mut quantize::GroupParams,
+) -> Option<BlockGroup> {
+    let Encode::Int { qmin, qmax } = sp.enc else { return None };
+    let (lanes, bl, bw) = (S::LANES, geo.b, sp.bits as usize);
+    let (n, bb, lo, hi) = if whole_rows && g + lanes <= g1 {
+        let (lo, hi) = group_range(simd, &x[4 * e..4 * (e + lanes * bl)], bl);
+        (lanes, geo.next_block(b, lanes), lo, hi)
+    } else {
+        let (n, bb, lb, hb) = group_stats(simd, geo, x, b, e, g, g1, true);
+        (n, bb, simd.load_f32(&lb), simd.load_f32(&hb))
+    };
+    if n == 0 {
+        return None;
+    }
+    let (sv, zv) = block_params_vec(simd, mode, qmin, qmax, lo, hi);
+    // The group's reciprocals and fast-range lanes as vectors too: one division for every
+    // block, none in a block's chain.
+    let fast = !simd.mask_bits(quantize::slow_scale_lanes(simd, sv));
+    gp.set(simd, sv, zv);
+    let k = k0 + (g - g0);
+    if n == lanes {
+        simd.store_f32(sv, &mut scales[4 * k..]);
+    } else {
+        for j in 0..n {
+            scales[4 * (k + j)..4 * (k + j + 1)].copy_from_slice(&gp.scale(j).to_le_bytes());
+        }
+    }
+    if let Some(zp) = zero_points {
+        if n == lanes && (k * bw).is_multiple_of(8) {
+            store_codes(simd, bw as u32, zv, zp, k);
+        } else {
+            for j in 0..n {
+                packing::set_int(out, zp, k + j, gp.zero_point(j) as i64);
+            }
+        }
+    }
+    Some(BlockGroup { n, bb, fast })
 }
 
 /// `(lo, hi)` of `LANES` consecutive whole blocks of `bl` f32 (`x`; `bl` a multiple of
