@@ -1702,8 +1702,7 @@ impl Kernel for BlockRun<'_, '_> {
         let (mut cur, mut turn, mut more) = (None, 0, true);
         let (mut pb, mut pe, mut pg) = (b, e, g);
         loop {
-            let (first, second) = slots.split_at_mut(1);
-            let (gp, slot) = if turn == 0 { (&first[0], &mut second[0]) } else { (&second[0], &mut first[0]) };
+            let (gp, slot) = slot_pair(&mut slots, turn);
             let next = if more {
                 let zp = zero_points.as_deref_mut();
                 block_group(simd, mode, &sp, out, &geo, whole_rows, x, scales, zp, k0, g0, pb, pe, pg, g1, slot)
@@ -1711,13 +1710,13 @@ impl Kernel for BlockRun<'_, '_> {
                 None
             };
             match next {
-                Some(BlockGroup { n, bb, .. }) => {
+                Some(Prepared { n, bb, .. }) => {
                     (pb, pe, pg) = (bb, pe + n * bl, pg + n);
                     more = pg < g1 && n == lanes;
                 }
                 None => more = false,
             }
-            let Some(BlockGroup { n, fast, .. }) = cur else {
+            let Some(Prepared { n, fast, .. }) = cur else {
                 // The first pass only prepares.
                 (cur, turn) = (next, turn ^ 1);
                 if cur.is_none() {
@@ -1794,12 +1793,25 @@ fn group_blocks<S: Simd>(
     }
 }
 
-/// One group of [`BlockRun`]: how many blocks, the row position after them, and the blocks
-/// whose scale is in the fast range.
-struct BlockGroup {
+/// A group that a pipelined group loop ([`BlockRun`], [`Nvfp4Run`]) prepared: how many
+/// blocks, the row position after them, and the blocks whose scale (divisor) is in the
+/// fast range. Its parameters are in one of the loop's two slots ([`slot_pair`]).
+struct Prepared {
     n: usize,
     bb: usize,
     fast: u32,
+}
+
+/// The two slots of a pipelined group loop: the one `turn` names (the group being coded)
+/// to read, the other (the next group's) to fill.
+#[inline(always)]
+fn slot_pair<T>(slots: &mut [T; 2], turn: usize) -> (&T, &mut T) {
+    let [a, b] = slots;
+    if turn == 0 {
+        (a, b)
+    } else {
+        (b, a)
+    }
 }
 
 /// [`BlockRun`]'s statistics and parameters of the group at block `g` (block `b` of its
@@ -1824,7 +1836,7 @@ fn block_group<S: Simd>(
     g: usize,
     g1: usize,
     gp: &mut quantize::GroupParams,
-) -> Option<BlockGroup> {
+) -> Option<Prepared> {
     let Encode::Int { qmin, qmax } = sp.enc else { return None };
     let (lanes, bl, bw) = (S::LANES, geo.b, sp.bits as usize);
     let (n, bb, lo, hi) = if whole_rows && g + lanes <= g1 {
@@ -1859,7 +1871,7 @@ fn block_group<S: Simd>(
             }
         }
     }
-    Some(BlockGroup { n, bb, fast })
+    Some(Prepared { n, bb, fast })
 }
 
 /// `(lo, hi)` of `LANES` consecutive whole blocks of `bl` f32 (`x`; `bl` a multiple of
@@ -2032,11 +2044,10 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
         let mut cur =
             nvfp4_group(simd, g6, global, steps, &geo, whole_rows, x, scales, g0, b, e, g, g1, &mut lanes_of[0]);
         let mut turn = 0;
-        while let Some(NvGroup { n, bb, fast }) = cur {
+        while let Some(Prepared { n, bb, fast }) = cur {
             let (gn, en) = (g + n, e + n * bl);
             let more = gn < g1 && n == lanes;
-            let (first, second) = lanes_of.split_at_mut(1);
-            let (this, next) = if turn == 0 { (&first[0], &mut second[0]) } else { (&second[0], &mut first[0]) };
+            let (this, next) = slot_pair(&mut lanes_of, turn);
             cur = if more {
                 nvfp4_group(simd, g6, global, steps, &geo, whole_rows, x, scales, g0, bb, en, gn, g1, next)
             } else {
@@ -2141,14 +2152,6 @@ fn nvfp4_steps<S: Simd, const MINI: u8>(
     }
 }
 
-/// One group of [`Nvfp4Run`]: how many blocks, the row position after them, and the blocks
-/// whose divisor is in the fast range.
-struct NvGroup {
-    n: usize,
-    bb: usize,
-    fast: u32,
-}
-
 /// [`Nvfp4Run`]'s statistics of the group at block `g` (block `b` of its row, element `e`
 /// of `x`): each block's `amax_nan`, the group's e4m3fn scale codes (stored in `scales`)
 /// and divisors as one vector, stored as f32 lanes in `out[0]` (their reciprocals in
@@ -2170,7 +2173,7 @@ fn nvfp4_group<S: Simd>(
     g: usize,
     g1: usize,
     out: &mut [[u8; 64]; 2],
-) -> Option<NvGroup> {
+) -> Option<Prepared> {
     let (lanes, bl) = (S::LANES, geo.b);
     let (n, bb, amax) = if whole_rows && g + lanes <= g1 {
         (lanes, geo.next_block(b, lanes), simd.f32_of(group_amax(simd, &x[4 * e..4 * (e + lanes * bl)], bl)))
@@ -2220,7 +2223,7 @@ fn nvfp4_group<S: Simd>(
             *sc = cb[4 * j];
         }
     }
-    Some(NvGroup { n, bb, fast })
+    Some(Prepared { n, bb, fast })
 }
 
 /// One whole block's integer codes (`x.len() / 4` a multiple of LANES) with broadcast
