@@ -262,7 +262,30 @@ pub(crate) fn byte_route_mag<S: Simd>(simd: S, q: S::F, r: &ByteRoute) -> S::I {
 
 /// float4 e2m1's 16 code values, the table of [`decode_minifloat`]'s [`Simd::lut16`] path
 /// (the only 4-bit float format, so a `MiniFormat` of 4 bits is this one).
-static E2M1_LUT: [u8; 64] = lut16(&qdq_ref::float::E2M1);
+pub(crate) const E2M1_LUT: [u8; 64] = lut16(&qdq_ref::float::E2M1);
+
+/// Byte `k` (little-endian) of each of [`E2M1_LUT`]'s 16 values: the byte tables of
+/// [`Simd::e2m1_x4`] on ISAs with byte shuffles. Every value is `±m 2^e` with at most two
+/// significant bits, so bytes 0 and 1 are zero (checked below) and bytes 2 and 3 (the
+/// upper half, the value's bf16 pattern) say it all.
+pub(crate) const fn e2m1_lut_bytes(k: usize) -> [u8; 16] {
+    let mut b = [0u8; 16];
+    let mut c = 0;
+    while c < 16 {
+        b[c] = E2M1_LUT[4 * c + k];
+        c += 1;
+    }
+    b
+}
+
+const _: () = {
+    let (b0, b1) = (e2m1_lut_bytes(0), e2m1_lut_bytes(1));
+    let mut c = 0;
+    while c < 16 {
+        assert!(b0[c] == 0 && b1[c] == 0, "e2m1 values have zero low halves");
+        c += 1;
+    }
+};
 
 /// The values of a 4-bit float format's 16 codes as little-endian f32 (zeros for other
 /// widths): `(1 + m / 2^M) 2^(e - bias)` for exponent field `e > 0`, `m 2^(1 - bias - M)`

@@ -361,9 +361,9 @@ impl<const BITS: u8, const MINI: u8, const OUT: u8> Kernel for BlockedLastOf<'_,
                     };
                     if x4 && xstep == 4 * lanes * bits / 8 {
                         // (One chunk, as blocks of 32 on AVX2: no chunk loop to set up.)
-                        dequantize_x4::<S, BITS>(simd, xk, yk, (sc, zf, flip), mini, (out, canon_all));
+                        dequantize_x4::<S, BITS, MINI>(simd, xk, yk, (sc, zf, flip), mini, (out, canon_all));
                     } else {
-                        dequantize_block::<S, BITS>(simd, xk, yk, (sc, zf, flip), mini, (out, canon_all), x4);
+                        dequantize_block::<S, BITS, MINI>(simd, xk, yk, (sc, zf, flip), mini, (out, canon_all), x4);
                     }
                 }
                 k0 += n;
@@ -376,7 +376,7 @@ impl<const BITS: u8, const MINI: u8, const OUT: u8> Kernel for BlockedLastOf<'_,
                     None => flip,
                 };
                 let canon = needs_canon(simd, mini, sc);
-                dequantize_block::<S, BITS>(simd, xk, yk, (sc, zf, flip), mini, (out, canon), x4);
+                dequantize_block::<S, BITS, MINI>(simd, xk, yk, (sc, zf, flip), mini, (out, canon), x4);
             }
             k0 += n;
         }
@@ -387,7 +387,7 @@ impl<const BITS: u8, const MINI: u8, const OUT: u8> Kernel for BlockedLastOf<'_,
 /// four vectors where `x4` ([`dequantize_x4`]), else a vector at a time. `p` is the block's
 /// scale, `zf` and `flip` as in [`decode`]; `o` the output and whether it canonicalises NaN.
 #[inline(always)]
-fn dequantize_block<S: Simd, const BITS: u8>(
+fn dequantize_block<S: Simd, const BITS: u8, const MINI: u8>(
     simd: S,
     xk: &[u8],
     yk: &mut [u8],
@@ -399,7 +399,7 @@ fn dequantize_block<S: Simd, const BITS: u8>(
     let (xv_len, yv_len) = (S::LANES * BITS as usize / 8, S::LANES * o.0.size());
     if x4 {
         for (xq, yq) in xk.chunks_exact(4 * xv_len).zip(yk.chunks_exact_mut(4 * yv_len)) {
-            dequantize_x4::<S, BITS>(simd, xq, yq, p, mini, o);
+            dequantize_x4::<S, BITS, MINI>(simd, xq, yq, p, mini, o);
         }
         return;
     }
@@ -414,7 +414,7 @@ fn dequantize_block<S: Simd, const BITS: u8>(
 /// [`dequantize_block`]: one load and unpack of the four (4- and 6-bit codes), one store of
 /// the four ([`store_as_x4`]).
 #[inline(always)]
-fn dequantize_x4<S: Simd, const BITS: u8>(
+fn dequantize_x4<S: Simd, const BITS: u8, const MINI: u8>(
     simd: S,
     xq: &[u8],
     yq: &mut [u8],
@@ -430,6 +430,16 @@ fn dequantize_x4<S: Simd, const BITS: u8>(
         return;
     };
     let int4 = BITS == 4 && mini.is_none();
+    // (Constant conditions here and below: an unoptimised build then leaves out the code
+    // of the variants that do not take it, and its stack slots.)
+    if const { BITS == 4 && MINI != 0 && S::LUT16 } {
+        // float4 e2m1 (the only 4-bit float format): the four vectors' values at once.
+        let mut v = simd.e2m1_x4(xq);
+        for vk in v.iter_mut() {
+            *vk = simd.mul(*vk, sc);
+        }
+        return store_as_x4(simd, o.0, v, o.1, yq);
+    }
     let c4 = match BITS {
         // (The integer offset applied as the codes unpack: `Simd::load_u4x4_sub`.)
         4 if int4 => simd.load_u4x4_sub(xq, flip, zf),
@@ -646,6 +656,30 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
         let xb = &self.job.x.data[i * xbits / 8..(i + nrows * len) * xbits / 8];
         let yb = &mut self.y[(i - self.begin) * os..(i - self.begin + nrows * len) * os];
         let rows = xb.chunks_exact(len * xbits / 8).zip(yb.chunks_exact_mut(len * os));
+        if const { S::U4X4_ROWS && BITS == 4 } && p.len().is_multiple_of(4) && (out != Out::Bf16 || S::PACK16_X4) {
+            // 4-bit codes four vectors per load and unpack (float4 e2m1 through
+            // `Simd::e2m1_x4`), and per store.
+            let (pq, _) = p.as_chunks::<4>();
+            let (qx, qy) = (2 * lanes, 4 * lanes * os);
+            for (xr, yr) in rows {
+                for ((xq, yq), pt) in xr.chunks_exact(qx).zip(yr.chunks_exact_mut(qy)).zip(pq) {
+                    let mut v = [simd.splat(0.0); 4];
+                    if const { MINI != 0 && S::LUT16 } {
+                        v = simd.e2m1_x4(xq);
+                    } else {
+                        let c4 = simd.load_u4x4(xq);
+                        for ((vk, ck), &(_, z)) in v.iter_mut().zip(c4).zip(pt) {
+                            *vk = decode(simd, ck, flip, simd.add_i(z, flip), mini.as_ref(), bits);
+                        }
+                    }
+                    for (vk, &(sc, _)) in v.iter_mut().zip(pt) {
+                        *vk = simd.mul(*vk, sc);
+                    }
+                    store_as_x4(simd, out, v, canon, yq);
+                }
+            }
+            return;
+        }
         if S::PACK16_X4 && out == Out::Bf16 && p.len().is_multiple_of(4) {
             // bf16 four vectors per store ([`store_as_x4`]: on AVX2 two packs where one
             // vector at a time took a pack and an extract each; AVX-512 narrows a vector
@@ -721,6 +755,17 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
                 let mut v = [sc; 4];
                 for (k, vk) in v.iter_mut().enumerate() {
                     *vk = simd.mul(simd.load_e5m2(&xq[k * lanes..]), sc);
+                }
+                store_as_x4(simd, out, v, canon, yq);
+            }
+            return;
+        }
+        if const { BITS == 4 && MINI != 0 && S::LUT16 } {
+            // float4 e2m1 (the only 4-bit float format): the four vectors' values at once.
+            for (xq, yq) in steps {
+                let mut v = simd.e2m1_x4(xq);
+                for vk in v.iter_mut() {
+                    *vk = simd.mul(*vk, sc);
                 }
                 store_as_x4(simd, out, v, canon, yq);
             }

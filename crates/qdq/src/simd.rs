@@ -262,6 +262,12 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// (AVX2: two packs and a permute, where each single store packs and extracts), so that
     /// loops with a choice group their 16-bit stores by four. A constant, as `MINI_X4`.
     const PACK16_X4: bool = false;
+    /// Whether the row tiles of 4-bit codes (per-axis and blocked-middle dequantize) load,
+    /// decode and store four vectors at a time ([`Simd::load_u4x4`], [`Simd::e2m1_x4`]),
+    /// where a tile's row is whole groups of four. Per-ISA, as measured (AVX2: 1.3-2x on
+    /// blocked-middle int4 / e2m1; on AVX-512 the extra loop in the tile kernel pushed a
+    /// call out of its inlining, 0.8x on tiles that never take it). A constant, as `MINI_X4`.
+    const U4X4_ROWS: bool = false;
     /// Stores four vectors of 16-bit codes (`8 * LANES` bytes), each lane within the i16
     /// range (`signed`) or the u16 range, as four [`Simd::store_u16`]s would. ISAs with
     /// saturating packs override it (in range, saturation changes nothing).
@@ -457,6 +463,17 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
             o[4 * l..4 * l + 4].copy_from_slice(&t[4 * i..4 * i + 4]);
         }
         self.load_f32(&o)
+    }
+    /// Four vectors of packed float4 e2m1 codes (`2 * LANES` bytes, as [`Simd::load_u4x4`]
+    /// reads them), decoded: vector `k` holds the values of codes `k LANES..(k + 1) LANES`,
+    /// `crate::codec::E2M1_LUT`'s entries. For ISAs with [`Simd::LUT16`]; the default is
+    /// [`Simd::lut16`] of each of [`Simd::load_u4x4`]'s vectors, and AVX2 overrides it with
+    /// byte table lookups of the values' upper halves.
+    #[inline(always)]
+    fn e2m1_x4(self, b: &[u8]) -> [Self::F; 4] {
+        let c = self.load_u4x4(b);
+        let t = &crate::codec::E2M1_LUT;
+        [self.lut16(t, c[0]), self.lut16(t, c[1]), self.lut16(t, c[2]), self.lut16(t, c[3])]
     }
     /// A hint that the cache line holding `b[0]` will be read soon (a no-op where the ISA
     /// module provides none: NEON and the portable ISA). It never faults and changes no

@@ -285,6 +285,21 @@ impl Avx2 {
     }
 }
 
+/// Byte 3 and byte 2 of float4 e2m1's 16 values (`crate::codec::e2m1_lut_bytes`) in both
+/// 128-bit halves: the `vpshufb` tables of `Simd::e2m1_x4`.
+static E2M1_B3: [u8; 32] = twice(crate::codec::e2m1_lut_bytes(3));
+static E2M1_B2: [u8; 32] = twice(crate::codec::e2m1_lut_bytes(2));
+
+const fn twice(b: [u8; 16]) -> [u8; 32] {
+    let mut t = [0u8; 32];
+    let mut i = 0;
+    while i < 32 {
+        t[i] = b[i % 16];
+        i += 1;
+    }
+    t
+}
+
 impl Simd for Avx2 {
     #[inline(never)]
     fn enter<K: crate::isa::IsaKernel<Self>>(self, k: K) -> K::Output {
@@ -299,6 +314,7 @@ impl Simd for Avx2 {
     const U6X4: bool = true;
     const E5M2_F16: bool = true;
     const PACK16_X4: bool = true;
+    const U4X4_ROWS: bool = true;
     // One divide per step: its unit takes a ymm division every 3 cycles on Zen 4 (5 on
     // Skylake-class cores), next to the 4 * 3 multiply-adds it replaces a quarter of.
     const DIV_QUOTIENTS: usize = 1;
@@ -644,6 +660,37 @@ impl Simd for Avx2 {
         let lo = self.0.avx2._mm256_permutevar8x32_ps(self.load_f32(&t[..32]), c);
         let hi = self.0.avx2._mm256_permutevar8x32_ps(self.load_f32(&t[32..]), c);
         self.0.avx._mm256_blendv_ps(lo, hi, self.0.avx._mm256_castsi256_ps(self.0.avx2._mm256_slli_epi32::<28>(c)))
+    }
+    #[inline(always)]
+    fn e2m1_x4(self, b: &[u8]) -> [__m256; 4] {
+        let b = &b[..16];
+        // SAFETY: `b` is exactly the 16 bytes read (unaligned load).
+        let v = unsafe { _mm_loadu_si128(b.as_ptr().cast()) };
+        let (avx, avx2) = (self.0.avx, self.0.avx2);
+        // Bytes 0, 1, 4, 5, 8, 9, 12, 13 in the low half and the others in the high half
+        // (byte j holds codes 2j and 2j + 1), so that after the nibble unpack the low half
+        // holds codes 0-3, 8-11, 16-19, 24-27 and the high half the rest: the order in which
+        // the in-lane unpacks below hand codes 8k..8k + 8 to vector k.
+        let order = avx._mm256_setr_epi8(
+            0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1, 2, 3, 6, 7, 10, 11, 14, 15, -1, -1, -1, -1, -1,
+            -1, -1, -1,
+        );
+        let v = avx2._mm256_shuffle_epi8(avx2._mm256_broadcastsi128_si256(v), order);
+        let m = avx._mm256_set1_epi8(0x0f);
+        let (lo, hi) = (avx2._mm256_and_si256(v, m), avx2._mm256_and_si256(avx2._mm256_srli_epi16::<4>(v), m));
+        let c = avx2._mm256_unpacklo_epi8(lo, hi);
+        // Each value's bytes 2 and 3 by code (bytes 0 and 1 are zero), paired into the
+        // upper 16 bits of each lane.
+        let b3 = avx2._mm256_shuffle_epi8(self.load_i32(&E2M1_B3), c);
+        let b2 = avx2._mm256_shuffle_epi8(self.load_i32(&E2M1_B2), c);
+        let (w0, w1) = (avx2._mm256_unpacklo_epi8(b2, b3), avx2._mm256_unpackhi_epi8(b2, b3));
+        let z = avx._mm256_setzero_si256();
+        [
+            avx._mm256_castsi256_ps(avx2._mm256_unpacklo_epi16(z, w0)),
+            avx._mm256_castsi256_ps(avx2._mm256_unpackhi_epi16(z, w0)),
+            avx._mm256_castsi256_ps(avx2._mm256_unpacklo_epi16(z, w1)),
+            avx._mm256_castsi256_ps(avx2._mm256_unpackhi_epi16(z, w1)),
+        ]
     }
     #[inline(always)]
     fn prefetch(self, b: &[u8]) {

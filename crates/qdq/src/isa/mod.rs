@@ -349,6 +349,50 @@ mod tests {
         }
     }
 
+    /// `Simd::e2m1_x4` of the packed codes `self.0` (`2 * LANES` bytes a call, whole
+    /// calls only): the decoded values' bit patterns in order.
+    struct E2m1X4<'a>(&'a [u8]);
+
+    impl Kernel for E2m1X4<'_> {
+        type Output = Vec<u32>;
+        fn run<S: Simd>(self, simd: S) -> Vec<u32> {
+            let mut out = Vec::new();
+            for b in self.0.chunks_exact(2 * S::LANES) {
+                for v in simd.e2m1_x4(b) {
+                    let mut y = [0u8; 64];
+                    simd.store_f32(v, &mut y);
+                    out.extend((0..S::LANES).map(|t| crate::simd::lane_i32(&y, t) as u32));
+                }
+            }
+            out
+        }
+    }
+
+    /// The four-vector float4 decoder on every ISA: every byte (two codes) at every byte
+    /// position of a call, each value the reference decoder's, in element order.
+    #[test]
+    fn e2m1_x4_decodes_every_code_pair_in_order_on_every_isa() {
+        // 256 rotations of the 256 byte values: byte b at every position of a 64-byte call.
+        let bytes: Vec<u8> = (0..256usize).flat_map(|r| (0..256usize).map(move |i| ((i + r) % 256) as u8)).collect();
+        let want: Vec<u32> = bytes
+            .iter()
+            .flat_map(|&b| [b & 15, b >> 4])
+            .map(|c| (qdq_ref::float::E2M1.decode(c as u32) as f32).to_bits())
+            .collect();
+        for isa in Isa::ALL {
+            if !isa.is_available() {
+                println!("{isa}: skipped, not on this CPU");
+                continue;
+            }
+            let got = dispatch(isa, E2m1X4(&bytes));
+            assert_eq!(got.len(), want.len(), "{isa}");
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(g, w, "{isa}: element {i} (byte {:#04x}): {g:#010x}, want {w:#010x}", bytes[i / 2]);
+            }
+            println!("{isa}: {} codes checked", want.len());
+        }
+    }
+
     /// `f32_to_bf16_bits` (an add on the bit pattern) against the general float encoder, for
     /// the f32 patterns in `self.0` (each expanded to `LANES` consecutive patterns).
     struct Bf16Rounding<'a>(&'a [u32]);
