@@ -268,6 +268,11 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// blocked-middle int4 / e2m1; on AVX-512 the extra loop in the tile kernel pushed a
     /// call out of its inlining, 0.8x on tiles that never take it). A constant, as `MINI_X4`.
     const U4X4_ROWS: bool = false;
+    /// Whether [`Simd::lut16_u16_x4`] looks 4-bit codes up by byte shuffles (AVX2:
+    /// `vpshufb`), so that 4-bit integer to f16 dequantize computes the 16 values a scale
+    /// and zero point can give once (per block, or per call) and then only looks codes up.
+    /// A constant, as `MINI_X4`.
+    const U4_TABLE16: bool = false;
     /// Stores four vectors of 16-bit codes (`8 * LANES` bytes), each lane within the i16
     /// range (`signed`) or the u16 range, as four [`Simd::store_u16`]s would. ISAs with
     /// saturating packs override it (in range, saturation changes nothing).
@@ -474,6 +479,19 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
         let c = self.load_u4x4(b);
         let t = &crate::codec::E2M1_LUT;
         [self.lut16(t, c[0]), self.lut16(t, c[1]), self.lut16(t, c[2]), self.lut16(t, c[3])]
+    }
+    /// The 16-bit values `t[c]` (`t`: 16 little-endian u16) of 32 packed 4-bit codes `c`
+    /// (`b`: 16 bytes, element 2k in the low nibble of byte k), stored in element order
+    /// into `y` (64 bytes). ISAs with byte shuffles override it ([`Simd::U4_TABLE16`]).
+    #[inline(always)]
+    fn lut16_u16_x4(self, t: &[u8; 32], b: &[u8], y: &mut [u8]) {
+        for (&byte, yk) in b[..16].iter().zip(y[..64].chunks_exact_mut(4)) {
+            for (h, c) in [byte & 15, byte >> 4].into_iter().enumerate() {
+                let c = c as usize;
+                yk[2 * h] = t[2 * c];
+                yk[2 * h + 1] = t[2 * c + 1];
+            }
+        }
     }
     /// A hint that the cache line holding `b[0]` will be read soon (a no-op where the ISA
     /// module provides none: NEON and the portable ISA). It never faults and changes no

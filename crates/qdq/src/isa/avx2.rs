@@ -315,6 +315,7 @@ impl Simd for Avx2 {
     const E5M2_F16: bool = true;
     const PACK16_X4: bool = true;
     const U4X4_ROWS: bool = true;
+    const U4_TABLE16: bool = true;
     // One divide per step: its unit takes a ymm division every 3 cycles on Zen 4 (5 on
     // Skylake-class cores), next to the 4 * 3 multiply-adds it replaces a quarter of.
     const DIV_QUOTIENTS: usize = 1;
@@ -691,6 +692,41 @@ impl Simd for Avx2 {
             avx._mm256_castsi256_ps(avx2._mm256_unpacklo_epi16(z, w1)),
             avx._mm256_castsi256_ps(avx2._mm256_unpackhi_epi16(z, w1)),
         ]
+    }
+    #[inline(always)]
+    fn lut16_u16_x4(self, t: &[u8; 32], b: &[u8], y: &mut [u8]) {
+        let (b, y) = (&b[..16], &mut y[..64]);
+        // SAFETY: `t` is the 32 bytes read, `b` exactly the 16 read (unaligned loads).
+        let (tv, v) = unsafe { (_mm256_loadu_si256(t.as_ptr().cast()), _mm_loadu_si128(b.as_ptr().cast())) };
+        let (avx, avx2) = (self.0.avx, self.0.avx2);
+        // The entries' low bytes, then their high bytes, each in both halves (the shuffles
+        // below index within a half).
+        let split = avx._mm256_setr_epi8(
+            0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15, 0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
+        );
+        let tv = avx2._mm256_shuffle_epi8(tv, split);
+        let (tl, th) =
+            (avx2._mm256_permute4x64_epi64::<0b1000_1000>(tv), avx2._mm256_permute4x64_epi64::<0b1101_1101>(tv));
+        // Bytes 0-3 and 8-11 in the low half, 4-7 and 12-15 in the high half: after the
+        // nibble unpack, codes 0-7 and 16-23, then 8-15 and 24-31, the order in which the
+        // in-lane unpacks of the values' two bytes give elements 0-15, then 16-31.
+        let order = avx._mm256_setr_epi8(
+            0, 1, 2, 3, 8, 9, 10, 11, -1, -1, -1, -1, -1, -1, -1, -1, 4, 5, 6, 7, 12, 13, 14, 15, -1, -1, -1, -1, -1,
+            -1, -1, -1,
+        );
+        let v = avx2._mm256_shuffle_epi8(avx2._mm256_broadcastsi128_si256(v), order);
+        let m = avx._mm256_set1_epi8(0x0f);
+        let c = avx2._mm256_unpacklo_epi8(
+            avx2._mm256_and_si256(v, m),
+            avx2._mm256_and_si256(avx2._mm256_srli_epi16::<4>(v), m),
+        );
+        let (lo, hi) = (avx2._mm256_shuffle_epi8(tl, c), avx2._mm256_shuffle_epi8(th, c));
+        let (w0, w1) = (avx2._mm256_unpacklo_epi8(lo, hi), avx2._mm256_unpackhi_epi8(lo, hi));
+        // SAFETY: `y` is exactly the 64 bytes written (two unaligned 32-byte stores).
+        unsafe {
+            _mm256_storeu_si256(y.as_mut_ptr().cast(), w0);
+            _mm256_storeu_si256(y[32..].as_mut_ptr().cast(), w1);
+        }
     }
     #[inline(always)]
     fn prefetch(self, b: &[u8]) {

@@ -393,6 +393,49 @@ mod tests {
         }
     }
 
+    /// `Simd::lut16_u16_x4` of the packed codes `self.1` (16 bytes a call) through the
+    /// table `self.0`.
+    struct Lut16U16<'a>(&'a [u8; 32], &'a [u8]);
+
+    impl Kernel for Lut16U16<'_> {
+        type Output = Vec<u8>;
+        fn run<S: Simd>(self, simd: S) -> Vec<u8> {
+            let mut out = vec![0u8; 4 * self.1.len()];
+            for (b, y) in self.1.chunks_exact(16).zip(out.chunks_exact_mut(64)) {
+                simd.lut16_u16_x4(self.0, b, y);
+            }
+            out
+        }
+    }
+
+    /// The 4-bit to 16-bit table lookup on every ISA: every byte (two codes) at every byte
+    /// position of a call, with a table of 32 distinct bytes, each element its code's entry.
+    #[test]
+    fn lut16_u16_x4_looks_every_code_pair_up_in_order_on_every_isa() {
+        let bytes: Vec<u8> = (0..16usize).flat_map(|r| (0..256usize).map(move |i| ((i * 7 + r) % 256) as u8)).collect();
+        let mut table = [0u8; 32];
+        for (i, t) in table.iter_mut().enumerate() {
+            *t = (i as u8).wrapping_mul(37).wrapping_add(11);
+        }
+        let want: Vec<u8> = bytes
+            .iter()
+            .flat_map(|&b| [b & 15, b >> 4])
+            .flat_map(|c| [table[2 * c as usize], table[2 * c as usize + 1]])
+            .collect();
+        for isa in Isa::ALL {
+            if !isa.is_available() {
+                println!("{isa}: skipped, not on this CPU");
+                continue;
+            }
+            let got = dispatch(isa, Lut16U16(&table, &bytes));
+            assert_eq!(got.len(), want.len(), "{isa}");
+            for (i, (g, w)) in got.chunks_exact(2).zip(want.chunks_exact(2)).enumerate() {
+                assert_eq!(g, w, "{isa}: element {i} (byte {:#04x})", bytes[i / 2]);
+            }
+            println!("{isa}: {} codes checked", want.len() / 2);
+        }
+    }
+
     /// `f32_to_bf16_bits` (an add on the bit pattern) against the general float encoder, for
     /// the f32 patterns in `self.0` (each expanded to `LANES` consecutive patterns).
     struct Bf16Rounding<'a>(&'a [u32]);
