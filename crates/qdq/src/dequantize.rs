@@ -462,7 +462,7 @@ fn dequantize_x4<S: Simd, const BITS: u8, const MINI: u8>(
     store_as_x4(simd, o.0, v, o.1, yq);
 }
 
-/// Codes 0 to 15 as little-endian i32: the inputs of [`u4_f16_table`].
+/// Codes 0 to 15 as little-endian i32: the inputs of [`u4_half_table`].
 const CODES16: [u8; 64] = {
     let mut t = [0u8; 64];
     let mut c = 0;
@@ -473,23 +473,24 @@ const CODES16: [u8; 64] = {
     t
 };
 
-/// Whether 4-bit integer codes to f16 go through [`u4_f16_table`] and
+/// Whether 4-bit integer codes to f16 / bf16 go through [`u4_half_table`] and
 /// [`Simd::lut16_u16_x4`] (32 codes a lookup, so whole vectors of at least 8 lanes).
-const fn u4_f16_lookup<S: Simd>() -> bool {
+const fn u4_half_lookup<S: Simd>() -> bool {
     S::U4_TABLE16 && S::LANES.is_multiple_of(8) && S::LANES <= 16
 }
 
-/// The f16 outputs of the 16 4-bit integer codes with the scale `sc` and the offsets `flip`
-/// and `zf` of [`decode`] (every lane of each the same): entry `c` is what the element path
-/// stores for code `c` (decode, multiply, NaN canonicalisation where `canon`, f16 rounding),
+/// The `out` (f16 or bf16) outputs of the 16 4-bit integer codes with the scale `sc` and the
+/// offsets `flip` and `zf` of [`decode`] (every lane of each the same): entry `c` is what the
+/// element path stores for code `c` (decode, multiply, NaN canonicalisation where `canon`,
+/// rounding to `out`),
 /// so that a lookup gives the same bits. The table of [`Simd::lut16_u16_x4`].
 #[inline(always)]
-fn u4_f16_table<S: Simd>(simd: S, sc: S::F, zf: S::I, flip: S::I, canon: bool) -> [u8; 32] {
+fn u4_half_table<S: Simd>(simd: S, out: Out, sc: S::F, zf: S::I, flip: S::I, canon: bool) -> [u8; 32] {
     let mut t = [0u8; 32];
     for (h, th) in t.chunks_exact_mut(2 * S::LANES).enumerate() {
         let c = simd.load_i32(&CODES16[4 * h * S::LANES..]);
         let v = simd.mul(decode(simd, c, flip, zf, None, 4), sc);
-        store_as(simd, Out::F16, v, canon, th);
+        store_as(simd, out, v, canon, th);
     }
     t
 }
@@ -792,10 +793,10 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
             }
             return;
         }
-        if const { BITS == 4 && MINI == 0 && OUT == 1 && u4_f16_lookup::<S>() } {
-            // 4-bit integers to f16: the 16 possible values once, then lookups of 32 codes
-            // (whole steps are 32 codes or a multiple).
-            let t = u4_f16_table(simd, sc, zf, flip, canon);
+        if const { BITS == 4 && MINI == 0 && matches!(OUT, 1 | 2) && u4_half_lookup::<S>() } {
+            // 4-bit integers to f16 / bf16: the 16 possible values once, then lookups of 32
+            // codes (whole steps are 32 codes or a multiple).
+            let t = u4_half_table(simd, out, sc, zf, flip, canon);
             for (xq, yq) in xb.chunks_exact(16).zip(yb.chunks_exact_mut(64)) {
                 simd.lut16_u16_x4(&t, xq, yq);
             }
