@@ -482,8 +482,8 @@ const fn u4_half_lookup<S: Simd>() -> bool {
 /// The `out` (f16 or bf16) outputs of the 16 4-bit integer codes with the scale `sc` and the
 /// offsets `flip` and `zf` of [`decode`] (every lane of each the same): entry `c` is what the
 /// element path stores for code `c` (decode, multiply, NaN canonicalisation where `canon`,
-/// rounding to `out`),
-/// so that a lookup gives the same bits. The table of [`Simd::lut16_u16_x4`].
+/// rounding to `out`), so that a lookup gives the same bits. The table of
+/// [`Simd::lut16_u16_x4`].
 #[inline(always)]
 fn u4_half_table<S: Simd>(simd: S, out: Out, sc: S::F, zf: S::I, flip: S::I, canon: bool) -> [u8; 32] {
     let mut t = [0u8; 32];

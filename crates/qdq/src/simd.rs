@@ -264,14 +264,15 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     const PACK16_X4: bool = false;
     /// Whether the row tiles of 4-bit codes (per-axis and blocked-middle dequantize) load,
     /// decode and store four vectors at a time ([`Simd::load_u4x4`], [`Simd::e2m1_x4`]),
-    /// where a tile's row is whole groups of four. Per-ISA, as measured (AVX2: 1.3-2x on
-    /// blocked-middle int4 / e2m1; on AVX-512 the extra loop in the tile kernel pushed a
-    /// call out of its inlining, 0.8x on tiles that never take it). A constant, as `MINI_X4`.
+    /// where a tile's row is whole groups of four. Per-ISA, as measured (AVX2, Zen 4:
+    /// blocked-middle int4 1.1-1.3x, e2m1 1.6-1.9x; on AVX-512 the extra loop in the tile
+    /// kernel pushed a call out of its inlining, 0.8x on tiles that never take it). A
+    /// constant, as `MINI_X4`.
     const U4X4_ROWS: bool = false;
     /// Whether [`Simd::lut16_u16_x4`] looks 4-bit codes up by byte shuffles (AVX2:
-    /// `vpshufb`), so that 4-bit integer to f16 dequantize computes the 16 values a scale
-    /// and zero point can give once (per block, or per call) and then only looks codes up.
-    /// A constant, as `MINI_X4`.
+    /// `vpshufb`), so that 4-bit integer to f16 / bf16 dequantize over runs of whole steps
+    /// (per tensor, per-axis-first) computes the 16 values their scale and zero point can
+    /// give once and then only looks codes up. A constant, as `MINI_X4`.
     const U4_TABLE16: bool = false;
     /// Stores four vectors of 16-bit codes (`8 * LANES` bytes), each lane within the i16
     /// range (`signed`) or the u16 range, as four [`Simd::store_u16`]s would. ISAs with
