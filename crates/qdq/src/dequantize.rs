@@ -434,11 +434,7 @@ fn dequantize_x4<S: Simd, const BITS: u8, const MINI: u8>(
     // of the variants that do not take it, and its stack slots.)
     if const { BITS == 4 && MINI != 0 && S::LUT16 } {
         // float4 e2m1 (the only 4-bit float format): the four vectors' values at once.
-        let mut v = simd.e2m1_x4(xq);
-        for vk in v.iter_mut() {
-            *vk = simd.mul(*vk, sc);
-        }
-        return store_as_x4(simd, o.0, v, o.1, yq);
+        return store_as_x4(simd, o.0, e2m1_x4_times(simd, xq, sc), o.1, yq);
     }
     let c4 = match BITS {
         // (The integer offset applied as the codes unpack: `Simd::load_u4x4_sub`.)
@@ -460,6 +456,16 @@ fn dequantize_x4<S: Simd, const BITS: u8, const MINI: u8>(
         *vk = simd.mul(d, sc);
     }
     store_as_x4(simd, o.0, v, o.1, yq);
+}
+
+/// [`Simd::e2m1_x4`] of `xq` (float4 codes), each vector times the broadcast scale `sc`.
+#[inline(always)]
+fn e2m1_x4_times<S: Simd>(simd: S, xq: &[u8], sc: S::F) -> [S::F; 4] {
+    let mut v = simd.e2m1_x4(xq);
+    for vk in v.iter_mut() {
+        *vk = simd.mul(*vk, sc);
+    }
+    v
 }
 
 /// Codes 0 to 15 as little-endian i32: the inputs of [`u4_half_table`].
@@ -805,11 +811,7 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
         if const { BITS == 4 && MINI != 0 && S::LUT16 } {
             // float4 e2m1 (the only 4-bit float format): the four vectors' values at once.
             for (xq, yq) in steps {
-                let mut v = simd.e2m1_x4(xq);
-                for vk in v.iter_mut() {
-                    *vk = simd.mul(*vk, sc);
-                }
-                store_as_x4(simd, out, v, canon, yq);
+                store_as_x4(simd, out, e2m1_x4_times(simd, xq, sc), canon, yq);
             }
             return;
         }

@@ -249,6 +249,27 @@ impl Avx2 {
         unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), v) }
     }
 
+    /// The 16-bit entries of 32 packed 4-bit codes (`b`: 16 bytes, element 2k in the low
+    /// nibble of byte k) looked up by `vpshufb`: `tl` and `th` hold the 16 entries' low and
+    /// high bytes in both halves. `order` picks each half's 8 bytes (the rest -1), whose 16
+    /// codes, low nibble first, the half looks up; the two results are the words of the
+    /// low 8 codes of each half, then of the high 8.
+    #[inline(always)]
+    fn lookup16_words(self, b: &[u8], order: __m256i, tl: __m256i, th: __m256i) -> (__m256i, __m256i) {
+        let b = &b[..16];
+        // SAFETY: `b` is exactly the 16 bytes read (unaligned load).
+        let v = unsafe { _mm_loadu_si128(b.as_ptr().cast()) };
+        let (avx, avx2) = (self.0.avx, self.0.avx2);
+        let v = avx2._mm256_shuffle_epi8(avx2._mm256_broadcastsi128_si256(v), order);
+        let m = avx._mm256_set1_epi8(0x0f);
+        let c = avx2._mm256_unpacklo_epi8(
+            avx2._mm256_and_si256(v, m),
+            avx2._mm256_and_si256(avx2._mm256_srli_epi16::<4>(v), m),
+        );
+        let (lo, hi) = (avx2._mm256_shuffle_epi8(tl, c), avx2._mm256_shuffle_epi8(th, c));
+        (avx2._mm256_unpacklo_epi8(lo, hi), avx2._mm256_unpackhi_epi8(lo, hi))
+    }
+
     /// The four 6-bit fields of the 24-bit group in each 128-bit half's dwords (the group
     /// repeated in all four), one per dword.
     #[inline(always)]
@@ -664,27 +685,17 @@ impl Simd for Avx2 {
     }
     #[inline(always)]
     fn e2m1_x4(self, b: &[u8]) -> [__m256; 4] {
-        let b = &b[..16];
-        // SAFETY: `b` is exactly the 16 bytes read (unaligned load).
-        let v = unsafe { _mm_loadu_si128(b.as_ptr().cast()) };
         let (avx, avx2) = (self.0.avx, self.0.avx2);
         // Bytes 0, 1, 4, 5, 8, 9, 12, 13 in the low half and the others in the high half
-        // (byte j holds codes 2j and 2j + 1), so that after the nibble unpack the low half
-        // holds codes 0-3, 8-11, 16-19, 24-27 and the high half the rest: the order in which
-        // the in-lane unpacks below hand codes 8k..8k + 8 to vector k.
+        // (byte j holds codes 2j and 2j + 1): the low half looks up codes 0-3, 8-11, 16-19,
+        // 24-27 and the high half the rest, the order in which the unpacks with zero words
+        // below hand codes 8k..8k + 8 to vector k. The entries are each value's bytes 2
+        // and 3 (bytes 0 and 1 are zero), the upper 16 bits of each lane.
         let order = avx._mm256_setr_epi8(
             0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1, 2, 3, 6, 7, 10, 11, 14, 15, -1, -1, -1, -1, -1,
             -1, -1, -1,
         );
-        let v = avx2._mm256_shuffle_epi8(avx2._mm256_broadcastsi128_si256(v), order);
-        let m = avx._mm256_set1_epi8(0x0f);
-        let (lo, hi) = (avx2._mm256_and_si256(v, m), avx2._mm256_and_si256(avx2._mm256_srli_epi16::<4>(v), m));
-        let c = avx2._mm256_unpacklo_epi8(lo, hi);
-        // Each value's bytes 2 and 3 by code (bytes 0 and 1 are zero), paired into the
-        // upper 16 bits of each lane.
-        let b3 = avx2._mm256_shuffle_epi8(self.load_i32(&E2M1_B3), c);
-        let b2 = avx2._mm256_shuffle_epi8(self.load_i32(&E2M1_B2), c);
-        let (w0, w1) = (avx2._mm256_unpacklo_epi8(b2, b3), avx2._mm256_unpackhi_epi8(b2, b3));
+        let (w0, w1) = self.lookup16_words(b, order, self.load_i32(&E2M1_B2), self.load_i32(&E2M1_B3));
         let z = avx._mm256_setzero_si256();
         [
             avx._mm256_castsi256_ps(avx2._mm256_unpacklo_epi16(z, w0)),
@@ -695,33 +706,26 @@ impl Simd for Avx2 {
     }
     #[inline(always)]
     fn lut16_u16_x4(self, t: &[u8; 32], b: &[u8], y: &mut [u8]) {
-        let (b, y) = (&b[..16], &mut y[..64]);
-        // SAFETY: `t` is the 32 bytes read, `b` exactly the 16 read (unaligned loads).
-        let (tv, v) = unsafe { (_mm256_loadu_si256(t.as_ptr().cast()), _mm_loadu_si128(b.as_ptr().cast())) };
+        let y = &mut y[..64];
+        // SAFETY: `t` is the 32 bytes read (unaligned load).
+        let tv = unsafe { _mm256_loadu_si256(t.as_ptr().cast()) };
         let (avx, avx2) = (self.0.avx, self.0.avx2);
         // The entries' low bytes, then their high bytes, each in both halves (the shuffles
-        // below index within a half).
+        // index within a half).
         let split = avx._mm256_setr_epi8(
             0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15, 0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
         );
         let tv = avx2._mm256_shuffle_epi8(tv, split);
         let (tl, th) =
             (avx2._mm256_permute4x64_epi64::<0b1000_1000>(tv), avx2._mm256_permute4x64_epi64::<0b1101_1101>(tv));
-        // Bytes 0-3 and 8-11 in the low half, 4-7 and 12-15 in the high half: after the
-        // nibble unpack, codes 0-7 and 16-23, then 8-15 and 24-31, the order in which the
-        // in-lane unpacks of the values' two bytes give elements 0-15, then 16-31.
+        // Bytes 0-3 and 8-11 in the low half, 4-7 and 12-15 in the high half: the low half
+        // looks up codes 0-7 and 16-23, the high half 8-15 and 24-31, so that the two word
+        // vectors are elements 0-15, then 16-31.
         let order = avx._mm256_setr_epi8(
             0, 1, 2, 3, 8, 9, 10, 11, -1, -1, -1, -1, -1, -1, -1, -1, 4, 5, 6, 7, 12, 13, 14, 15, -1, -1, -1, -1, -1,
             -1, -1, -1,
         );
-        let v = avx2._mm256_shuffle_epi8(avx2._mm256_broadcastsi128_si256(v), order);
-        let m = avx._mm256_set1_epi8(0x0f);
-        let c = avx2._mm256_unpacklo_epi8(
-            avx2._mm256_and_si256(v, m),
-            avx2._mm256_and_si256(avx2._mm256_srli_epi16::<4>(v), m),
-        );
-        let (lo, hi) = (avx2._mm256_shuffle_epi8(tl, c), avx2._mm256_shuffle_epi8(th, c));
-        let (w0, w1) = (avx2._mm256_unpacklo_epi8(lo, hi), avx2._mm256_unpackhi_epi8(lo, hi));
+        let (w0, w1) = self.lookup16_words(b, order, tl, th);
         // SAFETY: `y` is exactly the 64 bytes written (two unaligned 32-byte stores).
         unsafe {
             _mm256_storeu_si256(y.as_mut_ptr().cast(), w0);
