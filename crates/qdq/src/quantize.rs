@@ -235,7 +235,7 @@ impl Prec {
         simd.sub(t, simd.sub(t, v))
     }
 
-    fn round_scalar(self, v: f32) -> f32 {
+    pub(crate) fn round_scalar(self, v: f32) -> f32 {
         match self {
             Prec::F32 => v,
             Prec::F16 => qdq_ref::float::F16.round(v as f64) as f32,
@@ -310,7 +310,7 @@ impl<'a> Job<'a> {
 
     /// The zero point's value at scale index `k` (0 when absent).
     #[inline(always)]
-    fn zp(&self, k: usize) -> i32 {
+    pub(crate) fn zp(&self, k: usize) -> i32 {
         match (&self.zero_point, self.enc) {
             (Some(z), Encode::Int { .. }) => zero_point_at(z, k),
             _ => 0,

@@ -92,9 +92,13 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     }
     fn eq(self, a: Self::F, b: Self::F) -> Self::M;
     fn is_nan(self, a: Self::F) -> Self::M;
+    /// `a < b` per lane, ordered: false where either is NaN.
+    fn lt(self, a: Self::F, b: Self::F) -> Self::M;
     /// `m ? a : b` per lane.
     fn select(self, m: Self::M, a: Self::F, b: Self::F) -> Self::F;
     fn or_m(self, a: Self::M, b: Self::M) -> Self::M;
+    /// `a` and not `b` per lane.
+    fn andnot_m(self, a: Self::M, b: Self::M) -> Self::M;
     /// `a`, except `b` in the lanes where `a` is ±0 or NaN (one `vfixupimmps` with
     /// AVX-512).
     #[inline(always)]

@@ -394,6 +394,10 @@ impl Simd for Avx2 {
         self.0.avx._mm256_castps_si256(self.0.avx._mm256_cmp_ps::<_CMP_UNORD_Q>(a, a))
     }
     #[inline(always)]
+    fn lt(self, a: __m256, b: __m256) -> __m256i {
+        self.0.avx._mm256_castps_si256(self.0.avx._mm256_cmp_ps::<_CMP_LT_OQ>(a, b))
+    }
+    #[inline(always)]
     fn select(self, m: __m256i, a: __m256, b: __m256) -> __m256 {
         self.0.avx._mm256_blendv_ps(b, a, self.0.avx._mm256_castsi256_ps(m))
     }
@@ -406,6 +410,10 @@ impl Simd for Avx2 {
     #[inline(always)]
     fn or_m(self, a: __m256i, b: __m256i) -> __m256i {
         self.0.avx2._mm256_or_si256(a, b)
+    }
+    #[inline(always)]
+    fn andnot_m(self, a: __m256i, b: __m256i) -> __m256i {
+        self.0.avx2._mm256_andnot_si256(b, a)
     }
     #[inline(always)]
     fn mask_bits(self, m: __m256i) -> u32 {

@@ -304,12 +304,20 @@ impl Simd for Avx512 {
         v!(_mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, a))
     }
     #[inline(always)]
+    fn lt(self, a: __m512, b: __m512) -> __mmask16 {
+        v!(_mm512_cmp_ps_mask::<_CMP_LT_OQ>(a, b))
+    }
+    #[inline(always)]
     fn select(self, m: __mmask16, a: __m512, b: __m512) -> __m512 {
         v!(_mm512_mask_blend_ps(m, b, a))
     }
     #[inline(always)]
     fn or_m(self, a: __mmask16, b: __mmask16) -> __mmask16 {
         a | b
+    }
+    #[inline(always)]
+    fn andnot_m(self, a: __mmask16, b: __mmask16) -> __mmask16 {
+        a & !b
     }
     #[inline(always)]
     fn nonzero_or(self, a: __m512, b: __m512) -> __m512 {

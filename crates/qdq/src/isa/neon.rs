@@ -110,6 +110,10 @@ impl Simd for Neon {
         self.0.neon.vmvnq_u32(self.0.neon.vceqq_f32(a, a))
     }
     #[inline(always)]
+    fn lt(self, a: float32x4_t, b: float32x4_t) -> uint32x4_t {
+        self.0.neon.vcltq_f32(a, b)
+    }
+    #[inline(always)]
     fn select(self, m: uint32x4_t, a: float32x4_t, b: float32x4_t) -> float32x4_t {
         self.0.neon.vbslq_f32(m, a, b)
     }
@@ -121,6 +125,10 @@ impl Simd for Neon {
     #[inline(always)]
     fn or_m(self, a: uint32x4_t, b: uint32x4_t) -> uint32x4_t {
         self.0.neon.vorrq_u32(a, b)
+    }
+    #[inline(always)]
+    fn andnot_m(self, a: uint32x4_t, b: uint32x4_t) -> uint32x4_t {
+        self.0.neon.vbicq_u32(a, b)
     }
     #[inline(always)]
     fn mask_bits(self, m: uint32x4_t) -> u32 {

@@ -118,12 +118,20 @@ impl Simd for Scalar {
         map(a, |x| lane(x.is_nan()))
     }
     #[inline(always)]
+    fn lt(self, a: Self::F, b: Self::F) -> Self::M {
+        zip(a, b, |x, y| lane(x < y))
+    }
+    #[inline(always)]
     fn select(self, m: Self::M, a: Self::F, b: Self::F) -> Self::F {
         self.f32_of(pick(m, self.bits(a), self.bits(b)))
     }
     #[inline(always)]
     fn or_m(self, a: Self::M, b: Self::M) -> Self::M {
         zip(a, b, |x, y| x | y)
+    }
+    #[inline(always)]
+    fn andnot_m(self, a: Self::M, b: Self::M) -> Self::M {
+        zip(a, b, |x, y| x & !y)
     }
     #[inline(always)]
     fn mask_bits(self, m: Self::M) -> u32 {

@@ -28,8 +28,9 @@ use crate::codec::{decode_minifloat, encode_minifloat_checked, MiniFormat};
 use crate::dequantize::{store, store_out, Out};
 use crate::isa::{IsaKernel, Kernel};
 use crate::quantize::{
-    divide, group, load_codes, quantize_vec_d, quantize_vec_m, redo_tiny, sat8_step_masked, sat_step_dequantized,
-    seq_lanes, splat_lanes, store_codes, store_codes_x4, Encode, Job, Lanes, Prec, Spec, Src, ANY, DIV_FAST,
+    divide, fast_scale, group, load_codes, quantize_vec_d, quantize_vec_m, redo_tiny, sat8_step_masked,
+    sat_step_dequantized, seq_lanes, splat_lanes, store_codes, store_codes_x4, Encode, Job, Lanes, Prec, ScaleKind,
+    Spec, Src, ANY, DIV_FAST,
 };
 use crate::segments::Segments;
 use crate::simd::Simd;
@@ -606,11 +607,28 @@ pub(crate) trait GradOp: Sync + Copy {
     fn splat<S: Simd>(&self, simd: S, k: usize) -> Self::P<S>;
     /// The parameters of scales `k .. k + valid`.
     fn seq<S: Simd>(&self, simd: S, k: usize, valid: usize) -> Self::P<S>;
-    /// Elements `i .. i + valid`: `dx` and the two terms of the sums (padding lanes are
+    /// The two inputs of elements `i .. i + valid` as values: the x the op reads (f32 x for
+    /// fake quantization, the decoded codes `x - zp` for DequantizeLinear) and `dy`.
+    fn load<S: Simd>(&self, simd: S, p: &Self::P<S>, i: usize, valid: usize) -> (S::F, S::F);
+    /// `dx` and the two terms of the sums from [`GradOp::load`]'s values (padding lanes are
     /// masked by the caller).
-    fn step<S: Simd>(&self, simd: S, p: &Self::P<S>, i: usize, valid: usize) -> (S::F, [S::F; 2]);
+    fn step_vals<S: Simd>(&self, simd: S, p: &Self::P<S>, x: S::F, dy: S::F) -> (S::F, [S::F; 2]);
+    /// Elements `i .. i + valid`: `dx` and the two terms of the sums.
+    #[inline(always)]
+    fn step<S: Simd>(&self, simd: S, p: &Self::P<S>, i: usize, valid: usize) -> (S::F, [S::F; 2]) {
+        let (x, dy) = self.load(simd, p, i, valid);
+        self.step_vals(simd, p, x, dy)
+    }
     /// `dx` is f32 whenever written, known at compile time (the walk's stores fold).
     const DX_F32: bool = false;
+    /// x and `dy` are f32 arrays, known at compile time ([`GradOp::f32_inputs`] gives them),
+    /// and [`GradOp::load`] is their plain loads: a tile's whole rounds then step over exact
+    /// chunks of both (no bounds check per vector).
+    const F32_INPUTS: bool = false;
+    /// The bytes of x and `dy` where [`GradOp::F32_INPUTS`] holds.
+    fn f32_inputs(&self) -> Option<(&[u8], &[u8])> {
+        None
+    }
 }
 
 /// `out`, or f32 where the op's variant knows `dx` is f32 ([`GradOp::DX_F32`]).
@@ -628,80 +646,100 @@ fn dx_out<O: GradOp>(out: Out) -> Out {
 /// decides the mask, the side of a clamped element and the rounding error. `F32`: the
 /// variant for f32 x, `dy` and `dx` (when written) at the division precision f32, with
 /// those types as compile-time facts instead of a switch per vector (its caller checks
-/// them; see [`FakeQuantGrad::all_f32`]).
+/// them; see [`FakeQuantGrad::all_f32`]). `INT` (with `F32`): also an integer output type
+/// and every scale in the fast range ([`FakeQuantGrad::all_fast_int`]), so Markstein's
+/// division and the integer rule without a test per vector (per-lane scales then take
+/// their reciprocals by a vector division instead of dividing x).
 #[derive(Clone, Copy)]
-pub(crate) struct FakeQuantGrad<'a, const F32: bool> {
+pub(crate) struct FakeQuantGrad<'a, const F32: bool, const INT: bool> {
     /// x, scale, zero point, output type and precision, as the forward.
     pub job: Job<'a>,
     pub dy: (Src, &'a [u8]),
     pub lda: f32,
 }
 
-impl FakeQuantGrad<'_, false> {
+impl FakeQuantGrad<'_, false, false> {
     /// Whether the `F32` variant serves this call (`dx`: its type, when written).
     pub(crate) fn all_f32(&self, dx: Option<Out>) -> bool {
         let job = &self.job;
         job.src == Src::F32 && job.prec == Prec::F32 && self.dy.0 == Src::F32 && matches!(dx, None | Some(Out::F32))
     }
+
+    /// Whether the output type is an integer and each of the `scales` scales is in the fast
+    /// range (with [`FakeQuantGrad::all_f32`]: the `INT` variant serves this call).
+    pub(crate) fn all_fast_int(&self, scales: usize) -> bool {
+        let job = &self.job;
+        let fast = |v: f32| fast_scale(job.prec.round_scalar(v));
+        matches!(job.enc, Encode::Int { .. })
+            && match job.scale_kind {
+                // (f32 scales by chunks: a per-block layout has one scale per few elements.)
+                ScaleKind::F32 => {
+                    job.scale.chunks_exact(4).take(scales).all(|b| fast(f32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+                }
+                kind => (0..scales).all(|k| fast(kind.get(job.scale, k))),
+            }
+    }
 }
 
-impl<const F32: bool> GradOp for FakeQuantGrad<'_, F32> {
-    type P<S: Simd> = Lanes<S>;
+impl<const F32: bool, const INT: bool> GradOp for FakeQuantGrad<'_, F32, INT> {
+    /// The forward's parameters, and for integer outputs the [`round_limits`] of their range.
+    type P<S: Simd> = (Lanes<S>, (S::F, S::F));
     const DX_F32: bool = F32;
 
     #[inline(always)]
-    fn splat<S: Simd>(&self, simd: S, k: usize) -> Lanes<S> {
-        splat_lanes(simd, &self.job, k)
+    fn splat<S: Simd>(&self, simd: S, k: usize) -> Self::P<S> {
+        with_limits(simd, &self.job, splat_lanes(simd, &self.job, k))
     }
 
     #[inline(always)]
-    fn seq<S: Simd>(&self, simd: S, k: usize, valid: usize) -> Lanes<S> {
-        seq_lanes(simd, &self.job, k, valid)
+    fn seq<S: Simd>(&self, simd: S, k: usize, valid: usize) -> Self::P<S> {
+        let mut p = seq_lanes(simd, &self.job, k, valid);
+        if INT {
+            // Every scale is in the fast range (padding lanes hold 1): Markstein's division
+            // with each lane's correctly rounded reciprocal.
+            p.r = simd.div(simd.splat(1.0), p.divisor);
+            p.fast = true;
+        }
+        with_limits(simd, &self.job, p)
     }
 
     #[inline(always)]
-    fn step<S: Simd>(&self, simd: S, p: &Lanes<S>, i: usize, valid: usize) -> (S::F, [S::F; 2]) {
+    fn load<S: Simd>(&self, simd: S, _p: &Self::P<S>, i: usize, valid: usize) -> (S::F, S::F) {
         let job = &self.job;
-        let (src, prec, dy_src) = if F32 { (Src::F32, Prec::F32, Src::F32) } else { (job.src, job.prec, self.dy.0) };
+        let (src, dy_src) = if F32 { (Src::F32, Src::F32) } else { (job.src, self.dy.0) };
         let mut x = load_src(simd, src, job.x, i, valid);
         if !F32 && !job.src_exact {
-            x = prec.round(simd, x);
+            x = job.prec.round(simd, x);
         }
+        (x, load_src(simd, dy_src, self.dy.1, i, valid))
+    }
+
+    const F32_INPUTS: bool = F32;
+
+    #[inline(always)]
+    fn f32_inputs(&self) -> Option<(&[u8], &[u8])> {
+        F32.then_some((self.job.x, self.dy.1))
+    }
+
+    #[inline(always)]
+    fn step_vals<S: Simd>(&self, simd: S, p: &Self::P<S>, x: S::F, dy: S::F) -> (S::F, [S::F; 2]) {
+        let ((p, (ls, hs)), job) = (p, &self.job);
+        let (ls, hs) = (*ls, *hs);
+        let prec = if F32 { Prec::F32 } else { job.prec };
         // The exact quotient: Markstein's correction where the scale allows it, as in the
         // forward, except for a vector holding a nonzero `|x| <= 2^-96` (see the quantize
         // module docs): the forward rounds those quotients to zero whatever their last
         // bits, but here `round(q) - q` keeps them, so a true division then (`redo_tiny`).
-        let q = divide(simd, x, p.divisor, p.r, p.fast);
-        let q = if p.fast && S::HAS_FMA { redo_tiny(simd, x, q, p.divisor) } else { q };
+        let fast = INT || p.fast;
+        let q = divide(simd, x, p.divisor, p.r, fast);
+        let q = if fast && S::HAS_FMA { redo_tiny(simd, x, q, p.divisor) } else { q };
         let q = prec.round(simd, q);
-        let dy = load_src(simd, dy_src, self.dy.1, i, valid);
         let g = simd.mul(simd.splat(self.lda), dy);
         let zero = simd.splat(0.0);
         let neg0 = simd.splat(-0.0);
         match job.enc {
-            Encode::Int { .. } => {
-                let one = simd.splat(1.0);
-                // r = round(q) clamped one wider than the type's range (lo and hi are
-                // integers, so it is round(q) inside); below lo it was clamped low, above hi
-                // high. NaN gives lo - 1: clamped low. No conversion to integers: every
-                // integer output is at most 16 bits wide, so |lo|, |hi| <= 65535 and the
-                // clamped c has |c| < 2^22. c + 1.5 * 2^23 then lies in [2^23, 2^24), where
-                // the floats are the integers: the addition rounds c half to even (every
-                // call runs in the default rounding mode, see `fpenv`), subtracting the
-                // constant again is exact, and as positive floats order as their bits, the
-                // two range tests are integer compares on the biased bits.
-                let magic = simd.splat(12_582_912.0);
-                let c = simd.min(simd.max(q, simd.sub(p.lo, one)), simd.add(p.hi, one));
-                let biased = simd.add(c, magic);
-                let rb = simd.bits(biased);
-                let low = simd.lt_i(rb, simd.bits(simd.add(p.lo, magic)));
-                let high = simd.lt_i(simd.bits(simd.add(p.hi, magic)), rb);
-                let out = simd.or_m(low, high);
-                let d_in = simd.sub(simd.sub(biased, magic), q);
-                let t = simd.mul(dy, simd.select(low, p.lo, simd.select(high, p.hi, d_in)));
-                let u = simd.select(out, dy, neg0);
-                (simd.select(out, zero, g), [t, u])
-            }
+            _ if INT => int_grads(simd, p, (ls, hs), q, dy, g),
+            Encode::Int { .. } => int_grads(simd, p, (ls, hs), q, dy, g),
             Encode::Mini { fmt, add_zero, .. } => {
                 let v = if add_zero { simd.add(q, p.zf) } else { q };
                 let (_, bad) = encode_minifloat_checked(simd, v, &fmt);
@@ -709,6 +747,62 @@ impl<const F32: bool> GradOp for FakeQuantGrad<'_, F32> {
             }
         }
     }
+}
+
+/// [`FakeQuantGrad`]'s `dx` and terms for an integer output: `q` the quotient, `g` the
+/// gradient `lda * dy`.
+#[inline(always)]
+fn int_grads<S: Simd>(simd: S, p: &Lanes<S>, (ls, hs): (S::F, S::F), q: S::F, dy: S::F, g: S::F) -> (S::F, [S::F; 2]) {
+    // round(q) is below lo exactly where q <= ls, above hi exactly where q > hs
+    // (`round_limits`); NaN is neither above ls nor above hs: clamped low, as
+    // the reference's NaN code qmin. Inside, round(q) - q by the 1.5 * 2^23
+    // addition: every integer output is at most 16 bits wide, so a rounded
+    // quotient within [lo, hi] has |round(q)| <= 65535 and q + 1.5 * 2^23 lies
+    // in [2^23, 2^24), where the floats are the integers; the addition rounds q
+    // half to even (every call runs in the default rounding mode, see `fpenv`),
+    // and subtracting the constant again is exact. Lanes outside take lo or hi.
+    let (above_lo, above_hi) = (simd.lt(ls, q), simd.lt(hs, q));
+    let inside = simd.andnot_m(above_lo, above_hi);
+    let magic = simd.splat(12_582_912.0);
+    let d_in = simd.sub(simd.sub(simd.add(q, magic), magic), q);
+    let t = simd.mul(dy, simd.select(above_lo, simd.select(above_hi, p.hi, d_in), p.lo));
+    let u = simd.select(inside, simd.splat(-0.0), dy);
+    (simd.select(inside, g, simd.splat(0.0)), [t, u])
+}
+
+/// The limits of an integer range `[lo, hi]` (integers as floats, `|lo|, |hi| <= 65535`)
+/// for quotients rounded half to even: `round(q) < lo` exactly where `q <= ls`, and
+/// `round(q) > hi` exactly where `q > hs`. The midpoint `lo - 1/2` rounds to the even one of
+/// `lo - 1` and `lo`, so `ls` is that midpoint where `lo` is odd and the float just below it
+/// where `lo` is even; `hs` is `hi + 1/2` where `hi` is even and the float just below it where
+/// `hi` is odd. (Both midpoints are exact and nonzero; the float below a nonzero `v` has the
+/// bits of `v` minus 1 when `v > 0`, plus 1 when `v < 0`.)
+#[inline(always)]
+pub(crate) fn round_limits<S: Simd>(simd: S, lo: S::F, hi: S::F) -> (S::F, S::F) {
+    let half = simd.splat(0.5);
+    let one = simd.splat_i(1);
+    let lo_even = simd.xor_i(simd.and_i(simd.cvt_rne(lo), one), one);
+    let hi_odd = simd.and_i(simd.cvt_rne(hi), one);
+    (below_if(simd, simd.sub(lo, half), lo_even), below_if(simd, simd.add(hi, half), hi_odd))
+}
+
+/// `p` with the [`round_limits`] of its integer range (zeros for float outputs).
+#[inline(always)]
+fn with_limits<S: Simd>(simd: S, job: &Job<'_>, p: Lanes<S>) -> (Lanes<S>, (S::F, S::F)) {
+    let limits = match job.enc {
+        Encode::Int { .. } => round_limits(simd, p.lo, p.hi),
+        Encode::Mini { .. } => (simd.splat(0.0), simd.splat(0.0)),
+    };
+    (p, limits)
+}
+
+/// `v` (nonzero, finite), or the float just below it in the lanes where `d` is 1 (else 0).
+#[inline(always)]
+fn below_if<S: Simd>(simd: S, v: S::F, d: S::I) -> S::F {
+    // d * (v < 0 ? -1 : 1) as (d ^ s) - s with s the sign's all-ones or zero.
+    let b = simd.bits(v);
+    let s = simd.sra(b, 31);
+    simd.f32_of(simd.sub_i(b, simd.sub_i(simd.xor_i(d, s), s)))
 }
 
 /// The DequantizeLinear scale gradient: terms `dy * d`.
@@ -741,13 +835,17 @@ impl GradOp for DequantizeGrad<'_> {
     }
 
     #[inline(always)]
-    fn step<S: Simd>(&self, simd: S, z: &S::I, i: usize, valid: usize) -> (S::F, [S::F; 2]) {
+    fn load<S: Simd>(&self, simd: S, z: &S::I, i: usize, valid: usize) -> (S::F, S::F) {
         let c = load_codes(simd, &self.x, i, valid, true);
         let d = match &self.mini {
             Some(f) => decode_minifloat(simd, c, f),
             None => simd.cvt_f32(simd.sub_i(c, *z)),
         };
-        let dy = load_src(simd, self.dy.0, self.dy.1, i, valid);
+        (d, load_src(simd, self.dy.0, self.dy.1, i, valid))
+    }
+
+    #[inline(always)]
+    fn step_vals<S: Simd>(&self, simd: S, _z: &S::I, d: S::F, dy: S::F) -> (S::F, [S::F; 2]) {
         let neg0 = simd.splat(-0.0);
         (neg0, [simd.mul(dy, d), neg0])
     }
@@ -934,8 +1032,38 @@ impl<S: Simd, O: GradOp> IsaKernel<S> for TileSum<'_, '_, '_, '_, S, O> {
         // with a run-time `v % nacc` kept them in memory: a load and a store per vector.)
         // With `dx` the rounds store into exact chunks of it (no per-vector test of the
         // option, no bounds checks); without, they only sum.
-        let end = i + (stop - i) / (nacc * lanes) * (nacc * lanes);
-        if let Some((y, out)) = dx.as_mut() {
+        let round = nacc * lanes;
+        let end = i + (stop - i) / round * round;
+        let f32_in = if const { O::F32_INPUTS } { op.f32_inputs() } else { None };
+        if let Some((xs, dys)) = f32_in {
+            // f32 x and dy: exact chunks of both (and of dx), so no bounds check per vector.
+            let (xs, dys) = (&xs[4 * i..4 * end], &dys[4 * i..4 * end]);
+            let rounds = xs.chunks_exact(4 * round).zip(dys.chunks_exact(4 * round));
+            if let Some((y, out)) = dx.as_mut() {
+                let out = dx_out::<O>(*out);
+                let os = out.size();
+                let y = &mut y[(i - begin) * os..(end - begin) * os];
+                for ((xr, dr), yr) in rounds.zip(y.chunks_exact_mut(round * os)) {
+                    for j in 0..nacc {
+                        let (x, dy) = (simd.load_f32(&xr[4 * lanes * j..]), simd.load_f32(&dr[4 * lanes * j..]));
+                        let (d, t) = op.step_vals(simd, p, x, dy);
+                        store(simd, out, d, &mut yr[lanes * os * j..]);
+                        acc[0][j] = simd.add(acc[0][j], t[0]);
+                        acc[1][j] = simd.add(acc[1][j], t[1]);
+                    }
+                }
+            } else {
+                for (xr, dr) in rounds {
+                    for j in 0..nacc {
+                        let (x, dy) = (simd.load_f32(&xr[4 * lanes * j..]), simd.load_f32(&dr[4 * lanes * j..]));
+                        let (_, t) = op.step_vals(simd, p, x, dy);
+                        acc[0][j] = simd.add(acc[0][j], t[0]);
+                        acc[1][j] = simd.add(acc[1][j], t[1]);
+                    }
+                }
+            }
+            i = end;
+        } else if let Some((y, out)) = dx.as_mut() {
             let out = dx_out::<O>(*out);
             let os = out.size();
             for yr in y[(i - begin) * os..(end - begin) * os].chunks_exact_mut(nacc * lanes * os) {
@@ -981,5 +1109,62 @@ impl<S: Simd, O: GradOp> IsaKernel<S> for TileSum<'_, '_, '_, '_, S, O> {
             *r = qdq_ref::train::fold_lanes(&mut partial);
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::round_limits;
+    use crate::isa::{dispatch, Isa, Kernel};
+    use crate::simd::Simd;
+
+    /// [`round_limits`] of each `(lo, hi)` pair, a vector of pairs at a time.
+    struct Limits<'a>(&'a [(f32, f32)]);
+
+    impl Kernel for Limits<'_> {
+        type Output = Vec<(f32, f32)>;
+        fn run<S: Simd>(self, simd: S) -> Vec<(f32, f32)> {
+            let mut out = Vec::with_capacity(self.0.len());
+            for chunk in self.0.chunks(S::LANES) {
+                let (mut lo, mut hi) = ([0u8; 64], [0u8; 64]);
+                for (t, &(l, h)) in chunk.iter().enumerate() {
+                    lo[4 * t..4 * t + 4].copy_from_slice(&l.to_le_bytes());
+                    hi[4 * t..4 * t + 4].copy_from_slice(&h.to_le_bytes());
+                }
+                let (ls, hs) = round_limits(simd, simd.load_f32(&lo), simd.load_f32(&hi));
+                let (mut lb, mut hb) = ([0u8; 64], [0u8; 64]);
+                simd.store_f32(ls, &mut lb);
+                simd.store_f32(hs, &mut hb);
+                for t in 0..chunk.len() {
+                    out.push((crate::simd::lane_f32(&lb, t), crate::simd::lane_f32(&hb, t)));
+                }
+            }
+            out
+        }
+    }
+
+    fn next_up(v: f32) -> f32 {
+        f32::from_bits(if v > 0.0 { v.to_bits() + 1 } else { v.to_bits() - 1 })
+    }
+
+    /// Every integer bound of 16 bits or less, both signs, on every ISA: `ls` is the largest
+    /// float whose half-to-even rounding is below `lo`, `hs` the largest whose rounding is
+    /// at most `hi`.
+    #[test]
+    fn round_limits_split_every_16_bit_range_at_its_rounding_midpoints_on_every_isa() {
+        let pairs: Vec<(f32, f32)> = (-65535..=65535).map(|v: i32| (v as f32, (-v) as f32)).collect();
+        for isa in Isa::ALL {
+            if !isa.is_available() {
+                println!("{isa}: skipped, not on this CPU");
+                continue;
+            }
+            let got = dispatch(isa, Limits(&pairs));
+            assert_eq!(got.len(), pairs.len(), "{isa}");
+            for (&(lo, hi), &(ls, hs)) in pairs.iter().zip(&got) {
+                assert!(ls.round_ties_even() < lo && next_up(ls).round_ties_even() >= lo, "{isa}: lo {lo}: ls {ls}");
+                assert!(hs.round_ties_even() <= hi && next_up(hs).round_ties_even() > hi, "{isa}: hi {hi}: hs {hs}");
+            }
+            println!("{isa}: {} ranges checked", pairs.len());
+        }
     }
 }

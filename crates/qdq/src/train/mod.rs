@@ -765,7 +765,7 @@ pub fn fake_quantize_backward_with(
         let Some(job) = job(&x, p, precision) else {
             return qdq_ref::train::fake_quantize_backward(dy, x, p, opts, grads);
         };
-        let op = FakeQuantGrad::<false> { job, dy: (src_of(&dy), dy.bytes()), lda: opts.lda };
+        let op = FakeQuantGrad::<false, false> { job, dy: (src_of(&dy), dy.bytes()), lda: opts.lda };
         let FakeQuantGrads { mut dx, mut ds, mut dzp } = grads;
         let dx = dx.as_mut().map(|d| {
             let out = out_kind(d);
@@ -773,8 +773,12 @@ pub fn fake_quantize_backward_with(
         });
         let (n, scales, sums) = (x.len(), p.scale.len(), [ds.as_deref_mut(), dzp.as_deref_mut()]);
         // f32 throughout (the common case): the variant with those types folded.
-        if op.all_f32(dx.as_ref().map(|d| d.1)) {
-            let op = FakeQuantGrad::<true> { job: op.job, dy: op.dy, lda: op.lda };
+        if op.all_f32(dx.as_ref().map(|d| d.1)) && op.all_fast_int(scales) {
+            // And an integer output with every scale in the fast range: no test per vector.
+            let op = FakeQuantGrad::<true, true> { job: op.job, dy: op.dy, lda: op.lda };
+            Reduce { cfg, isa, op: &op, layout: p.layout, n, scales }.run(dx, sums);
+        } else if op.all_f32(dx.as_ref().map(|d| d.1)) {
+            let op = FakeQuantGrad::<true, false> { job: op.job, dy: op.dy, lda: op.lda };
             Reduce { cfg, isa, op: &op, layout: p.layout, n, scales }.run(dx, sums);
         } else {
             Reduce { cfg, isa, op: &op, layout: p.layout, n, scales }.run(dx, sums);
