@@ -808,6 +808,29 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
             }
             return;
         }
+        if const { matches!(BITS, 8 | 16) && MINI == 0 } {
+            // 8- and 16-bit integer codes extended by their loads (sign-extended where
+            // signed): one subtraction of z per vector, without the generic decoder's
+            // exclusive or. A loop per signedness.
+            if self.signed {
+                for (xq, yq) in steps {
+                    let mut v = [sc; 4];
+                    for (k, vk) in v.iter_mut().enumerate() {
+                        *vk = simd.mul(load_decode::<S, true>(simd, xq, k, bits, (flip, z), None), sc);
+                    }
+                    store_as_x4(simd, out, v, canon, yq);
+                }
+            } else {
+                for (xq, yq) in steps {
+                    let mut v = [sc; 4];
+                    for (k, vk) in v.iter_mut().enumerate() {
+                        *vk = simd.mul(simd.cvt_f32(simd.sub_i(load_full(simd, bits, xq, k * lanes), z)), sc);
+                    }
+                    store_as_x4(simd, out, v, canon, yq);
+                }
+            }
+            return;
+        }
         if const { BITS == 4 && MINI != 0 && S::LUT16 } {
             // float4 e2m1 (the only 4-bit float format): the four vectors' values at once.
             for (xq, yq) in steps {
