@@ -793,7 +793,7 @@ pub fn fake_quantize_backward_with(
             let kind = crate::quantize::ScaleKind::of(p.scale.dtype());
             let bytes = p.scale.bytes();
             for (k, v) in dzp.iter_mut().enumerate() {
-                let s = kind.map_or(f32::NAN, |sk| sk.get(bytes, k));
+                let s = kind.map_or(f32::NAN, |sk| sk.get_inline(bytes, k));
                 *v = canonical_nan(g * -(s * *v));
             }
         }
