@@ -608,7 +608,8 @@ pub(crate) trait GradOp: Sync + Copy {
     /// The parameters of scales `k .. k + valid`.
     fn seq<S: Simd>(&self, simd: S, k: usize, valid: usize) -> Self::P<S>;
     /// The two inputs of elements `i .. i + valid` as values: the x the op reads (f32 x for
-    /// fake quantization, the decoded codes `x - zp` for DequantizeLinear) and `dy`.
+    /// fake quantization; for DequantizeLinear the decoded codes, `x - zp` or a float code's
+    /// value) and `dy`.
     fn load<S: Simd>(&self, simd: S, p: &Self::P<S>, i: usize, valid: usize) -> (S::F, S::F);
     /// `dx` and the two terms of the sums from [`GradOp::load`]'s values (padding lanes are
     /// masked by the caller).
@@ -738,6 +739,7 @@ impl<const F32: bool, const INT: bool> GradOp for FakeQuantGrad<'_, F32, INT> {
         let zero = simd.splat(0.0);
         let neg0 = simd.splat(-0.0);
         match job.enc {
+            // (An integer output, known at compile time.)
             _ if INT => int_grads(simd, p, (ls, hs), q, dy, g),
             Encode::Int { .. } => int_grads(simd, p, (ls, hs), q, dy, g),
             Encode::Mini { fmt, add_zero, .. } => {
