@@ -106,10 +106,41 @@ fn load_decode<S: Simd, const SX: bool>(
 ) -> S::F {
     let (flip, z) = fz;
     if SX {
-        let c = if bits == 8 { simd.load_i8(&xq[u * S::LANES..]) } else { simd.load_i16(&xq[2 * u * S::LANES..]) };
-        return simd.cvt_f32(simd.sub_i(c, z));
+        return simd.cvt_f32(simd.sub_i(load_ext::<S, true>(simd, xq, u, bits), z));
     }
     decode(simd, load_full(simd, bits, xq, u * S::LANES), flip, simd.add_i(z, flip), mini, bits)
+}
+
+/// Vector `u` of `xq`, 8- or 16-bit integer codes, extended by their load: sign-extended
+/// where `SX` (signed types), else zero-extended.
+#[inline(always)]
+fn load_ext<S: Simd, const SX: bool>(simd: S, xq: &[u8], u: usize, bits: u32) -> S::I {
+    match (SX, bits) {
+        (true, 8) => simd.load_i8(&xq[u * S::LANES..]),
+        (true, _) => simd.load_i16(&xq[2 * u * S::LANES..]),
+        (false, _) => load_full(simd, bits, xq, u * S::LANES),
+    }
+}
+
+/// Whole steps of 8- or 16-bit integer codes (`steps`: four vectors of x and their output
+/// bytes) with the broadcast scale `sc` and zero point `z`: [`load_ext`] (`SX` as there), one
+/// subtraction of `z`, the conversion and the product, four vectors per store.
+#[inline(always)]
+fn ext_steps<'r, S: Simd, const SX: bool>(
+    simd: S,
+    steps: impl Iterator<Item = (&'r [u8], &'r mut [u8])>,
+    bits: u32,
+    (sc, z): (S::F, S::I),
+    out: Out,
+    canon: bool,
+) {
+    for (xq, yq) in steps {
+        let mut v = [sc; 4];
+        for (k, vk) in v.iter_mut().enumerate() {
+            *vk = simd.mul(simd.cvt_f32(simd.sub_i(load_ext::<S, SX>(simd, xq, k, bits), z)), sc);
+        }
+        store_as_x4(simd, out, v, canon, yq);
+    }
 }
 
 /// The rows of a tile of `pq.len()` groups of four vectors (per-lane parameters `pq`) to
@@ -812,22 +843,9 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
             // 8- and 16-bit integer codes extended by their loads (sign-extended where
             // signed): one subtraction of z per vector, without the generic decoder's
             // exclusive or. A loop per signedness.
-            if self.signed {
-                for (xq, yq) in steps {
-                    let mut v = [sc; 4];
-                    for (k, vk) in v.iter_mut().enumerate() {
-                        *vk = simd.mul(load_decode::<S, true>(simd, xq, k, bits, (flip, z), None), sc);
-                    }
-                    store_as_x4(simd, out, v, canon, yq);
-                }
-            } else {
-                for (xq, yq) in steps {
-                    let mut v = [sc; 4];
-                    for (k, vk) in v.iter_mut().enumerate() {
-                        *vk = simd.mul(simd.cvt_f32(simd.sub_i(load_full(simd, bits, xq, k * lanes), z)), sc);
-                    }
-                    store_as_x4(simd, out, v, canon, yq);
-                }
+            match self.signed {
+                true => ext_steps::<S, true>(simd, steps, bits, (sc, z), out, canon),
+                false => ext_steps::<S, false>(simd, steps, bits, (sc, z), out, canon),
             }
             return;
         }

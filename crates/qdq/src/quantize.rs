@@ -310,7 +310,7 @@ impl<'a> Job<'a> {
 
     /// The zero point's value at scale index `k` (0 when absent).
     #[inline(always)]
-    pub(crate) fn zp(&self, k: usize) -> i32 {
+    fn zp(&self, k: usize) -> i32 {
         match (&self.zero_point, self.enc) {
             (Some(z), Encode::Int { .. }) => zero_point_at(z, k),
             _ => 0,

@@ -29,8 +29,8 @@ use crate::dequantize::{store, store_out, Out};
 use crate::isa::{IsaKernel, Kernel};
 use crate::quantize::{
     divide, fast_scale, group, load_codes, quantize_vec_d, quantize_vec_m, redo_tiny, sat8_step_masked,
-    sat_step_dequantized, seq_lanes, splat_lanes, store_codes, store_codes_x4, Encode, Job, Lanes, Prec, ScaleKind,
-    Spec, Src, ANY, DIV_FAST,
+    sat_step_dequantized, seq_lanes, splat_lanes, store_codes, store_codes_x4, Encode, Job, Lanes, Prec, Spec, Src,
+    ANY, DIV_FAST,
 };
 use crate::segments::Segments;
 use crate::simd::Simd;
@@ -670,15 +670,8 @@ impl FakeQuantGrad<'_, false, false> {
     /// range (with [`FakeQuantGrad::all_f32`]: the `INT` variant serves this call).
     pub(crate) fn all_fast_int(&self, scales: usize) -> bool {
         let job = &self.job;
-        let fast = |v: f32| fast_scale(job.prec.round_scalar(v));
         matches!(job.enc, Encode::Int { .. })
-            && match job.scale_kind {
-                // (f32 scales by chunks: a per-block layout has one scale per few elements.)
-                ScaleKind::F32 => {
-                    job.scale.chunks_exact(4).take(scales).all(|b| fast(f32::from_le_bytes([b[0], b[1], b[2], b[3]])))
-                }
-                kind => (0..scales).all(|k| fast(kind.get(job.scale, k))),
-            }
+            && (0..scales).all(|k| fast_scale(job.prec.round_scalar(job.scale_kind.get_inline(job.scale, k))))
     }
 }
 
@@ -739,14 +732,13 @@ impl<const F32: bool, const INT: bool> GradOp for FakeQuantGrad<'_, F32, INT> {
         let zero = simd.splat(0.0);
         let neg0 = simd.splat(-0.0);
         match job.enc {
-            // (An integer output, known at compile time.)
-            _ if INT => int_grads(simd, p, (ls, hs), q, dy, g),
-            Encode::Int { .. } => int_grads(simd, p, (ls, hs), q, dy, g),
-            Encode::Mini { fmt, add_zero, .. } => {
+            // (`!INT`: an `INT` variant's output is an integer, known at compile time.)
+            Encode::Mini { fmt, add_zero, .. } if !INT => {
                 let v = if add_zero { simd.add(q, p.zf) } else { q };
                 let (_, bad) = encode_minifloat_checked(simd, v, &fmt);
                 (simd.select(bad, zero, g), [neg0, neg0])
             }
+            _ => int_grads(simd, p, (ls, hs), q, dy, g),
         }
     }
 }
