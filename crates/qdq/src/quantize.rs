@@ -770,20 +770,20 @@ fn sat8_step_store<S: Simd, const SIGNED: bool>(
     }
 }
 
-/// The codes before the zero point of a four-vector step with one broadcast scale in the
-/// fast range: [`sat8_quotients`] converted by [`Simd::cvt_rne_x4`], or redone with the
+/// The codes before the zero point of a four-vector step (vector `k` with the scale
+/// parameters `p[k]`, each in the fast range): [`sat8_quotients`] converted by [`Simd::cvt_rne_x4`], or redone with the
 /// clamps ([`sat8_redo`]) where it refuses. Every lane within `±2^30` is `rne(q)`, a lane
 /// beyond it has the quotient's sign, and NaN arrives only through the redo, as `-2^30`.
 #[inline(always)]
-fn sat8_converted<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: &Lanes<S>) -> [S::I; 4] {
-    match simd.cvt_rne_x4(sat8_quotients(simd, sp, x, [p; 4])) {
+fn sat8_converted<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::I; 4] {
+    match simd.cvt_rne_x4(sat8_quotients(simd, sp, x, p)) {
         Some(c) => c,
-        None => sat8_redo(simd, sp, x, [p; 4]),
+        None => sat8_redo(simd, sp, x, p),
     }
 }
 
-/// The training forward's step of the 8- and 4-bit integer types (`sp.bits`, one
-/// broadcast scale in the fast range): the codes of [`sat8_converted`] stored by the
+/// The training forward's step of the 8- and 4-bit integer types (`sp.bits`; vector `k`
+/// with the broadcast scale parameters `p[k]`, each in the fast range): the codes of [`sat8_converted`] stored by the
 /// saturating packs, and their mask bits returned ([`Simd::sat_mask_x4`]: set where the
 /// code before saturation is within `[qmin, qmax]`, `qdq_ref::quantize::representable`;
 /// exact, by `sat8_converted`'s lanes). `z` is as [`Simd::zero_points_x4`] prepares it.
@@ -792,7 +792,7 @@ pub(crate) fn sat8_step_masked<S: Simd, const SIGNED: bool>(
     simd: S,
     sp: &Spec,
     x: &[u8],
-    p: &Lanes<S>,
+    p: [&Lanes<S>; 4],
     z: [S::I; 4],
     y: &mut [u8],
 ) -> u64 {
@@ -805,9 +805,10 @@ pub(crate) fn sat8_step_masked<S: Simd, const SIGNED: bool>(
     simd.sat_mask_x4(c, z, qmin, qmax)
 }
 
-/// The fake-quantization forward's step of the integer types (one broadcast scale in the
-/// fast range): [`sat8_converted`]'s codes clamped to `[lo, hi]` (`qmin - z`, `qmax - z`,
-/// as i32 lanes), and `f32(c - z) * s` stored as `out` (no NaN: the scale is finite, the
+/// The fake-quantization forward's step of the integer types (vector `k` with the
+/// broadcast scale parameters `p[k]`, each in the fast range, and the range `r[k]`):
+/// [`sat8_converted`]'s codes clamped to `r[k] = (lo, hi)` (`qmin - z`, `qmax - z`, as
+/// i32 lanes), and `f32(c - z) * s` stored as `out` (no NaN: the scale is finite, the
 /// codes small). The mask bits are returned as [`sat8_step_masked`] returns them: a lane
 /// is in range exactly where the clamp keeps it. `y` holds exactly the step's `4 * LANES`
 /// outputs.
@@ -816,8 +817,8 @@ pub(crate) fn sat_step_dequantized<S: Simd>(
     simd: S,
     sp: &Spec,
     x: &[u8],
-    p: &Lanes<S>,
-    (lo, hi): (S::I, S::I),
+    p: [&Lanes<S>; 4],
+    r: [(S::I, S::I); 4],
     out: crate::dequantize::Out,
     y: &mut [u8],
 ) -> u64 {
@@ -825,9 +826,10 @@ pub(crate) fn sat_step_dequantized<S: Simd>(
     let (all, vb) = (((1u64 << S::LANES) - 1) as u32, S::LANES * out.size());
     let mut w = 0u64;
     for (k, (ck, yk)) in c.into_iter().zip(y.chunks_exact_mut(vb)).enumerate() {
+        let (lo, hi) = r[k];
         let cl = simd.min_i(simd.max_i(ck, lo), hi);
         w |= u64::from(simd.mask_bits(simd.eq_i(cl, ck)) & all) << (k * S::LANES);
-        crate::dequantize::store_as(simd, out, simd.mul(simd.cvt_f32(cl), p.raw), false, yk);
+        crate::dequantize::store_as(simd, out, simd.mul(simd.cvt_f32(cl), p[k].raw), false, yk);
     }
     w
 }
@@ -2035,7 +2037,7 @@ impl GroupCodes<'_, '_> {
 /// type) from scale index `k` as i32 lanes (8 bits: one vector load; the others, where a
 /// 4-bit `k` may be odd: the general code loader): 0 without.
 #[inline(always)]
-fn zero_points_int<S: Simd, const SIGNED: bool>(simd: S, job: &Job<'_>, k: usize, bits: usize) -> S::I {
+pub(crate) fn zero_points_int<S: Simd, const SIGNED: bool>(simd: S, job: &Job<'_>, k: usize, bits: usize) -> S::I {
     match (job.zero_point, bits) {
         (Some(zp), 8) => sign_extend(simd, simd.load_u8(&zp.data[k..]), if SIGNED { 0x80 } else { 0 }),
         (Some(zp), _) => load_codes(simd, &zp, k, S::LANES, true),

@@ -29,8 +29,8 @@ use crate::dequantize::{store, store_out, Out};
 use crate::isa::{IsaKernel, Kernel};
 use crate::quantize::{
     divide, fast_scale, group, load_codes, quantize_vec_d, quantize_vec_m, redo_tiny, sat8_step_masked,
-    sat_step_dequantized, seq_lanes, splat_lanes, store_codes, store_codes_x4, Encode, Job, Lanes, Prec, Spec, Src,
-    ANY, DIV_FAST,
+    sat_step_dequantized, seq_lanes, slow_scale_lanes, splat_lanes, store_codes, store_codes_x4, zero_points_int,
+    Encode, GroupParams, Job, Lanes, Prec, Spec, Src, ANY, DIV_FAST,
 };
 use crate::segments::Segments;
 use crate::simd::Simd;
@@ -151,7 +151,234 @@ fn forward_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8>(
         m.fill(0);
     }
     let f = Fwd { job: *job, sp, product, begin };
-    walk::walk(simd, &mut ForwardOp::<SRC, PREC, MINI> { f, y, mask }, Segments::new(job.layout, begin, end));
+    let mut op = ForwardOp::<SRC, PREC, MINI> { f, y, mask };
+    // Blocked along the last axis (the f32 variant): runs of whole groups of blocks by
+    // `TrainBlocks`, the rest (and groups it declines) by the segment walk. A per-block
+    // walk costs ten times the block's elements (segment, scalar parameters, a kernel
+    // entry per block).
+    let blocks = if const { SRC == 0 && PREC == 0 && MINI == 0 } {
+        blocks_fit::<S>(job, product, op.mask.is_some(), begin)
+    } else {
+        None
+    };
+    let (mut e, mut k) = (begin, blocks.map_or(0, |b| begin.div_ceil(b)));
+    while e < end {
+        let mut stop = end;
+        if let Some(block) = blocks {
+            if k * block == e {
+                let (y, mask) = (&mut *op.y, op.mask.as_deref_mut().unwrap_or(&mut []));
+                let out = match product {
+                    Product::Codes => None,
+                    Product::Dequantized(o) => Some(o),
+                };
+                let tb = TrainBlocks { job: *job, sp, out, begin, end, block, y, mask, k };
+                k = tb.enter(simd);
+                e = k * block;
+                // The group it stopped at (a scale outside the fast range, or the range's
+                // end) goes to the walk.
+                k += S::LANES;
+            }
+            stop = (k * block).min(end);
+        }
+        if e < stop {
+            walk::walk(simd, &mut op, Segments::new(job.layout, e, stop));
+        }
+        e = stop;
+    }
+}
+
+/// The block size when [`TrainBlocks`] takes the forward's whole groups: an ISA with FMA,
+/// an integer type (codes of 8 or 4 bits with the mask, or fake quantization), blocked
+/// along the last axis in blocks of two vectors or a multiple of four that tile each row,
+/// and `begin` on a mask byte.
+fn blocks_fit<S: Simd>(job: &Job<'_>, product: Product, mask: bool, begin: usize) -> Option<usize> {
+    let Layout::Blocked { axis_len, inner: 1, block, .. } = job.layout else { return None };
+    let lanes = S::LANES;
+    let fits = S::HAS_FMA
+        && block > 0
+        && (block == 2 * lanes || block.is_multiple_of(4 * lanes))
+        && axis_len.is_multiple_of(block)
+        && begin.is_multiple_of(8)
+        && matches!(job.enc, Encode::Int { .. })
+        && match product {
+            Product::Codes => mask && matches!(job.out.bits(), 8 | 4),
+            Product::Dequantized(_) => true,
+        };
+    fits.then_some(block)
+}
+
+/// Consecutive groups of `LANES` whole blocks of the training forward, from block `k`
+/// (blocked along the last axis, the blocks tiling each row: block `k` starts at element
+/// `k * block`), while the groups lie inside `[begin, end)` and their scales in the fast
+/// range: per group one vector of scales, one vector division for their reciprocals, the
+/// zero points by a vector load; then per block (or pair of two-vector blocks) its
+/// broadcast parameters and the four-vector steps of [`TrainSat8Loop`] / [`TrainFakeLoop`].
+/// `y` and `mask` hold the range's bytes (`mask` empty without one); `out` is the
+/// dequantized output (`None`: the codes). Returns the first block it did not take.
+struct TrainBlocks<'a, 'y> {
+    job: Job<'a>,
+    sp: Spec,
+    out: Option<Out>,
+    begin: usize,
+    end: usize,
+    block: usize,
+    y: &'y mut [u8],
+    mask: &'y mut [u8],
+    k: usize,
+}
+
+/// [`TrainBlocks`] of one variant, a kernel of its own: `KIND` 0 and 1 the codes of a
+/// signed and an unsigned type, 2 and 3 fake quantization with and without the mask.
+struct TrainBlocksOf<'a, 'y, const KIND: u8>(TrainBlocks<'a, 'y>);
+
+impl<const KIND: u8> Kernel for TrainBlocksOf<'_, '_, KIND> {
+    type Output = usize;
+    #[inline(always)]
+    fn run<S: Simd>(self, simd: S) -> usize {
+        self.0.groups::<S, KIND>(simd)
+    }
+}
+
+impl TrainBlocks<'_, '_> {
+    /// Runs the kernel of this call's variant.
+    #[inline(always)]
+    fn enter<S: Simd>(self, simd: S) -> usize {
+        let signed = matches!(self.sp.enc, Encode::Int { qmin, .. } if qmin < 0);
+        match (self.out, self.mask.is_empty(), signed) {
+            (None, _, true) => simd.enter(TrainBlocksOf::<0>(self)),
+            (None, _, false) => simd.enter(TrainBlocksOf::<1>(self)),
+            (Some(_), false, _) => simd.enter(TrainBlocksOf::<2>(self)),
+            (Some(_), true, _) => simd.enter(TrainBlocksOf::<3>(self)),
+        }
+    }
+
+    /// The groups, fake quantization's output type at compile time (one copy of the loop
+    /// per type: the stores and the steps' chunks fold).
+    #[inline(always)]
+    fn groups<S: Simd, const KIND: u8>(self, simd: S) -> usize {
+        if const { KIND >= 2 } {
+            return match self.out {
+                Some(Out::F16) => self.groups_with::<S, KIND>(simd, Some(Out::F16)),
+                Some(Out::Bf16) => self.groups_with::<S, KIND>(simd, Some(Out::Bf16)),
+                _ => self.groups_with::<S, KIND>(simd, Some(Out::F32)),
+            };
+        }
+        self.groups_with::<S, KIND>(simd, None)
+    }
+
+    #[inline(always)]
+    fn groups_with<S: Simd, const KIND: u8>(self, simd: S, out: Option<Out>) -> usize {
+        let TrainBlocks { job, sp, begin, end, block, y, mask, mut k, .. } = self;
+        let Encode::Int { qmin, qmax } = sp.enc else { return k };
+        let sp = sp.fold::<0, 0, ANY>();
+        let lanes = S::LANES;
+        let (xs, ob) = (sp.src.size(), out.map_or(sp.bits as usize, |o| 8 * o.size()));
+        let n_scales = job.scale.len() / job.scale_kind.size();
+        let all = lanes_mask(lanes);
+        // Units of one block, or of two for two-vector blocks.
+        let pair = block == 2 * lanes;
+        let unit = if pair { 2 * block } else { block };
+        let mut gp = GroupParams::EMPTY;
+        loop {
+            let e = k * block;
+            if n_scales - k < lanes || e < begin || e + lanes * block > end {
+                break;
+            }
+            let divisor = job.scale_kind.load(simd, job.scale, k);
+            if simd.mask_bits(slow_scale_lanes(simd, divisor)) & all != 0 {
+                break;
+            }
+            let z = match qmin < 0 {
+                true => zero_points_int::<S, true>(simd, &job, k, sp.bits as usize),
+                false => zero_points_int::<S, false>(simd, &job, k, sp.bits as usize),
+            };
+            gp.set(simd, divisor, z);
+            let (g0, g1) = (e - begin, e - begin + lanes * block);
+            let x = &job.x[e * xs..(e + lanes * block) * xs];
+            let yg = &mut y[g0 * ob / 8..g1 * ob / 8];
+            let xq = x.chunks_exact(4 * lanes * xs);
+            let yq = yg.chunks_exact_mut(4 * lanes * ob / 8);
+            // Steps of four vectors; a unit's parameters when its first step comes.
+            let mut units = UnitParams { gp: &gp, pair, per_unit: unit / (4 * lanes), left: 0, u: 0, p: None };
+            if KIND == 3 {
+                for (xq, yq) in xq.zip(yq) {
+                    let (p, r, _) = units.next(simd, qmin, qmax);
+                    let (p, r) = ([&p[0], &p[0], &p[1], &p[1]], [r[0], r[0], r[1], r[1]]);
+                    sat_step_dequantized(simd, &sp, xq, p, r, out.unwrap_or(Out::F32), yq);
+                }
+            } else {
+                for ((xq, yq), mq) in xq.zip(yq).zip(mask[g0 / 8..g1 / 8].chunks_exact_mut(lanes / 2)) {
+                    let (p, r, z) = units.next(simd, qmin, qmax);
+                    let (p, r) = ([&p[0], &p[0], &p[1], &p[1]], [r[0], r[0], r[1], r[1]]);
+                    let w = match (KIND, out) {
+                        (2, Some(out)) => sat_step_dequantized(simd, &sp, xq, p, r, out, yq),
+                        (0, _) => sat8_step_masked::<S, true>(simd, &sp, xq, p, z, yq),
+                        _ => sat8_step_masked::<S, false>(simd, &sp, xq, p, z, yq),
+                    };
+                    mq.copy_from_slice(&w.to_le_bytes()[..lanes / 2]);
+                }
+            }
+            k += lanes;
+        }
+        k
+    }
+}
+
+/// Block `j`'s broadcast parameters in a [`TrainBlocks`] group (f32 division: the divisor
+/// is the scale itself), and its range `(qmin - z, qmax - z)` as i32 lanes. (A function,
+/// not a closure: closures do not inherit the ISA's target features.)
+#[inline(always)]
+fn block_lanes<S: Simd>(simd: S, gp: &GroupParams, j: usize, qmin: i32, qmax: i32) -> (Lanes<S>, (S::I, S::I)) {
+    let (sc, z) = (simd.splat(gp.scale(j)), gp.zero_point(j));
+    let p = Lanes {
+        divisor: sc,
+        raw: sc,
+        r: simd.splat(gp.recip(j)),
+        fast: true,
+        pow2: false,
+        z: simd.splat_i(z),
+        lo: simd.splat((qmin - z) as f32),
+        hi: simd.splat((qmax - z) as f32),
+        zf: simd.splat(0.0),
+    };
+    (p, (simd.splat_i(qmin - z), simd.splat_i(qmax - z)))
+}
+
+/// The parameters of the steps of a [`TrainBlocks`] group, unit by unit (a unit: a block,
+/// or two blocks of two vectors where `pair`; `per_unit` steps each): the unit's first and
+/// second block's broadcast parameters (vectors 0, 1 and 2, 3 of a step; the same block
+/// twice unless `pair`), their ranges, and the zero points as [`Simd::zero_points_x4`]
+/// prepares them, taken when the unit's first step comes.
+struct UnitParams<'g, S: Simd> {
+    gp: &'g GroupParams,
+    pair: bool,
+    per_unit: usize,
+    left: usize,
+    u: usize,
+    #[allow(clippy::type_complexity)]
+    p: Option<([Lanes<S>; 2], [(S::I, S::I); 2], [S::I; 4])>,
+}
+
+impl<S: Simd> UnitParams<'_, S> {
+    #[inline(always)]
+    #[allow(clippy::type_complexity)]
+    fn next(&mut self, simd: S, qmin: i32, qmax: i32) -> ([Lanes<S>; 2], [(S::I, S::I); 2], [S::I; 4]) {
+        match self.p {
+            Some(p) if self.left > 0 => {
+                self.left -= 1;
+                p
+            }
+            _ => {
+                let ja = if self.pair { 2 * self.u } else { self.u };
+                let (pa, ra) = block_lanes(simd, self.gp, ja, qmin, qmax);
+                let (pb, rb) = if self.pair { block_lanes(simd, self.gp, ja + 1, qmin, qmax) } else { (pa, ra) };
+                let z = simd.zero_points_x4([pa.z, pa.z, pb.z, pb.z]);
+                let p = ([pa, pb], [ra, rb], z);
+                (self.p, self.left, self.u) = (Some(p), self.per_unit - 1, self.u + 1);
+                p
+            }
+        }
+    }
 }
 
 /// A training forward's per-vector work for [`walk::walk`]: the body starts on a multiple
@@ -301,7 +528,7 @@ impl<S: Simd, const SIGNED: bool, const SRC: u8, const PREC: u8> IsaKernel<S>
         let xs = x.chunks_exact(4 * lanes * sp.src.size());
         let ys = y.chunks_exact_mut(4 * lanes * bits / 8);
         for ((xq, yq), mq) in xs.zip(ys).zip(mask.chunks_exact_mut(lanes / 2)) {
-            let w = sat8_step_masked::<S, SIGNED>(simd, sp, xq, p, z, yq);
+            let w = sat8_step_masked::<S, SIGNED>(simd, sp, xq, [p; 4], z, yq);
             mq.copy_from_slice(&w.to_le_bytes()[..lanes / 2]);
         }
     }
@@ -327,12 +554,12 @@ impl<S: Simd, const MASK: bool, const SRC: u8, const PREC: u8> IsaKernel<S>
         let ys = y.chunks_exact_mut(4 * lanes * out.size());
         if MASK {
             for ((xq, yq), mq) in xs.zip(ys).zip(mask.chunks_exact_mut(lanes / 2)) {
-                let w = sat_step_dequantized(simd, sp, xq, p, range, out, yq);
+                let w = sat_step_dequantized(simd, sp, xq, [p; 4], [range; 4], out, yq);
                 mq.copy_from_slice(&w.to_le_bytes()[..lanes / 2]);
             }
         } else {
             for (xq, yq) in xs.zip(ys) {
-                sat_step_dequantized(simd, sp, xq, p, range, out, yq);
+                sat_step_dequantized(simd, sp, xq, [p; 4], [range; 4], out, yq);
             }
         }
     }

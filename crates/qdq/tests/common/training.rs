@@ -156,6 +156,12 @@ fn layouts(rng: &mut Rng) -> Vec<(Layout, usize, usize)> {
         (Layout::Blocked { outer: 3, axis_len: 10, inner: 1, block: 3 }, 30, 12),
         (Layout::Blocked { outer: 2, axis_len: 7, inner: 6, block: 4 }, 84, 24),
         (Layout::Blocked { outer: 5, axis_len: 33, inner: 3, block: 32 }, 495, 30),
+        // Blocks tiling the rows, groups of a vector's width of them (whole blocks of two
+        // vectors or a multiple of four on each ISA), some groups with a scale outside the
+        // fast range.
+        (Layout::Blocked { outer: 3, axis_len: 256, inner: 1, block: 32 }, 768, 24),
+        (Layout::Blocked { outer: 2, axis_len: 512, inner: 1, block: 16 }, 1024, 64),
+        (Layout::Blocked { outer: 1, axis_len: 1088, inner: 1, block: 64 }, 1088, 17),
         (Layout::PerAxis { outer: 0, axis_len: 4, inner: 1 }, 0, 4),
         (Layout::Blocked { outer: 3, axis_len: 0, inner: 1, block: 2 }, 0, 0),
         (Layout::PerAxis { outer: o, axis_len: d, inner: 1 }, o * d, d),
@@ -376,6 +382,7 @@ pub fn training_large_parallel() {
         (Layout::PerAxis { outer: n / 64, axis_len: 64, inner: 1 }, 64),
         (Layout::PerAxis { outer: 16, axis_len: 5, inner: n / 80 }, 5),
         (Layout::Blocked { outer: 2, axis_len: 64, inner: n / 128, block: 32 }, 2 * 2 * (n / 128)),
+        (Layout::Blocked { outer: n / 256, axis_len: 256, inner: 1, block: 32 }, (n / 256) * 8),
     ] {
         let n = match layout {
             Layout::PerTensor => n,
