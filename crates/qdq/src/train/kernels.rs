@@ -709,7 +709,63 @@ impl Backward<'_> {
 /// Runs an elementwise backward pass over `[begin, end)`; `dx` holds that range.
 #[inline(always)]
 pub(crate) fn elementwise<S: Simd>(simd: S, b: &Backward<'_>, begin: usize, end: usize, dx: &mut [u8]) {
-    walk::walk(simd, &mut ElementwiseOp { b, begin, dx }, Segments::new(b.job.layout, begin, end));
+    let mut op = ElementwiseOp { b, begin, dx };
+    // The ranges left to the walk: all of it, or the partial blocks at either end.
+    let mut rest = [(begin, end), (end, end)];
+    // Blocked along the last axis, f32 dy and dx, blocks of whole steps tiling each row:
+    // block by block, each a broadcast scale and its steps (the segment walk spent four
+    // times a block of 32's own work on the block).
+    if let Layout::Blocked { axis_len, inner: 1, block, .. } = b.job.layout {
+        let f32s = b.job.src == Src::F32 && b.out == Out::F32;
+        if f32s && block > 0 && block.is_multiple_of(4 * S::LANES) && axis_len.is_multiple_of(block) {
+            let (k0, k1) = (begin.div_ceil(block), end / block);
+            if k0 < k1 {
+                rest = [(begin, k0 * block), (k1 * block, end)];
+                match b.kind {
+                    Elementwise::Quantize => elementwise_blocks(simd, &mut op, k0..k1, block, Elementwise::Quantize),
+                    Elementwise::Mask => elementwise_blocks(simd, &mut op, k0..k1, block, Elementwise::Mask),
+                    Elementwise::Dequantize => {
+                        elementwise_blocks(simd, &mut op, k0..k1, block, Elementwise::Dequantize)
+                    }
+                }
+            }
+        }
+    }
+    for (e0, e1) in rest {
+        if e0 < e1 {
+            walk::walk(simd, &mut op, Segments::new(b.job.layout, e0, e1));
+        }
+    }
+}
+
+/// Whole blocks `ks` of `block` elements (block `k` from element `k * block`) of an
+/// elementwise pass `kind` (a constant at each call site) with f32 `dy` and `dx`.
+#[inline(always)]
+fn elementwise_blocks<S: Simd>(
+    simd: S,
+    op: &mut ElementwiseOp<'_, '_, '_>,
+    ks: core::ops::Range<usize>,
+    block: usize,
+    kind: Elementwise,
+) {
+    let b = &op.b.clone();
+    let (begin, dx) = (op.begin, &mut *op.dx);
+    for k in ks {
+        let p = op_splat(simd, b, k);
+        elementwise_steps_f32(simd, b, &p, k * block, block / (4 * S::LANES), begin, dx, kind);
+    }
+}
+
+/// The broadcast parameters the elementwise passes read, of scale `k`: the scale and the
+/// divisor (no reciprocal, zero point or range, which `splat_lanes` would add at the cost
+/// of a scalar division).
+#[inline(always)]
+fn op_splat<S: Simd>(simd: S, b: &Backward<'_>, k: usize) -> Lanes<S> {
+    let job = &b.job;
+    let raw = job.scale_kind.get_inline(job.scale, k);
+    let (zero, divisor) = (simd.splat(0.0), simd.splat(job.prec.round_scalar(raw)));
+    let z = simd.splat_i(0);
+    Lanes { divisor, raw: simd.splat(raw), r: zero, fast: false, pow2: false, z, lo: zero, hi: zero, zf: zero }
 }
 
 /// An elementwise backward pass's per-vector work for [`walk::walk`]: the body starts on a
@@ -730,7 +786,7 @@ impl<S: Simd> RunOp<S> for ElementwiseOp<'_, '_, '_> {
 
     #[inline(always)]
     fn splat(&self, simd: S, k: usize) -> Lanes<S> {
-        splat_lanes(simd, &self.b.job, k)
+        op_splat(simd, self.b, k)
     }
 
     #[inline(always)]
@@ -753,14 +809,10 @@ impl<S: Simd> RunOp<S> for ElementwiseOp<'_, '_, '_> {
         // f32 dy and dx (the common case) with the pass known: the loop without a switch
         // per vector (three copies of a small loop); the rest with the call's types.
         match (b.job.src == Src::F32 && b.out == Out::F32, b.kind) {
-            (true, Elementwise::Quantize) => {
-                elementwise_steps(simd, b, p, i, n, begin, dx, (Src::F32, Out::F32, Elementwise::Quantize))
-            }
-            (true, Elementwise::Mask) => {
-                elementwise_steps(simd, b, p, i, n, begin, dx, (Src::F32, Out::F32, Elementwise::Mask))
-            }
+            (true, Elementwise::Quantize) => elementwise_steps_f32(simd, b, p, i, n, begin, dx, Elementwise::Quantize),
+            (true, Elementwise::Mask) => elementwise_steps_f32(simd, b, p, i, n, begin, dx, Elementwise::Mask),
             (true, Elementwise::Dequantize) => {
-                elementwise_steps(simd, b, p, i, n, begin, dx, (Src::F32, Out::F32, Elementwise::Dequantize))
+                elementwise_steps_f32(simd, b, p, i, n, begin, dx, Elementwise::Dequantize)
             }
             _ => elementwise_steps(simd, b, p, i, n, begin, dx, (b.job.src, b.out, b.kind)),
         }
@@ -801,6 +853,73 @@ fn elementwise_steps<S: Simd>(
     }
 }
 
+/// [`elementwise_steps`] of f32 `dy` and `dx` for the pass `kind` (a constant at each call
+/// site): exact chunks of the steps' `dy`, `dx` and mask bytes, so the loop has no bounds
+/// check or type dispatch per vector.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn elementwise_steps_f32<S: Simd>(
+    simd: S,
+    b: &Backward<'_>,
+    p: &Lanes<S>,
+    i: usize,
+    n: usize,
+    begin: usize,
+    dx: &mut [u8],
+    kind: Elementwise,
+) {
+    let (lanes, vb) = (S::LANES, S::LANES * 4);
+    let len = n * 4 * lanes;
+    let xs = b.job.x[i * 4..(i + len) * 4].chunks_exact(4 * vb);
+    let ds = dx[(i - begin) * 4..(i - begin + len) * 4].chunks_exact_mut(4 * vb);
+    let lda = simd.splat(b.lda);
+    if kind == Elementwise::Dequantize {
+        for (xq, dq) in xs.zip(ds) {
+            elementwise_step_f32(simd, kind, p, lda, xq, dq, 0);
+        }
+    } else {
+        for ((xq, dq), mq) in xs.zip(ds).zip(b.mask[i / 8..(i + len) / 8].chunks_exact(lanes / 2)) {
+            let mut bytes = [0u8; 8];
+            bytes[..lanes / 2].copy_from_slice(mq);
+            elementwise_step_f32(simd, kind, p, lda, xq, dq, u64::from_le_bytes(bytes));
+        }
+    }
+}
+
+/// One step of [`elementwise_steps_f32`]: four vectors of f32 `dy` (`xq`) to f32 `dx`
+/// (`dq`), vector `k` with the mask bits `bits >> (k * LANES)`. (A function, not a
+/// closure: closures do not inherit the ISA's target features.)
+#[inline(always)]
+fn elementwise_step_f32<S: Simd>(
+    simd: S,
+    kind: Elementwise,
+    p: &Lanes<S>,
+    lda: S::F,
+    xq: &[u8],
+    dq: &mut [u8],
+    bits: u64,
+) {
+    let (lanes, vb) = (S::LANES, S::LANES * 4);
+    for k in 0..4 {
+        let g = simd.mul(lda, simd.load_f32(&xq[k * vb..(k + 1) * vb]));
+        let v = elementwise_val(simd, kind, p, g, (bits >> (k * lanes)) as u32 & lanes_mask(lanes));
+        store(simd, Out::F32, v, &mut dq[k * vb..(k + 1) * vb]);
+    }
+}
+
+/// The value of an elementwise backward pass from `g = lda * dy` (`bits`: the mask bits).
+#[inline(always)]
+fn elementwise_val<S: Simd>(simd: S, kind: Elementwise, p: &Lanes<S>, g: S::F, bits: u32) -> S::F {
+    let zero = simd.splat(0.0);
+    match kind {
+        // A true division: the gradient itself is the output, and the FMA correction is not
+        // exact where the quotient is subnormal.
+        Elementwise::Quantize => simd.select(simd.mask_from_bits(bits), simd.div(g, p.divisor), zero),
+        Elementwise::Mask => simd.select(simd.mask_from_bits(bits), g, zero),
+        Elementwise::Dequantize => simd.mul(g, p.raw),
+    }
+}
+
 /// One vector of an elementwise backward pass (`bits`: the mask bits of its elements).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
@@ -815,14 +934,7 @@ fn elementwise_vec<S: Simd>(
     dx: &mut [u8],
 ) {
     let g = simd.mul(simd.splat(b.lda), load_src(simd, b.job.src, b.job.x, i, take));
-    let zero = simd.splat(0.0);
-    let v = match b.kind {
-        // A true division: the gradient itself is the output, and the FMA correction is not
-        // exact where the quotient is subnormal.
-        Elementwise::Quantize => simd.select(simd.mask_from_bits(bits), simd.div(g, p.divisor), zero),
-        Elementwise::Mask => simd.select(simd.mask_from_bits(bits), g, zero),
-        Elementwise::Dequantize => simd.mul(g, p.raw),
-    };
+    let v = elementwise_val(simd, b.kind, p, g, bits);
     store_out(simd, b.out, v, dx, i - begin, take);
 }
 
