@@ -228,7 +228,8 @@ struct TrainBlocks<'a, 'y> {
 }
 
 /// [`TrainBlocks`] of one variant, a kernel of its own: `KIND` 0 and 1 the codes of a
-/// signed and an unsigned type, 2 and 3 fake quantization with and without the mask.
+/// signed and an unsigned type, 2 and 3 fake quantization to f32 with and without the
+/// mask, 4 and 5 the same to f16 / bf16.
 struct TrainBlocksOf<'a, 'y, const KIND: u8>(TrainBlocks<'a, 'y>);
 
 impl<const KIND: u8> Kernel for TrainBlocksOf<'_, '_, KIND> {
@@ -247,23 +248,19 @@ impl TrainBlocks<'_, '_> {
         match (self.out, self.mask.is_empty(), signed) {
             (None, _, true) => simd.enter(TrainBlocksOf::<0>(self)),
             (None, _, false) => simd.enter(TrainBlocksOf::<1>(self)),
-            (Some(_), false, _) => simd.enter(TrainBlocksOf::<2>(self)),
-            (Some(_), true, _) => simd.enter(TrainBlocksOf::<3>(self)),
+            (Some(Out::F32), false, _) => simd.enter(TrainBlocksOf::<2>(self)),
+            (Some(Out::F32), true, _) => simd.enter(TrainBlocksOf::<3>(self)),
+            (Some(_), false, _) => simd.enter(TrainBlocksOf::<4>(self)),
+            (Some(_), true, _) => simd.enter(TrainBlocksOf::<5>(self)),
         }
     }
 
-    /// The groups, fake quantization's output type at compile time (one copy of the loop
-    /// per type: the stores and the steps' chunks fold).
+    /// The groups; f32 fake quantization (kinds 2 and 3) with its output type at compile
+    /// time (the stores and the steps' chunks fold).
     #[inline(always)]
     fn groups<S: Simd, const KIND: u8>(self, simd: S) -> usize {
-        if const { KIND >= 2 } {
-            return match self.out {
-                Some(Out::F16) => self.groups_with::<S, KIND>(simd, Some(Out::F16)),
-                Some(Out::Bf16) => self.groups_with::<S, KIND>(simd, Some(Out::Bf16)),
-                _ => self.groups_with::<S, KIND>(simd, Some(Out::F32)),
-            };
-        }
-        self.groups_with::<S, KIND>(simd, None)
+        let out = if KIND == 2 || KIND == 3 { Some(Out::F32) } else { self.out };
+        self.groups_with::<S, KIND>(simd, out)
     }
 
     #[inline(always)]
@@ -300,7 +297,8 @@ impl TrainBlocks<'_, '_> {
             let yq = yg.chunks_exact_mut(4 * lanes * ob / 8);
             // Steps of four vectors; a unit's parameters when its first step comes.
             let mut units = UnitParams { gp: &gp, pair, per_unit: unit / (4 * lanes), left: 0, u: 0, p: None };
-            if KIND == 3 {
+            // (Constant conditions: each kernel builds its own loop only, in every profile.)
+            if const { KIND == 3 || KIND == 5 } {
                 for (xq, yq) in xq.zip(yq) {
                     let (p, r, _) = units.next(simd, qmin, qmax);
                     let (p, r) = ([&p[0], &p[0], &p[1], &p[1]], [r[0], r[0], r[1], r[1]]);
@@ -310,10 +308,12 @@ impl TrainBlocks<'_, '_> {
                 for ((xq, yq), mq) in xq.zip(yq).zip(mask[g0 / 8..g1 / 8].chunks_exact_mut(lanes / 2)) {
                     let (p, r, z) = units.next(simd, qmin, qmax);
                     let (p, r) = ([&p[0], &p[0], &p[1], &p[1]], [r[0], r[0], r[1], r[1]]);
-                    let w = match (KIND, out) {
-                        (2, Some(out)) => sat_step_dequantized(simd, &sp, xq, p, r, out, yq),
-                        (0, _) => sat8_step_masked::<S, true>(simd, &sp, xq, p, z, yq),
-                        _ => sat8_step_masked::<S, false>(simd, &sp, xq, p, z, yq),
+                    let w = if const { KIND == 2 || KIND == 4 } {
+                        sat_step_dequantized(simd, &sp, xq, p, r, out.unwrap_or(Out::F32), yq)
+                    } else if const { KIND == 0 } {
+                        sat8_step_masked::<S, true>(simd, &sp, xq, p, z, yq)
+                    } else {
+                        sat8_step_masked::<S, false>(simd, &sp, xq, p, z, yq)
                     };
                     mq.copy_from_slice(&w.to_le_bytes()[..lanes / 2]);
                 }
