@@ -1202,6 +1202,20 @@ pub(crate) struct Walk<'o> {
 /// Runs a backward pass with reductions over `w` (see the module docs).
 #[inline(always)]
 pub(crate) fn walk<S: Simd, O: GradOp>(simd: S, op: &O, layout: Layout, w: Walk<'_>) {
+    // Blocked along the last axis, the range whole blocks of at most a tile that tile each
+    // row: one kernel over the blocks (the segment walk spent about 380 instructions per
+    // block of 32 on the segment, its filter and a kernel entry per block).
+    if let Layout::Blocked { axis_len, inner: 1, block, .. } = layout {
+        let fits = block > 0
+            && block <= SUM_TILE
+            && axis_len.is_multiple_of(block)
+            && w.begin.is_multiple_of(block)
+            && w.end.is_multiple_of(block)
+            && w.groups == (w.begin / block..w.end / block);
+        if fits {
+            return simd.enter(BlockSums { op, w, block });
+        }
+    }
     let groups = w.groups.clone();
     let segments = Segments::new(layout, w.begin, w.end).filter_map(move |seg| seg.within(groups.clone()));
     walk::walk(simd, &mut ReduceOp { op, w }, segments);
@@ -1329,6 +1343,36 @@ fn run_sum<S: Simd, O: GradOp>(
     }
 }
 
+/// The blocks of a [`walk`] along a blocked-last layout (block `k` from element
+/// `k * block`, every block of the range in its groups), each a tile of its own: its
+/// broadcast parameters, its sums in the canonical order ([`tile_sum`]) added to the
+/// block's, its `dx` stored; one kernel for all of them.
+struct BlockSums<'o, 'w, O: GradOp> {
+    op: &'o O,
+    w: Walk<'w>,
+    block: usize,
+}
+
+impl<O: GradOp> Kernel for BlockSums<'_, '_, O> {
+    type Output = ();
+    #[inline(always)]
+    fn run<S: Simd>(self, simd: S) {
+        let BlockSums { op, w, block } = self;
+        let Walk { begin, groups, mut dx, mut sums, .. } = w;
+        // A local copy: no store through `dx` can alias it.
+        let op = *op;
+        for k in groups.clone() {
+            let p = op.splat(simd, k);
+            let s = tile_sum(simd, &op, &p, k * block, block, begin, &mut dx);
+            for (j, out) in sums.iter_mut().enumerate() {
+                if let Some(out) = out.as_deref_mut() {
+                    out[k - groups.start] += s[j];
+                }
+            }
+        }
+    }
+}
+
 /// The two sums of at most a tile (sixteen interleaved partials, folded pairwise), as a
 /// kernel of its own (entered once per tile of up to 16384 elements).
 struct TileSum<'o, 'p, 'd, 'y, S: Simd, O: GradOp> {
@@ -1343,106 +1387,121 @@ struct TileSum<'o, 'p, 'd, 'y, S: Simd, O: GradOp> {
 impl<S: Simd, O: GradOp> IsaKernel<S> for TileSum<'_, '_, '_, '_, S, O> {
     type Output = [f32; 2];
     #[inline(always)]
-    // `j` indexes the inner dimension of both sums' accumulators (the lint's iterator would
-    // walk the outer one).
-    #[allow(clippy::needless_range_loop)]
     fn run_on(self, simd: S) -> [f32; 2] {
         // Local copies: no store through `dx` can alias them, so they stay in registers.
         let (op, p) = (*self.op, *self.p);
-        let (op, p, a, m, begin, dx) = (&op, &p, self.a, self.m, self.begin, self.dx);
-        let lanes = S::LANES;
-        // SUM_LANES / LANES accumulators per sum: vector v of the tile adds into accumulator
-        // v % nacc, so lane l of accumulator j holds the partial of run positions = j * LANES + l
-        // (mod 16).
-        let nacc = SUM_LANES / lanes;
-        let neg0 = simd.splat(-0.0);
-        let mut acc = [[neg0; 4]; 2];
-        let mut i = a;
-        let stop = a + m;
-        // Whole rounds of `nacc` vectors, then one partial round: within a round vector j goes
-        // to accumulator j, and `j` is a compile-time index once the inner loop unrolls
-        // (`nacc` is a constant per ISA), so the accumulators stay in registers. (Indexing them
-        // with a run-time `v % nacc` kept them in memory: a load and a store per vector.)
-        // With `dx` the rounds store into exact chunks of it (no per-vector test of the
-        // option, no bounds checks); without, they only sum.
-        let round = nacc * lanes;
-        let end = i + (stop - i) / round * round;
-        let f32_in = if const { O::F32_INPUTS } { op.f32_inputs() } else { None };
-        if let Some((xs, dys)) = f32_in {
-            // f32 x and dy: exact chunks of both (and of dx), so no bounds check per vector.
-            let (xs, dys) = (&xs[4 * i..4 * end], &dys[4 * i..4 * end]);
-            let rounds = xs.chunks_exact(4 * round).zip(dys.chunks_exact(4 * round));
-            if let Some((y, out)) = dx.as_mut() {
-                let out = dx_out::<O>(*out);
-                let os = out.size();
-                let y = &mut y[(i - begin) * os..(end - begin) * os];
-                for ((xr, dr), yr) in rounds.zip(y.chunks_exact_mut(round * os)) {
-                    for j in 0..nacc {
-                        let (x, dy) = (simd.load_f32(&xr[4 * lanes * j..]), simd.load_f32(&dr[4 * lanes * j..]));
-                        let (d, t) = op.step_vals(simd, p, x, dy);
-                        store(simd, out, d, &mut yr[lanes * os * j..]);
-                        acc[0][j] = simd.add(acc[0][j], t[0]);
-                        acc[1][j] = simd.add(acc[1][j], t[1]);
-                    }
-                }
-            } else {
-                for (xr, dr) in rounds {
-                    for j in 0..nacc {
-                        let (x, dy) = (simd.load_f32(&xr[4 * lanes * j..]), simd.load_f32(&dr[4 * lanes * j..]));
-                        let (_, t) = op.step_vals(simd, p, x, dy);
-                        acc[0][j] = simd.add(acc[0][j], t[0]);
-                        acc[1][j] = simd.add(acc[1][j], t[1]);
-                    }
-                }
-            }
-            i = end;
-        } else if let Some((y, out)) = dx.as_mut() {
+        tile_sum(simd, &op, &p, self.a, self.m, self.begin, self.dx)
+    }
+}
+
+/// The two sums of the tile of `m` (at most [`SUM_TILE`]) elements from `a` (sixteen
+/// interleaved partials, folded pairwise), its `dx` stored where wanted: the body of
+/// [`TileSum`] and of [`BlockSums`].
+#[inline(always)]
+// `j` indexes the inner dimension of both sums' accumulators (the lint's iterator would
+// walk the outer one).
+#[allow(clippy::needless_range_loop)]
+fn tile_sum<S: Simd, O: GradOp>(
+    simd: S,
+    op: &O,
+    p: &O::P<S>,
+    a: usize,
+    m: usize,
+    begin: usize,
+    dx: &mut Option<(&mut [u8], Out)>,
+) -> [f32; 2] {
+    let lanes = S::LANES;
+    // SUM_LANES / LANES accumulators per sum: vector v of the tile adds into accumulator
+    // v % nacc, so lane l of accumulator j holds the partial of run positions = j * LANES + l
+    // (mod 16).
+    let nacc = SUM_LANES / lanes;
+    let neg0 = simd.splat(-0.0);
+    let mut acc = [[neg0; 4]; 2];
+    let mut i = a;
+    let stop = a + m;
+    // Whole rounds of `nacc` vectors, then one partial round: within a round vector j goes
+    // to accumulator j, and `j` is a compile-time index once the inner loop unrolls
+    // (`nacc` is a constant per ISA), so the accumulators stay in registers. (Indexing them
+    // with a run-time `v % nacc` kept them in memory: a load and a store per vector.)
+    // With `dx` the rounds store into exact chunks of it (no per-vector test of the
+    // option, no bounds checks); without, they only sum.
+    let round = nacc * lanes;
+    let end = i + (stop - i) / round * round;
+    let f32_in = if const { O::F32_INPUTS } { op.f32_inputs() } else { None };
+    if let Some((xs, dys)) = f32_in {
+        // f32 x and dy: exact chunks of both (and of dx), so no bounds check per vector.
+        let (xs, dys) = (&xs[4 * i..4 * end], &dys[4 * i..4 * end]);
+        let rounds = xs.chunks_exact(4 * round).zip(dys.chunks_exact(4 * round));
+        if let Some((y, out)) = dx.as_mut() {
             let out = dx_out::<O>(*out);
             let os = out.size();
-            for yr in y[(i - begin) * os..(end - begin) * os].chunks_exact_mut(nacc * lanes * os) {
-                for (j, yv) in yr.chunks_exact_mut(lanes * os).enumerate() {
-                    let (d, t) = op.step(simd, p, i, lanes);
-                    store(simd, out, d, yv);
+            let y = &mut y[(i - begin) * os..(end - begin) * os];
+            for ((xr, dr), yr) in rounds.zip(y.chunks_exact_mut(round * os)) {
+                for j in 0..nacc {
+                    let (x, dy) = (simd.load_f32(&xr[4 * lanes * j..]), simd.load_f32(&dr[4 * lanes * j..]));
+                    let (d, t) = op.step_vals(simd, p, x, dy);
+                    store(simd, out, d, &mut yr[lanes * os * j..]);
                     acc[0][j] = simd.add(acc[0][j], t[0]);
                     acc[1][j] = simd.add(acc[1][j], t[1]);
-                    i += lanes;
                 }
             }
         } else {
-            while i < end {
+            for (xr, dr) in rounds {
                 for j in 0..nacc {
-                    let (_, t) = op.step(simd, p, i, lanes);
+                    let (x, dy) = (simd.load_f32(&xr[4 * lanes * j..]), simd.load_f32(&dr[4 * lanes * j..]));
+                    let (_, t) = op.step_vals(simd, p, x, dy);
                     acc[0][j] = simd.add(acc[0][j], t[0]);
                     acc[1][j] = simd.add(acc[1][j], t[1]);
-                    i += lanes;
                 }
             }
         }
-        for j in 0..nacc {
-            if i >= stop {
-                break;
+        i = end;
+    } else if let Some((y, out)) = dx.as_mut() {
+        let out = dx_out::<O>(*out);
+        let os = out.size();
+        for yr in y[(i - begin) * os..(end - begin) * os].chunks_exact_mut(nacc * lanes * os) {
+            for (j, yv) in yr.chunks_exact_mut(lanes * os).enumerate() {
+                let (d, t) = op.step(simd, p, i, lanes);
+                store(simd, out, d, yv);
+                acc[0][j] = simd.add(acc[0][j], t[0]);
+                acc[1][j] = simd.add(acc[1][j], t[1]);
+                i += lanes;
             }
-            let take = lanes.min(stop - i);
-            let (d, t) = op.step(simd, p, i, take);
-            if let Some((y, out)) = dx.as_mut() {
-                store_out(simd, dx_out::<O>(*out), d, y, i - begin, take);
-            }
-            let keep = simd.mask_from_bits(lanes_mask(take));
-            acc[0][j] = simd.add(acc[0][j], simd.select(keep, t[0], neg0));
-            acc[1][j] = simd.add(acc[1][j], simd.select(keep, t[1], neg0));
-            i += take;
         }
-        let mut out = [0.0f32; 2];
-        for (r, a) in out.iter_mut().zip(acc.iter()) {
-            let mut bytes = [0u8; 4 * SUM_LANES];
-            for (j, vec) in a.iter().take(nacc).enumerate() {
-                simd.store_f32(*vec, &mut bytes[4 * lanes * j..]);
+    } else {
+        while i < end {
+            for j in 0..nacc {
+                let (_, t) = op.step(simd, p, i, lanes);
+                acc[0][j] = simd.add(acc[0][j], t[0]);
+                acc[1][j] = simd.add(acc[1][j], t[1]);
+                i += lanes;
             }
-            let mut partial: [f32; SUM_LANES] = bytemuck::cast(bytes);
-            *r = qdq_ref::train::fold_lanes(&mut partial);
         }
-        out
     }
+    for j in 0..nacc {
+        if i >= stop {
+            break;
+        }
+        let take = lanes.min(stop - i);
+        let (d, t) = op.step(simd, p, i, take);
+        if let Some((y, out)) = dx.as_mut() {
+            store_out(simd, dx_out::<O>(*out), d, y, i - begin, take);
+        }
+        let keep = simd.mask_from_bits(lanes_mask(take));
+        acc[0][j] = simd.add(acc[0][j], simd.select(keep, t[0], neg0));
+        acc[1][j] = simd.add(acc[1][j], simd.select(keep, t[1], neg0));
+        i += take;
+    }
+    let mut out = [0.0f32; 2];
+    for (r, a) in out.iter_mut().zip(acc.iter()) {
+        let mut bytes = [0u8; 4 * SUM_LANES];
+        for (j, vec) in a.iter().take(nacc).enumerate() {
+            simd.store_f32(*vec, &mut bytes[4 * lanes * j..]);
+        }
+        let mut partial: [f32; SUM_LANES] = bytemuck::cast(bytes);
+        *r = qdq_ref::train::fold_lanes(&mut partial);
+    }
+    out
 }
 
 #[cfg(test)]
