@@ -2094,6 +2094,25 @@ impl GroupParams {
         i32::from_le_bytes(self.lane(2, j))
     }
 
+    /// Block `j`'s broadcast parameters for an integer type of range `[qmin, qmax]`, its
+    /// scale in the fast range and the division in f32 (the divisor is the scale itself):
+    /// `lo` and `hi` are `qmin - z` and `qmax - z` (exact: both far inside f32's integers).
+    #[inline(always)]
+    pub(crate) fn int_lanes<S: Simd>(&self, simd: S, j: usize, qmin: i32, qmax: i32) -> Lanes<S> {
+        let (sc, z) = (simd.splat(self.scale(j)), self.zero_point(j));
+        Lanes {
+            divisor: sc,
+            raw: sc,
+            r: simd.splat(self.recip(j)),
+            fast: true,
+            pow2: false,
+            z: simd.splat_i(z),
+            lo: simd.splat((qmin - z) as f32),
+            hi: simd.splat((qmax - z) as f32),
+            zf: simd.splat(0.0),
+        }
+    }
+
     /// Block `j`'s broadcast parameters.
     #[inline(always)]
     fn block<S: Simd>(&self, simd: S, j: usize) -> Lanes<S> {

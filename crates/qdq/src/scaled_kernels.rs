@@ -1756,7 +1756,7 @@ fn group_blocks<S: Simd>(
     x: &[u8],
     y: &mut [u8],
 ) {
-    let Encode::Int { qmin, .. } = sp.enc else { return };
+    let Encode::Int { qmin, qmax } = sp.enc else { return };
     let bw = sp.bits as usize;
     for j in 0..n {
         let e0 = j * bl;
@@ -1768,19 +1768,7 @@ fn group_blocks<S: Simd>(
             // of a range whose scale underflowed to zero (every non-NaN |x| below
             // about 2^-140): every quotient lies within the type's span, as
             // `sat_block_with_range` asks.
-            let sv = simd.splat(s);
-            let p = Lanes {
-                divisor: sv,
-                raw: sv,
-                r: simd.splat(gp.recip(j)),
-                fast: true,
-                pow2: false,
-                z: simd.splat_i(z),
-                // qmin - z, exact (both far inside f32's integers).
-                lo: simd.splat(qmin as f32 - z as f32),
-                hi: simd.splat(0.0), // unused: the packs clamp
-                zf: simd.splat(0.0),
-            };
+            let p = gp.int_lanes(simd, j, qmin, qmax);
             quantize::sat_block_with_range(simd, sp, xb, yb, &p, signed, bw);
             continue;
         }

@@ -329,19 +329,8 @@ impl TrainBlocks<'_, '_> {
 /// not a closure: closures do not inherit the ISA's target features.)
 #[inline(always)]
 fn block_lanes<S: Simd>(simd: S, gp: &GroupParams, j: usize, qmin: i32, qmax: i32) -> (Lanes<S>, (S::I, S::I)) {
-    let (sc, z) = (simd.splat(gp.scale(j)), gp.zero_point(j));
-    let p = Lanes {
-        divisor: sc,
-        raw: sc,
-        r: simd.splat(gp.recip(j)),
-        fast: true,
-        pow2: false,
-        z: simd.splat_i(z),
-        lo: simd.splat((qmin - z) as f32),
-        hi: simd.splat((qmax - z) as f32),
-        zf: simd.splat(0.0),
-    };
-    (p, (simd.splat_i(qmin - z), simd.splat_i(qmax - z)))
+    let z = gp.zero_point(j);
+    (gp.int_lanes(simd, j, qmin, qmax), (simd.splat_i(qmin - z), simd.splat_i(qmax - z)))
 }
 
 /// The parameters of the steps of a [`TrainBlocks`] group, unit by unit (a unit: a block,
