@@ -260,11 +260,6 @@ impl TrainBlocks<'_, '_> {
     #[inline(always)]
     fn groups<S: Simd, const KIND: u8>(self, simd: S) -> usize {
         let out = if KIND == 2 || KIND == 3 { Some(Out::F32) } else { self.out };
-        self.groups_with::<S, KIND>(simd, out)
-    }
-
-    #[inline(always)]
-    fn groups_with<S: Simd, const KIND: u8>(self, simd: S, out: Option<Out>) -> usize {
         let TrainBlocks { job, sp, begin, end, block, y, mask, mut k, .. } = self;
         let Encode::Int { qmin, qmax } = sp.enc else { return k };
         let sp = sp.fold::<0, 0, ANY>();
@@ -710,6 +705,8 @@ pub(crate) fn elementwise<S: Simd>(simd: S, b: &Backward<'_>, begin: usize, end:
             let (k0, k1) = (begin.div_ceil(block), end / block);
             if k0 < k1 {
                 rest = [(begin, k0 * block), (k1 * block, end)];
+                // The pass as a constant per loop here, not `steps` per block (which
+                // matches it each time: 7.3 instructions per element instead of 3.5).
                 match b.kind {
                     Elementwise::Quantize => elementwise_blocks(simd, &mut op, k0..k1, block, Elementwise::Quantize),
                     Elementwise::Mask => elementwise_blocks(simd, &mut op, k0..k1, block, Elementwise::Mask),
