@@ -359,42 +359,56 @@ impl<const BITS: u8, const MINI: u8, const OUT: u8> Kernel for BlockedLastOf<'_,
         // per group would divide twice a group to count its blocks.)
         let (k1, mut k0) = (end / block, begin / block);
         let mut blocks = xb.chunks_exact(xstep).zip(yb.chunks_exact_mut(ystep));
+        // Four vectors per load and unpack (4-bit and 6-bit codes: MX's blocks of 32) or per
+        // store (bytes to f16 / bf16: two packs for bf16 where one vector at a time took a
+        // pack and an extract each), where blocks are whole such chunks; `one_x4` where a
+        // block is one such chunk (blocks of 32 on AVX2: no chunk loop to set up).
+        let x4 = (BITS == 4 || (BITS == 6 && S::U6X4) || BITS == 8) && xstep.is_multiple_of(4 * lanes * bits / 8);
+        let one_x4 = x4 && xstep == 4 * lanes * bits / 8;
+        let canon_codes = codes_need_canon::<S>(mini);
         while k0 < k1 {
             let (mut sb, mut zb) = ([0u8; 64], [0u8; 64]);
-            let whole = k1 - k0 >= lanes;
-            let canon_all = if whole {
+            // A whole group of finite scales takes the loop of its own below, the rest the
+            // tail's loop: the whole loop's NaN canonicalisation is then the codes' alone
+            // (`needs_canon`), a constant of the variant where its decoder is.
+            let whole = k1 - k0 >= lanes && {
                 let v = job.scale_kind.load(simd, job.scale, k0);
                 simd.store_f32(v, &mut sb);
-                // The group's zero points (plus the sign flip) as one vector too.
-                if let Some(zp) = zero_point {
-                    simd.store_i32(simd.add_i(load_codes(simd, &zp, k0, lanes, true), flip), &mut zb);
+                // Integer codes: the group's zero points (plus the sign flip) as one vector
+                // too, or the flip alone, so that every block reads its lane. (`(z ^ flip) -
+                // flip + flip`: the sign extension's subtraction and the flip's addition
+                // cancel. The zero points have the codes' type, so the compile-time width
+                // loads them: a whole group's are whole bytes.) Float codes have the flip
+                // alone, in a register (a store and a load per block more measured 0.92-0.95x
+                // on MX e2m1 blocks).
+                if MINI == 0 {
+                    let zf = match zero_point {
+                        Some(zp) => simd.xor_i(load_full(simd, BITS as u32, zp.data, k0), flip),
+                        None => flip,
+                    };
+                    simd.store_i32(zf, &mut zb);
                 }
-                needs_canon(simd, mini, v)
-            } else {
-                false
+                !needs_canon(simd, None, v)
             };
-            // Four vectors per load and unpack (4-bit and 6-bit codes: MX's blocks of 32) or
-            // per store (bytes to f16 / bf16: two packs for bf16 where one vector at a time
-            // took a pack and an extract each), where blocks are whole such chunks.
-            let x4 = (BITS == 4 || (BITS == 6 && S::U6X4) || (BITS == 8 && OUT != 0))
-                && xstep.is_multiple_of(4 * lanes * bits / 8);
             let n = lanes.min(k1 - k0);
             if whole {
                 // A whole group in a loop of its own, each block broadcasting its scale and
                 // zero point, without the per-block tests of the tail's loop below (they
-                // cost about as much as a 32-element block's own work).
+                // cost about as much as a 32-element block's own work), and a loop per
+                // chunking (a test per block cost 2-3 instructions in 60 on AVX2).
                 let lanes_of = sb.chunks_exact(4).zip(zb.chunks_exact(4));
-                for ((xk, yk), (s, z)) in blocks.by_ref().take(n).zip(lanes_of) {
-                    let sc = simd.splat(f32::from_le_bytes([s[0], s[1], s[2], s[3]]));
-                    let zf = match zero_point {
-                        Some(_) => simd.splat_i(i32::from_le_bytes([z[0], z[1], z[2], z[3]])),
-                        None => flip,
-                    };
-                    if x4 && xstep == 4 * lanes * bits / 8 {
-                        // (One chunk, as blocks of 32 on AVX2: no chunk loop to set up.)
-                        dequantize_x4::<S, BITS, MINI>(simd, xk, yk, (sc, zf, flip), mini, (out, canon_all));
-                    } else {
-                        dequantize_block::<S, BITS, MINI>(simd, xk, yk, (sc, zf, flip), mini, (out, canon_all), x4);
+                let group = blocks.by_ref().take(n).zip(lanes_of);
+                if one_x4 {
+                    for ((xk, yk), (s, z)) in group {
+                        let zf = if MINI == 0 { simd.splat_i(i32_at(z)) } else { flip };
+                        let p = (simd.splat(f32_at(s)), zf, flip);
+                        dequantize_x4::<S, BITS, MINI>(simd, xk, yk, p, mini, (out, canon_codes));
+                    }
+                } else {
+                    for ((xk, yk), (s, z)) in group {
+                        let zf = if MINI == 0 { simd.splat_i(i32_at(z)) } else { flip };
+                        let p = (simd.splat(f32_at(s)), zf, flip);
+                        dequantize_block::<S, BITS, MINI>(simd, xk, yk, p, mini, (out, canon_codes), x4);
                     }
                 }
                 k0 += n;
@@ -412,6 +426,18 @@ impl<const BITS: u8, const MINI: u8, const OUT: u8> Kernel for BlockedLastOf<'_,
             k0 += n;
         }
     }
+}
+
+/// The f32 in the first four bytes of `b` (a lane of a stored vector).
+#[inline(always)]
+fn f32_at(b: &[u8]) -> f32 {
+    f32::from_le_bytes([b[0], b[1], b[2], b[3]])
+}
+
+/// The i32 in the first four bytes of `b` (a lane of a stored vector).
+#[inline(always)]
+fn i32_at(b: &[u8]) -> i32 {
+    i32::from_le_bytes([b[0], b[1], b[2], b[3]])
 }
 
 /// One block of `BITS`-bit codes `xk` dequantized into `yk` by [`BlockedLast`], in chunks of
@@ -540,7 +566,14 @@ fn u4_half_table<S: Simd>(simd: S, out: Out, sc: S::F, zf: S::I, flip: S::I, can
 /// NaN operand as it is, quiet; the portable ISA keeps the canonicalisation).
 #[inline(always)]
 fn needs_canon<S: Simd>(simd: S, mini: Option<&MiniFormat>, sc: S::F) -> bool {
-    !S::SPECIALIZE || mini.is_some_and(|f| f.ieee) || simd.mask_bits(simd.is_nan(simd.mul(sc, simd.splat(0.0)))) != 0
+    codes_need_canon::<S>(mini) || simd.mask_bits(simd.is_nan(simd.mul(sc, simd.splat(0.0)))) != 0
+}
+
+/// The part of [`needs_canon`] that does not depend on the scales (a constant in the
+/// variants with a compile-time decoder).
+#[inline(always)]
+fn codes_need_canon<S: Simd>(mini: Option<&MiniFormat>) -> bool {
+    !S::SPECIALIZE || mini.is_some_and(|f| f.ieee)
 }
 
 /// The float decoder of variant `MINI`: none for 0, the format of `MiniFormat::of_id` for
@@ -846,19 +879,20 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
             // signed): one subtraction of z per vector, without the generic decoder's
             // exclusive or. A loop per signedness.
             //
-            // To f16 / bf16 without the NaN canonicalisation's test per step (a scale that
-            // needs it, infinite or NaN, takes the generic loop below): AVX2 i8 -> f16
-            // 0.97 -> 0.72 instructions per element, i8 -> bf16 1.66 -> 1.47 and 1.02x. To
-            // f32 the test stays: the tighter loop, memory-bound, measured 0.90-0.94x for
-            // 8-bit codes at 1 Mi on Zen 4 (L3), 1.01x for 16-bit ones.
-            let c = if OUT == 0 { canon } else { false };
-            if OUT == 0 || !canon {
-                match self.signed {
-                    true => ext_steps::<S, true>(simd, steps, bits, (sc, z), out, c),
-                    false => ext_steps::<S, false>(simd, steps, bits, (sc, z), out, c),
-                }
-                return;
+            // To f16 / bf16 a loop without the NaN canonicalisation's test per step where
+            // the scale is finite (AVX2 i8 -> f16 0.97 -> 0.72 instructions per element, i8
+            // -> bf16 1.66 -> 1.47 and 1.02x), and one with it otherwise (rather than the
+            // generic loop below, which an unoptimised build would then keep in these
+            // variants, 8 KiB more stack). To f32 the test stays: the tighter loop,
+            // memory-bound, measured 0.90-0.94x for 8-bit codes at 1 Mi on Zen 4 (L3).
+            let plain = OUT != 0 && !canon;
+            match (self.signed, plain) {
+                (true, true) => ext_steps::<S, true>(simd, steps, bits, (sc, z), out, false),
+                (false, true) => ext_steps::<S, false>(simd, steps, bits, (sc, z), out, false),
+                (true, false) => ext_steps::<S, true>(simd, steps, bits, (sc, z), out, canon),
+                (false, false) => ext_steps::<S, false>(simd, steps, bits, (sc, z), out, canon),
             }
+            return;
         }
         if const { BITS == 4 && MINI != 0 && S::LUT16 } {
             // float4 e2m1 (the only 4-bit float format): the four vectors' values at once.
