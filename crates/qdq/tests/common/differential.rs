@@ -772,15 +772,18 @@ fn cuts(rng: &mut Rng, n: usize, step: usize) -> Vec<usize> {
 /// the shards together must be the reference's whole call, bit for bit.
 pub fn shards_match_the_whole_call() {
     let mut rng = Rng::new(0x5ba2_d000_0000_0013);
-    // (layout, scales, elements); per-axis along the last axis with 40 channels takes the
-    // channel tiles, shards starting inside a row.
+    // (layout, scales, elements, the dequantize shards' step); per-axis along the last axis
+    // with 40 channels takes the channel tiles, shards starting inside a row. Blocks of 16
+    // along the last axis, shards cut at any block (odd ones too): the dequantize kernel of
+    // whole blocks, its groups of blocks starting anywhere in the zero points' bytes.
     let layouts = [
-        (Layout::PerTensor, 1, 101),
-        (Layout::PerAxis { outer: 3, axis_len: 5, inner: 7 }, 5, 105),
-        (Layout::PerAxis { outer: 4, axis_len: 40, inner: 1 }, 40, 160),
-        (Layout::Blocked { outer: 2, axis_len: 9, inner: 6, block: 4 }, 2 * 3 * 6, 108),
+        (Layout::PerTensor, 1, 101, 1),
+        (Layout::PerAxis { outer: 3, axis_len: 5, inner: 7 }, 5, 105, 1),
+        (Layout::PerAxis { outer: 4, axis_len: 40, inner: 1 }, 40, 160, 1),
+        (Layout::Blocked { outer: 2, axis_len: 9, inner: 6, block: 4 }, 2 * 3 * 6, 108, 1),
+        (Layout::Blocked { outer: 2, axis_len: 16 * 37, inner: 1, block: 16 }, 2 * 37, 2 * 16 * 37, 16),
     ];
-    for (layout, ns, n) in layouts {
+    for (layout, ns, n, dq_step) in layouts {
         let scales: Vec<f32> = (0..ns).map(|_| scale_value(&mut rng)).collect();
         let xs: Vec<f32> = (0..n).map(|i| x_value(&mut rng, scales[layout.scale_index(i)])).collect();
         for out in DataType::QUANTIZED {
@@ -803,7 +806,7 @@ pub fn shards_match_the_whole_call() {
                     qdq::quantize_range_with(&cfg, &xs, &params, w[0]..w[1], qdq::PackedMut::new(out, part)).unwrap();
                 }
                 assert!(got == want, "{name} {out} {layout:?} shards {c:?}: {got:?} want {want:?}");
-                let c = cuts(&mut rng, n, 1);
+                let c = cuts(&mut rng, n, dq_step);
                 let mut got = vec![0f32; n];
                 let mut rest = &mut got[..];
                 for w in c.windows(2) {
