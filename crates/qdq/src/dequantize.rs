@@ -144,6 +144,29 @@ fn ext_steps<'r, S: Simd, const SX: bool>(
     }
 }
 
+/// The rows of a tile of 8- or 16-bit integer codes, a vector at a time with the per-lane
+/// parameters `p`: [`load_ext`] (`SX` as there) and one subtraction of the zero point, the
+/// conversion, the product and the store (canonicalising NaN where `canon`). The generic
+/// decoder's exclusive or and offset cost two operations in ten per vector (AVX2 i8 -> f16
+/// per-axis-last64).
+#[inline(always)]
+fn ext_rows<'r, S: Simd, const SX: bool>(
+    simd: S,
+    rows: impl Iterator<Item = (&'r [u8], &'r mut [u8])>,
+    p: &[(S::F, S::I)],
+    bits: u32,
+    out: Out,
+    canon: bool,
+) {
+    let (xv, yv) = (S::LANES * bits as usize / 8, S::LANES * out.size());
+    for (xr, yr) in rows {
+        for ((xq, yq), &(sc, z)) in xr.chunks_exact(xv).zip(yr.chunks_exact_mut(yv)).zip(p) {
+            let d = simd.cvt_f32(simd.sub_i(load_ext::<S, SX>(simd, xq, 0, bits), z));
+            store_as(simd, out, simd.mul(d, sc), canon, yq);
+        }
+    }
+}
+
 /// The rows of a tile of `pq.len()` groups of four vectors (per-lane parameters `pq`) to
 /// bf16, four vectors per store ([`store_as_x4`]), none of them needing the NaN
 /// canonicalisation ([`needs_canon`]); `SX` as in [`load_decode`], a compile-time choice (a
@@ -802,6 +825,16 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
                 bf16_rows_x4::<S, true>(simd, rows, pq, bits, flip, mini);
             } else {
                 bf16_rows_x4::<S, false>(simd, rows, pq, bits, flip, mini);
+            }
+            return;
+        }
+        if const { matches!(BITS, 8 | 16) && MINI == 0 && OUT != 0 } {
+            // 8- and 16-bit integer codes to f16 / bf16 extended by their loads
+            // ([`ext_rows`]). (To f32 the same loop ran 0.82-0.91x on blocked-middle32
+            // tiles at 1 Mi, with as many instructions: the generic loop stays there.)
+            match self.signed {
+                true => ext_rows::<S, true>(simd, rows, p, bits, out, canon),
+                false => ext_rows::<S, false>(simd, rows, p, bits, out, canon),
             }
             return;
         }
