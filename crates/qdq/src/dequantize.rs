@@ -14,7 +14,7 @@ use crate::codec::{
 };
 use crate::isa::Kernel;
 use crate::quantize::{load_codes, load_full, zero_point_at, ScaleKind};
-use crate::simd::Simd;
+use crate::simd::{lane_f32, lane_i32, Simd};
 use crate::walk::{self, RunOp};
 use qdq_ref::float::FloatFormat;
 use qdq_ref::{DataType, Layout, Packed};
@@ -425,18 +425,17 @@ impl<const BITS: u8, const MINI: u8, const OUT: u8> Kernel for BlockedLastOf<'_,
                 // zero point, without the per-block tests of the tail's loop below (they
                 // cost about as much as a 32-element block's own work), and a loop per
                 // chunking (a test per block cost 2-3 instructions in 60 on AVX2).
-                let lanes_of = sb.chunks_exact(4).zip(zb.chunks_exact(4));
-                let group = blocks.by_ref().take(n).zip(lanes_of);
+                let group = blocks.by_ref().take(n).zip(0..lanes);
                 if one_x4 {
-                    for ((xk, yk), (s, z)) in group {
-                        let zf = if MINI == 0 { simd.splat_i(i32_at(z)) } else { flip };
-                        let p = (simd.splat(f32_at(s)), zf, flip);
+                    for ((xk, yk), t) in group {
+                        let zf = if MINI == 0 { simd.splat_i(lane_i32(&zb, t)) } else { flip };
+                        let p = (simd.splat(lane_f32(&sb, t)), zf, flip);
                         dequantize_x4::<S, BITS, MINI>(simd, xk, yk, p, mini, (out, canon));
                     }
                 } else {
-                    for ((xk, yk), (s, z)) in group {
-                        let zf = if MINI == 0 { simd.splat_i(i32_at(z)) } else { flip };
-                        let p = (simd.splat(f32_at(s)), zf, flip);
+                    for ((xk, yk), t) in group {
+                        let zf = if MINI == 0 { simd.splat_i(lane_i32(&zb, t)) } else { flip };
+                        let p = (simd.splat(lane_f32(&sb, t)), zf, flip);
                         dequantize_block::<S, BITS, MINI>(simd, xk, yk, p, mini, (out, canon), x4);
                     }
                 }
@@ -455,18 +454,6 @@ impl<const BITS: u8, const MINI: u8, const OUT: u8> Kernel for BlockedLastOf<'_,
             k0 += n;
         }
     }
-}
-
-/// The f32 in the first four bytes of `b` (a lane of a stored vector).
-#[inline(always)]
-fn f32_at(b: &[u8]) -> f32 {
-    f32::from_le_bytes([b[0], b[1], b[2], b[3]])
-}
-
-/// The i32 in the first four bytes of `b` (a lane of a stored vector).
-#[inline(always)]
-fn i32_at(b: &[u8]) -> i32 {
-    i32::from_le_bytes([b[0], b[1], b[2], b[3]])
 }
 
 /// One block of `BITS`-bit codes `xk` dequantized into `yk` by [`BlockedLast`], in chunks of
