@@ -13,7 +13,7 @@ use crate::codec::{
     bf16_rne_bits, decode_minifloat, decode_minifloat_bits, decode_minifloat_times, fold_scale, MiniFormat,
 };
 use crate::isa::Kernel;
-use crate::quantize::{load_codes, load_full, zero_point_at, ScaleKind};
+use crate::quantize::{load_codes, load_full, sign_extend, zero_point_at, ScaleKind};
 use crate::simd::{lane_f32, lane_i32, Simd};
 use crate::walk::{self, RunOp};
 use qdq_ref::float::FloatFormat;
@@ -88,6 +88,31 @@ fn decode<S: Simd>(simd: S, c: S::I, flip: S::I, zf: S::I, mini: Option<&MiniFor
     match mini {
         Some(f) => decode_minifloat_bits(simd, c, f, bits),
         None => simd.cvt_f32(simd.sub_i(simd.xor_i(c, flip), zf)),
+    }
+}
+
+/// The row tiles' 4-bit integer rows four vectors at a time: the codes extended by
+/// [`Simd::load_4bit_x4`] (sign-extended where `SX`, signed types), minus the zero points
+/// `z` (as sign-extended), converted, times the scales, stored as `out` (no NaN
+/// canonicalisation: the caller's scales are finite). `pq` is the tile's parameters by
+/// fours; each row of `rows` is as many four-vector chunks.
+#[inline(always)]
+fn int4_rows<'r, S: Simd, const SX: bool>(
+    simd: S,
+    rows: impl Iterator<Item = (&'r [u8], &'r mut [u8])>,
+    pq: &[[(S::F, S::I); 4]],
+    out: Out,
+) {
+    let (qx, qy) = (2 * S::LANES, 4 * S::LANES * out.size());
+    for (xr, yr) in rows {
+        for ((xq, yq), pt) in xr.chunks_exact(qx).zip(yr.chunks_exact_mut(qy)).zip(pq) {
+            let c = simd.load_4bit_x4::<SX>(xq);
+            let mut v = [simd.splat(0.0); 4];
+            for ((vk, ck), &(sc, z)) in v.iter_mut().zip(c).zip(pt) {
+                *vk = simd.mul(simd.cvt_f32(simd.sub_i(ck, z)), sc);
+            }
+            store_as_x4(simd, out, v, false, yq);
+        }
     }
 }
 
@@ -735,6 +760,37 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
         (sc, z)
     }
 
+    /// Whole vectors of scales inside the tensor take the scale kind's vector load, and
+    /// their zero points (the codes' type: `BITS` bits) the compile-time width's load
+    /// where the tile starts on a byte of them: no dispatch on the zero points' type and
+    /// no bounds test per vector ([`RunOp::seq`]'s general path cost about 110
+    /// instructions a vector, once per tile and group of rows).
+    #[inline(always)]
+    fn seq_tiles(&self, simd: S, k: usize, p: &mut [(S::F, S::I)], valid: usize) {
+        let (job, lanes, bits) = (self.job, S::LANES, BITS as usize);
+        let whole = BITS != 0 && valid == p.len() * lanes && k + valid <= self.n_scales;
+        match job.zero_point {
+            Some(zp) if whole && (k * bits).is_multiple_of(8) && k + valid <= zp.len => {
+                let sign = if self.signed { 1 << (bits - 1) } else { 0 };
+                let zb = &zp.data[k * bits / 8..(k + valid) * bits / 8];
+                for ((v, pv), zv) in p.iter_mut().enumerate().zip(zb.chunks_exact(lanes * bits / 8)) {
+                    let z = sign_extend(simd, load_full(simd, BITS as u32, zv, 0), sign);
+                    *pv = (job.scale_kind.load(simd, job.scale, k + v * lanes), z);
+                }
+            }
+            None if whole => {
+                for (v, pv) in p.iter_mut().enumerate() {
+                    *pv = (job.scale_kind.load(simd, job.scale, k + v * lanes), simd.splat_i(0));
+                }
+            }
+            _ => {
+                for (v, pv) in p.iter_mut().enumerate() {
+                    *pv = self.seq(simd, k + v * lanes, lanes.min(valid - v * lanes));
+                }
+            }
+        }
+    }
+
     #[inline(always)]
     fn part(&mut self, simd: S, p: &(S::F, S::I), _k: usize, i: usize, take: usize) {
         let v = dequantize_vec(simd, self.job, i, take, p.0, p.1);
@@ -767,7 +823,7 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
         }
         let xb = &self.job.x.data[i * xbits / 8..(i + nrows * len) * xbits / 8];
         let yb = &mut self.y[(i - self.begin) * os..(i - self.begin + nrows * len) * os];
-        let rows = xb.chunks_exact(len * xbits / 8).zip(yb.chunks_exact_mut(len * os));
+        let rows = walk::RowPairs::new(xb, yb, len * xbits / 8, len * os, nrows);
         if const { S::U4X4_ROWS && BITS == 4 }
             && p.len().is_multiple_of(4)
             && (out != Out::Bf16 || S::PACK16_X4)
@@ -779,6 +835,13 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
             // i4 -> f32 blocked-middle32 2.33 -> 2.27 instructions per element, 1.12x;
             // per-axis-last64 1.48 -> 1.40, 1.16x; MX e2m1 blocked-middle32 1.06x).
             let (pq, _) = p.as_chunks::<4>();
+            if MINI == 0 {
+                match self.signed {
+                    true => int4_rows::<S, true>(simd, rows, pq, out),
+                    false => int4_rows::<S, false>(simd, rows, pq, out),
+                }
+                return;
+            }
             let (qx, qy) = (2 * lanes, 4 * lanes * os);
             for (xr, yr) in rows {
                 for ((xq, yq), pt) in xr.chunks_exact(qx).zip(yr.chunks_exact_mut(qy)).zip(pq) {

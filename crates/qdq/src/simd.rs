@@ -193,6 +193,21 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
             self.load_u4(&b[3 * h..4 * h]),
         ]
     }
+    /// Four vectors of packed 4-bit codes as [`Simd::load_u4x4`] loads them, sign-extended
+    /// where `SIGNED` (the two's complement nibbles of int4). ISAs with per-lane shifts
+    /// override it: a broadcast and two shifts a vector, instead of byte unpacks and
+    /// widening shuffles, then the flip's two operations.
+    #[inline(always)]
+    fn load_4bit_x4<const SIGNED: bool>(self, b: &[u8]) -> [Self::I; 4] {
+        let mut c = self.load_u4x4(b);
+        if SIGNED {
+            let flip = self.splat_i(8);
+            for ck in c.iter_mut() {
+                *ck = self.sub_i(self.xor_i(*ck, flip), flip);
+            }
+        }
+        c
+    }
     /// [`Simd::load_u4x4`], then `(c ^ flip) - zf` in every lane: the 4-bit integer
     /// decoder's offset (`dequantize::decode`). `flip` and `zf` are splats of values in
     /// `[0, 15]`, so that every result lies in `[-15, 15]`; ISAs with byte arithmetic

@@ -28,7 +28,8 @@
 //!
 //! ```text
 //! rows wholly inside [begin, end), per group of rows, channel tiles of PER_AXIS_TILE vectors:
-//!   p[v] = op.seq_tile(kb + c0 + v LANES, t)        once per tile and group
+//!   op.seq_tiles(kb + c0, p[..], tc)                once per tile and group:
+//!     p[v] = op.seq_tile(kb + c0 + v LANES, t)      (or the kernel's own, whole tiles)
 //!   op.rows(p[..], ..) where the tile is the whole row (contiguous rows), else per row:
 //!   op.row(p[..], k, i), the whole vectors (op.part for a partial last one)
 //! the partial rows at either end: the segment walk
@@ -63,6 +64,16 @@ pub(crate) trait RunOp<S: Simd> {
     #[inline(always)]
     fn seq_tile(&self, simd: S, k: usize, valid: usize) -> Self::P {
         self.seq(simd, k, valid)
+    }
+    /// The parameters of a [`walk_tiled`] tile of `valid` channels from scale index `k`:
+    /// `p[v]` those of vector `v` ([`RunOp::seq_tile`] of its lanes; `p` has a vector per
+    /// `LANES` channels, the last one partial where `valid` is not a multiple). A kernel
+    /// may take whole tiles faster than a vector at a time (one dispatch on the types).
+    #[inline(always)]
+    fn seq_tiles(&self, simd: S, k: usize, p: &mut [Self::P], valid: usize) {
+        for (v, pv) in p.iter_mut().enumerate() {
+            *pv = self.seq_tile(simd, k + v * S::LANES, S::LANES.min(valid - v * S::LANES));
+        }
     }
     /// Whole vectors from element `i` (on a packing group), vector `v` with parameters
     /// `p[v]` (scale index `k + v LANES`): a row of a [`walk_tiled`] tile.
@@ -219,6 +230,17 @@ impl RowTiles {
         }
     }
 
+    /// The groups of rows met from row `r0` to row `r1`: `(kb, g0, g1)`, the rows `g0..g1`
+    /// (cut at `r0` and `r1`) sharing the scales from index `kb`, as [`RowTiles::group`]
+    /// gives them, but counted on from one group to the next instead of divided per
+    /// group (two divisions a group, on the critical path of the next group's setup).
+    pub(crate) fn groups(&self, r0: usize, r1: usize) -> Groups {
+        let (kb, next) = self.group(r0);
+        let (d, block) = self.blocked.map_or((usize::MAX, 0), |(d, b, _)| (d, b));
+        let axis_end = (r0 - r0 % d).saturating_add(d);
+        Groups { channels: self.channels, d, block, kb, r: r0, next, axis_end, r1 }
+    }
+
     /// Row `r`'s group: the scale index of its first element, and the first row past the
     /// group.
     #[inline]
@@ -230,6 +252,83 @@ impl RowTiles {
                 ((o * nb + a / b) * self.channels, o * d + ((a / b + 1) * b).min(d))
             }
         }
+    }
+}
+
+/// The iterator of [`RowTiles::groups`]. After the first group, every group starts on a
+/// block of rows: it ends a block on (`block` rows), or where the blocked axis does,
+/// whichever is first, and its scales are the next row of scales (`channels` on).
+pub(crate) struct Groups {
+    channels: usize,
+    /// The blocked axis's length and rows per block (`usize::MAX` and 0: per-axis, one
+    /// group of every row).
+    d: usize,
+    block: usize,
+    /// The scale index of the next group's first element.
+    kb: usize,
+    /// Its first row, the first row past it (not cut at `r1`), and the first row past its
+    /// run of the blocked axis.
+    r: usize,
+    next: usize,
+    axis_end: usize,
+    r1: usize,
+}
+
+impl Iterator for Groups {
+    type Item = (usize, usize, usize);
+
+    #[inline]
+    fn next(&mut self) -> Option<(usize, usize, usize)> {
+        if self.r >= self.r1 {
+            return None;
+        }
+        let item = (self.kb, self.r, self.next.min(self.r1));
+        let g1 = self.next;
+        if g1 == self.axis_end {
+            self.axis_end = g1.saturating_add(self.d);
+        }
+        self.kb += self.channels;
+        self.r = g1;
+        self.next = g1.saturating_add(self.block).min(self.axis_end);
+        Some(item)
+    }
+}
+
+/// Consecutive rows of a tile's input and output bytes, `(x row, y row)` pairs of `xl` and
+/// `yl` bytes: what `x.chunks_exact(xl).zip(y.chunks_exact_mut(yl))` gives for exactly
+/// `n` rows' bytes, without its two divisions (the zip counts its length up front) and
+/// with nothing to build out of line (at run time lengths, that zip was a call per group
+/// of rows in some variants: AVX2 MX e2m1 blocked-middle32 0.9x).
+pub(crate) struct RowPairs<'x, 'y> {
+    x: &'x [u8],
+    y: &'y mut [u8],
+    xl: usize,
+    yl: usize,
+    n: usize,
+}
+
+impl<'x, 'y> RowPairs<'x, 'y> {
+    /// `n` rows of `xl` bytes from `x` and `yl` bytes from `y`; short slices end the rows
+    /// early (the callers give exactly `n` rows' bytes).
+    #[inline(always)]
+    pub(crate) fn new(x: &'x [u8], y: &'y mut [u8], xl: usize, yl: usize, n: usize) -> Self {
+        RowPairs { x, y, xl, yl, n }
+    }
+}
+
+impl<'x, 'y> Iterator for RowPairs<'x, 'y> {
+    type Item = (&'x [u8], &'y mut [u8]);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.n == 0 {
+            return None;
+        }
+        self.n -= 1;
+        let (xr, xs) = self.x.split_at_checked(self.xl)?;
+        let (yr, ys) = core::mem::take(&mut self.y).split_at_mut_checked(self.yl)?;
+        (self.x, self.y) = (xs, ys);
+        Some((xr, yr))
     }
 }
 
@@ -294,12 +393,8 @@ where
         let Tiles { mut op, rows, r0, r1 } = self;
         // One parameter array for every group (each tile fills its first vectors).
         let mut params = [op.seq_tile(simd, rows.group(r0).0, S::LANES); PER_AXIS_TILE];
-        let mut r = r0;
-        while r < r1 {
-            let (kb, next) = rows.group(r);
-            let g1 = next.min(r1);
-            tiles(simd, &mut op, &mut params, rows.channels, kb, r, g1);
-            r = g1;
+        for (kb, g0, g1) in rows.groups(r0, r1) {
+            tiles(simd, &mut op, &mut params, rows.channels, kb, g0, g1);
         }
         op
     }
@@ -324,9 +419,7 @@ fn tiles<S: Simd, O: RunOp<S> + ?Sized>(
     while c0 < channels {
         let tc = (PER_AXIS_TILE * lanes).min(channels - c0);
         let nv = tc.div_ceil(lanes);
-        for (v, p) in params.iter_mut().enumerate().take(nv) {
-            *p = op.seq_tile(simd, kb + c0 + v * lanes, lanes.min(tc - v * lanes));
-        }
+        op.seq_tiles(simd, kb + c0, &mut params[..nv], tc);
         let full = tc / lanes;
         if full == nv && tc == channels {
             op.rows(simd, &params[..full], kb, r0 * channels, r1 - r0);
@@ -375,6 +468,19 @@ mod tests {
                 }
                 if next < nrows {
                     assert_ne!(layout.scale_index(next * c), kb, "{layout:?}: row {next} starts a new group");
+                }
+            }
+            // The counted groups of every row range are those of `group`, cut at its ends.
+            for r0 in 0..=nrows {
+                for r1 in r0..=nrows {
+                    let mut want = Vec::new();
+                    let mut r = r0;
+                    while r < r1 {
+                        let (kb, next) = rows.group(r);
+                        want.push((kb, r, next.min(r1)));
+                        r = next.min(r1);
+                    }
+                    assert_eq!(rows.groups(r0, r1).collect::<Vec<_>>(), want, "{layout:?} rows {r0}..{r1}");
                 }
             }
         }

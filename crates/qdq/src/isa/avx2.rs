@@ -594,6 +594,20 @@ impl Simd for Avx2 {
         self.load_u4x4_sub(b, zero, zero)
     }
     #[inline(always)]
+    fn load_4bit_x4<const SIGNED: bool>(self, b: &[u8]) -> [__m256i; 4] {
+        // Each vector's eight nibbles are one dword: broadcast, nibble `e` shifted to the
+        // top of lane `e`, then down by 28, arithmetic where signed (no byte unpacks or
+        // widening shuffles, and no flip: the row tiles' zero points are sign-extended).
+        let (avx, avx2) = (self.0.avx, self.0.avx2);
+        let up = avx._mm256_setr_epi32(28, 24, 20, 16, 12, 8, 4, 0);
+        let mut c = [avx._mm256_setzero_si256(); 4];
+        for (ck, d) in c.iter_mut().zip(b[..16].chunks_exact(4)) {
+            let t = avx2._mm256_sllv_epi32(avx._mm256_set1_epi32(i32::from_le_bytes([d[0], d[1], d[2], d[3]])), up);
+            *ck = if SIGNED { avx2._mm256_srai_epi32::<28>(t) } else { avx2._mm256_srli_epi32::<28>(t) };
+        }
+        c
+    }
+    #[inline(always)]
     fn load_u4x4_sub(self, b: &[u8], flip: __m256i, zf: __m256i) -> [__m256i; 4] {
         let b = &b[..16];
         // SAFETY: `b` is exactly the 16 bytes read (unaligned load).
