@@ -1751,8 +1751,9 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
         let tile = nv * lanes;
         let mut params = [fast_lanes(simd, 1.0, 1.0, 0); AXIS_TILE_VECTORS];
         let mut zq = [[simd.splat_i(0); 4]; AXIS_TILE_VECTORS / 4];
-        // (Groups counted on, not divided per group: `RowTiles::groups`.)
-        for (kb, _, g1) in rows.groups(g0, r1) {
+        while g0 < r1 {
+            let (kb, next) = rows.group(g0);
+            let g1 = next.min(r1);
             // What the step reads (divisor, reciprocal, zero point) from whole vector
             // loads (the zero points by `zero_points_int`).
             let (mut slow, mut packs) = (0, BITS == 16);
