@@ -12,7 +12,7 @@
 use crate::codec::{
     bf16_rne_bits, decode_minifloat, decode_minifloat_bits, decode_minifloat_times, fold_scale, MiniFormat,
 };
-use crate::isa::Kernel;
+use crate::isa::{IsaKernel, Kernel};
 use crate::quantize::{load_codes, load_full, sign_extend, zero_point_at, ScaleKind};
 use crate::simd::{lane_f32, lane_i32, Simd};
 use crate::walk::{self, RunOp};
@@ -88,6 +88,43 @@ fn decode<S: Simd>(simd: S, c: S::I, flip: S::I, zf: S::I, mini: Option<&MiniFor
     match mini {
         Some(f) => decode_minifloat_bits(simd, c, f, bits),
         None => simd.cvt_f32(simd.sub_i(simd.xor_i(c, flip), zf)),
+    }
+}
+
+/// The parameters of whole vectors of a row tile ([`RunOp::seq_tiles`]): the scale kind's
+/// vector load, and the zero points (the codes' type: `BITS` bits; the tile starts on a
+/// byte of them) by the compile-time width's load. A kernel of its own where
+/// [`Simd::TILE_PARAMS_APART`], else inlined.
+struct TileParams<'a, 'p, const BITS: u8, S: Simd> {
+    job: Job<'a>,
+    signed: bool,
+    /// The first scale index, and the vectors' parameters to fill.
+    k: usize,
+    p: &'p mut [(S::F, S::I)],
+}
+
+impl<const BITS: u8, S: Simd> IsaKernel<S> for TileParams<'_, '_, BITS, S> {
+    type Output = ();
+    #[inline(always)]
+    fn run_on(self, simd: S) {
+        let TileParams { job, signed, k, p } = self;
+        let (lanes, bits) = (S::LANES, BITS as usize);
+        let n = p.len() * lanes;
+        let zb = match job.zero_point {
+            Some(zp) => &zp.data[k * bits / 8..(k + n) * bits / 8],
+            None => &[],
+        };
+        if zb.is_empty() {
+            for (v, pv) in p.iter_mut().enumerate() {
+                *pv = (job.scale_kind.load(simd, job.scale, k + v * lanes), simd.splat_i(0));
+            }
+            return;
+        }
+        let sign = if signed { 1 << (bits - 1) } else { 0 };
+        for ((v, pv), zv) in p.iter_mut().enumerate().zip(zb.chunks_exact(lanes * bits / 8)) {
+            let z = sign_extend(simd, load_full(simd, BITS as u32, zv, 0), sign);
+            *pv = (job.scale_kind.load(simd, job.scale, k + v * lanes), z);
+        }
     }
 }
 
@@ -760,34 +797,23 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
         (sc, z)
     }
 
-    /// Whole vectors of scales inside the tensor take the scale kind's vector load, and
-    /// their zero points (the codes' type: `BITS` bits) the compile-time width's load
-    /// where the tile starts on a byte of them: no dispatch on the zero points' type and
-    /// no bounds test per vector ([`RunOp::seq`]'s general path cost about 110
-    /// instructions a vector, once per tile and group of rows).
+    /// Whole vectors of scales inside the tensor take [`TileParams`] (no dispatch on the
+    /// zero points' type and no bounds test per vector: [`RunOp::seq`]'s general path cost
+    /// about 110 instructions a vector, once per tile and group of rows); the rest
+    /// [`RunOp::seq`].
     #[inline(always)]
     fn seq_tiles(&self, simd: S, k: usize, p: &mut [(S::F, S::I)], valid: usize) {
-        let (job, lanes, bits) = (self.job, S::LANES, BITS as usize);
-        let whole = BITS != 0 && valid == p.len() * lanes && k + valid <= self.n_scales;
-        match job.zero_point {
-            Some(zp) if whole && (k * bits).is_multiple_of(8) && k + valid <= zp.len => {
-                let sign = if self.signed { 1 << (bits - 1) } else { 0 };
-                let zb = &zp.data[k * bits / 8..(k + valid) * bits / 8];
-                for ((v, pv), zv) in p.iter_mut().enumerate().zip(zb.chunks_exact(lanes * bits / 8)) {
-                    let z = sign_extend(simd, load_full(simd, BITS as u32, zv, 0), sign);
-                    *pv = (job.scale_kind.load(simd, job.scale, k + v * lanes), z);
-                }
-            }
-            None if whole => {
-                for (v, pv) in p.iter_mut().enumerate() {
-                    *pv = (job.scale_kind.load(simd, job.scale, k + v * lanes), simd.splat_i(0));
-                }
-            }
-            _ => {
-                for (v, pv) in p.iter_mut().enumerate() {
-                    *pv = self.seq(simd, k + v * lanes, lanes.min(valid - v * lanes));
-                }
-            }
+        let (job, lanes) = (self.job, S::LANES);
+        let zp_ok = match job.zero_point {
+            Some(zp) => (k * BITS as usize).is_multiple_of(8) && k + valid <= zp.len,
+            None => true,
+        };
+        if BITS != 0 && zp_ok && valid == p.len() * lanes && k + valid <= self.n_scales {
+            let params = TileParams::<BITS, S> { job: *job, signed: self.signed, k, p };
+            return if S::TILE_PARAMS_APART { simd.enter(params) } else { params.run_on(simd) };
+        }
+        for (v, pv) in p.iter_mut().enumerate() {
+            *pv = self.seq(simd, k + v * lanes, lanes.min(valid - v * lanes));
         }
     }
 
@@ -823,7 +849,7 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
         }
         let xb = &self.job.x.data[i * xbits / 8..(i + nrows * len) * xbits / 8];
         let yb = &mut self.y[(i - self.begin) * os..(i - self.begin + nrows * len) * os];
-        let rows = walk::RowPairs::new(xb, yb, len * xbits / 8, len * os, nrows);
+        let rows = walk::RowPairs::new(xb, yb, len * xbits / 8, len * os);
         if const { S::U4X4_ROWS && BITS == 4 }
             && p.len().is_multiple_of(4)
             && (out != Out::Bf16 || S::PACK16_X4)

@@ -288,6 +288,12 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// kernel pushed a call out of its inlining, 0.8x on tiles that never take it). A
     /// constant, as `MINI_X4`.
     const U4X4_ROWS: bool = false;
+    /// Whether DequantizeLinear's row tiles load their parameters in a kernel of their own
+    /// ([`Simd::enter`]) rather than inlined into the tile kernel. Per-ISA, as measured
+    /// (Zen 4, 1 Mi: inlined, the AVX2 bf16 rows loop lost its hoisted rounding constants,
+    /// i8 -> bf16 per-axis-last64 0.85x; apart, AVX-512 blocked-middle32 ran 0.95x). A
+    /// constant, as `MINI_X4`.
+    const TILE_PARAMS_APART: bool = false;
     /// Whether [`Simd::lut16_u16_x4`] looks 4-bit codes up by byte shuffles (AVX2:
     /// `vpshufb`), so that 4-bit integer to f16 / bf16 dequantize over runs of whole steps
     /// (per tensor, per-axis-first) computes the 16 values their scale and zero point can

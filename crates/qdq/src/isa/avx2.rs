@@ -336,6 +336,7 @@ impl Simd for Avx2 {
     const E5M2_F16: bool = true;
     const PACK16_X4: bool = true;
     const U4X4_ROWS: bool = true;
+    const TILE_PARAMS_APART: bool = true;
     const U4_TABLE16: bool = true;
     // One divide per step: its unit takes a ymm division every 3 cycles on Zen 4 (5 on
     // Skylake-class cores), next to the 4 * 3 multiply-adds it replaces a quarter of.
