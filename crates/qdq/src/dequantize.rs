@@ -95,15 +95,15 @@ fn decode<S: Simd>(simd: S, c: S::I, flip: S::I, zf: S::I, mini: Option<&MiniFor
 /// vector load, and the zero points (the codes' type: `BITS` bits; the tile starts on a
 /// byte of them) by the compile-time width's load. A kernel of its own where
 /// [`Simd::TILE_PARAMS_APART`], else inlined.
-struct TileParams<'a, 'p, const BITS: u8, S: Simd> {
-    job: Job<'a>,
+struct TileParams<'j, 'a, 'p, const BITS: u8, S: Simd> {
+    job: &'j Job<'a>,
     signed: bool,
     /// The first scale index, and the vectors' parameters to fill.
     k: usize,
     p: &'p mut [(S::F, S::I)],
 }
 
-impl<const BITS: u8, S: Simd> IsaKernel<S> for TileParams<'_, '_, BITS, S> {
+impl<const BITS: u8, S: Simd> IsaKernel<S> for TileParams<'_, '_, '_, BITS, S> {
     type Output = ();
     #[inline(always)]
     fn run_on(self, simd: S) {
@@ -809,7 +809,7 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
             None => true,
         };
         if BITS != 0 && zp_ok && valid == p.len() * lanes && k + valid <= self.n_scales {
-            let params = TileParams::<BITS, S> { job: *job, signed: self.signed, k, p };
+            let params = TileParams::<BITS, S> { job, signed: self.signed, k, p };
             return if S::TILE_PARAMS_APART { simd.enter(params) } else { params.run_on(simd) };
         }
         for (v, pv) in p.iter_mut().enumerate() {
