@@ -296,7 +296,7 @@ impl Iterator for Groups {
 
 /// Consecutive rows of a tile's input and output bytes, `(x row, y row)` pairs of `xl` and
 /// `yl` bytes until `x` is used up: what `x.chunks_exact(xl).zip(y.chunks_exact_mut(yl))`
-/// gives for exactly the rows' bytes, without its two divisions (the zip counts its length
+/// gives for exactly the rows' bytes (at `xl > 0`), without its two divisions (the zip counts its length
 /// up front) and with nothing to build out of line (at run-time lengths, that zip became a
 /// call per group of rows in some variants: AVX2 DQ i4 and MX e2m1 blocked-middle32 ran
 /// 0.87-0.9x with it). A short `y` ends the rows early.
@@ -311,7 +311,11 @@ impl<'x, 'y> RowPairs<'x, 'y> {
     /// Rows of `xl` bytes of `x` and `yl` bytes of `y` (none where `xl` is 0).
     #[inline(always)]
     pub(crate) fn new(x: &'x [u8], y: &'y mut [u8], xl: usize, yl: usize) -> Self {
-        let x = if xl == 0 { &x[..0] } else { x };
+        // No rows of no x bytes: then the first split of `y` (made empty, rows of one
+        // byte) ends them, with no test per row for it.
+        if xl == 0 {
+            return RowPairs { x: &x[..0], y: &mut y[..0], xl, yl: 1 };
+        }
         RowPairs { x, y, xl, yl }
     }
 }
@@ -489,6 +493,32 @@ mod tests {
         assert!(Portable::LANES == 1 || RowTiles::of::<Portable>(short, 0, 0).is_none());
         assert!(RowTiles::of::<Portable>(Layout::Blocked { outer: 1, axis_len: 8, inner: 9, block: 4 }, 1, 0).is_none());
         assert!(RowTiles::of::<Portable>(Layout::Blocked { outer: 1, axis_len: 8, inner: 8, block: 4 }, 1, 3).is_none());
+    }
+
+    /// `RowPairs` gives what `chunks_exact().zip()` gives for exactly the rows' bytes, ends
+    /// early at a short `y`, and gives nothing for rows of no bytes.
+    #[test]
+    fn row_pairs_are_the_chunked_rows() {
+        let x: Vec<u8> = (0..60).collect();
+        for (xl, yl) in [(4usize, 8usize), (6, 3), (60, 1), (1, 0)] {
+            let n = x.len() / xl;
+            let mut y: Vec<u8> = (0..(n * yl) as u8).collect();
+            let want: Vec<(Vec<u8>, Vec<u8>)> = x
+                .chunks_exact(xl)
+                .zip(y.chunks_exact(yl.max(1)))
+                .map(|(a, b)| (a.to_vec(), b[..yl].to_vec()))
+                .collect();
+            let got: Vec<(Vec<u8>, Vec<u8>)> =
+                RowPairs::new(&x, &mut y, xl, yl).map(|(a, b)| (a.to_vec(), b.to_vec())).collect();
+            if yl > 0 {
+                assert_eq!(got, want, "rows of {xl} and {yl} bytes");
+            } else {
+                assert_eq!(got.len(), n, "rows of {xl} and no bytes");
+            }
+            let mut short = vec![0u8; (n - 1) * yl];
+            assert_eq!(RowPairs::new(&x, &mut short, xl, yl.max(1)).count(), if yl > 0 { n - 1 } else { 0 });
+        }
+        assert_eq!(RowPairs::new(&x, &mut [0u8; 8], 0, 1).count(), 0, "rows of no x bytes");
     }
 
     fn layout_len(layout: Layout) -> usize {
