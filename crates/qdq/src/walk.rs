@@ -296,10 +296,10 @@ impl Iterator for Groups {
 
 /// Consecutive rows of a tile's input and output bytes, `(x row, y row)` pairs of `xl` and
 /// `yl` bytes until `x` is used up: what `x.chunks_exact(xl).zip(y.chunks_exact_mut(yl))`
-/// gives for exactly the rows' bytes (at `xl > 0`), without its two divisions (the zip counts its length
-/// up front) and with nothing to build out of line (at run-time lengths, that zip became a
-/// call per group of rows in some variants: AVX2 DQ i4 and MX e2m1 blocked-middle32 ran
-/// 0.87-0.9x with it). A short `y` ends the rows early.
+/// gives for exactly the rows' bytes (at `xl > 0`), without its two divisions (the zip
+/// counts its length up front) and with nothing to build out of line (at run-time
+/// lengths, that zip became a call per group of rows in some variants: AVX2 DQ i4 and MX
+/// e2m1 blocked-middle32 ran 0.87-0.9x with it). A short `y` ends the rows early.
 pub(crate) struct RowPairs<'x, 'y> {
     x: &'x [u8],
     y: &'y mut [u8],
