@@ -800,7 +800,7 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
     /// Whole vectors of scales inside the tensor take [`TileParams`] (no dispatch on the
     /// zero points' type and no bounds test per vector: [`RunOp::seq`]'s general path cost
     /// about 110 instructions a vector, once per tile and group of rows); the rest
-    /// [`RunOp::seq`].
+    /// [`walk::seq_each`].
     #[inline(always)]
     fn seq_tiles(&self, simd: S, k: usize, p: &mut [(S::F, S::I)], valid: usize) {
         let (job, lanes) = (self.job, S::LANES);
@@ -812,9 +812,7 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
             let params = TileParams::<BITS, S> { job, signed: self.signed, k, p };
             return if S::TILE_PARAMS_APART { simd.enter(params) } else { params.run_on(simd) };
         }
-        for (v, pv) in p.iter_mut().enumerate() {
-            *pv = self.seq(simd, k + v * lanes, lanes.min(valid - v * lanes));
-        }
+        walk::seq_each(simd, self, k, p, valid)
     }
 
     #[inline(always)]
@@ -855,11 +853,12 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
             && (out != Out::Bf16 || S::PACK16_X4)
             && !canon
         {
-            // 4-bit codes four vectors per load and unpack (float4 e2m1 through
-            // `Simd::e2m1_x4`), and per store; tiles whose products need the NaN
-            // canonicalisation take the loop at the end (no test of it per step here: AVX2
-            // i4 -> f32 blocked-middle32 2.33 -> 2.27 instructions per element, 1.12x;
-            // per-axis-last64 1.48 -> 1.40, 1.16x; MX e2m1 blocked-middle32 1.06x).
+            // 4-bit codes four vectors per load and per store: integers by [`int4_rows`],
+            // float4 e2m1 through `Simd::e2m1_x4` (on ISAs without it, the loop at the
+            // end); tiles whose products need the NaN canonicalisation take the loop at
+            // the end too (no test of it per step here: AVX2 i4 -> f32 blocked-middle32
+            // 2.33 -> 2.27 instructions per element, 1.12x; per-axis-last64 1.48 -> 1.40,
+            // 1.16x; MX e2m1 blocked-middle32 1.06x).
             let (pq, _) = p.as_chunks::<4>();
             if MINI == 0 {
                 match self.signed {
@@ -868,25 +867,19 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
                 }
                 return;
             }
-            let (qx, qy) = (2 * lanes, 4 * lanes * os);
-            for (xr, yr) in rows {
-                for ((xq, yq), pt) in xr.chunks_exact(qx).zip(yr.chunks_exact_mut(qy)).zip(pq) {
-                    let mut v = [simd.splat(0.0); 4];
-                    if const { MINI != 0 && S::LUT16 } {
-                        v = simd.e2m1_x4(xq);
-                    } else {
-                        let c4 = simd.load_u4x4(xq);
-                        for ((vk, ck), &(_, z)) in v.iter_mut().zip(c4).zip(pt) {
-                            *vk = decode(simd, ck, flip, simd.add_i(z, flip), mini.as_ref(), bits);
+            if const { S::LUT16 } {
+                let (qx, qy) = (2 * lanes, 4 * lanes * os);
+                for (xr, yr) in rows {
+                    for ((xq, yq), pt) in xr.chunks_exact(qx).zip(yr.chunks_exact_mut(qy)).zip(pq) {
+                        let mut v = simd.e2m1_x4(xq);
+                        for (vk, &(sc, _)) in v.iter_mut().zip(pt) {
+                            *vk = simd.mul(*vk, sc);
                         }
+                        store_as_x4(simd, out, v, false, yq);
                     }
-                    for (vk, &(sc, _)) in v.iter_mut().zip(pt) {
-                        *vk = simd.mul(*vk, sc);
-                    }
-                    store_as_x4(simd, out, v, false, yq);
                 }
+                return;
             }
-            return;
         }
         if S::PACK16_X4 && out == Out::Bf16 && p.len().is_multiple_of(4) && !canon {
             // bf16 four vectors per store ([`store_as_x4`]: on AVX2 two packs where one

@@ -71,9 +71,7 @@ pub(crate) trait RunOp<S: Simd> {
     /// may take whole tiles faster than a vector at a time (one dispatch on the types).
     #[inline(always)]
     fn seq_tiles(&self, simd: S, k: usize, p: &mut [Self::P], valid: usize) {
-        for (v, pv) in p.iter_mut().enumerate() {
-            *pv = self.seq_tile(simd, k + v * S::LANES, S::LANES.min(valid - v * S::LANES));
-        }
+        seq_each(simd, self, k, p, valid)
     }
     /// Whole vectors from element `i` (on a packing group), vector `v` with parameters
     /// `p[v]` (scale index `k + v LANES`): a row of a [`walk_tiled`] tile.
@@ -112,6 +110,14 @@ pub(crate) trait RunOp<S: Simd> {
     #[inline(always)]
     fn seq_run(&mut self, simd: S, k0: usize, start: usize, i: usize, stop: usize) {
         seq_run(simd, self, k0, start, i, stop)
+    }
+}
+
+/// The default [`RunOp::seq_tiles`]: [`RunOp::seq_tile`] a vector at a time.
+#[inline(always)]
+pub(crate) fn seq_each<S: Simd, O: RunOp<S> + ?Sized>(simd: S, op: &O, k: usize, p: &mut [O::P], valid: usize) {
+    for (v, pv) in p.iter_mut().enumerate() {
+        *pv = op.seq_tile(simd, k + v * S::LANES, S::LANES.min(valid - v * S::LANES));
     }
 }
 
