@@ -1939,8 +1939,12 @@ fn group_steps<S: Simd, const SIGNED: bool, const BITS: u8>(
         // A unit of one four-vector step (blocks of 32 on AVX2, pairs of 16 on AVX-512):
         // chunks of a compile-time size, where chunks of the run-time unit divided twice a
         // group to count them.
+        // (`pair` at compile time: a run-time one made the second block's vectors copies.)
         for (u, (xq, yq)) in x.chunks_exact(xstep).zip(y.chunks_exact_mut(ystep)).enumerate() {
-            group_unit::<S, SIGNED, BITS>(simd, sp, gp, packs, pair, u, xq, yq);
+            match pair {
+                true => group_unit::<S, SIGNED, BITS>(simd, sp, gp, packs, true, u, xq, yq),
+                false => group_unit::<S, SIGNED, BITS>(simd, sp, gp, packs, false, u, xq, yq),
+            }
         }
         return;
     }
@@ -2060,7 +2064,9 @@ impl GroupParams {
 
     #[inline(always)]
     fn lane(&self, which: usize, j: usize) -> [u8; 4] {
-        let a = &self.0[which];
+        debug_assert!(j < 16, "a group has at most 16 blocks");
+        // (`j % 16`: the same lane, and no bounds test per block.)
+        let (a, j) = (&self.0[which], j % 16);
         [a[4 * j], a[4 * j + 1], a[4 * j + 2], a[4 * j + 3]]
     }
 
