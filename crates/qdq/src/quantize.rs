@@ -1040,8 +1040,10 @@ impl<S: Simd, const MINI: u8, const BITS: u8> IsaKernel<S> for MiniRows<'_, '_, 
 /// The caller vouches that the scale came from this row's own finite range (so every
 /// non-NaN `|x / s|` is at most the type's span, about 255): the quotients then need only
 /// `max(q, qmin - z)`, which takes NaN to qmin (the Simd contract), and neither the upper
-/// clamp nor [`Simd::cvt_rne_x4`]'s check; the saturating packs do the rest. `SIGNED`: i8
-/// with zero point 0 (the symmetric rule), so the packs add none.
+/// clamp nor [`Simd::cvt_rne_x4`]'s check; the saturating packs do the rest, and where
+/// [`packs_floor`] the lower clamp too. The last quotient of each step comes from the divide
+/// instruction where [`Simd::DIV_QUOTIENTS`] ([`sat8_quotients`]). `SIGNED`: i8 with zero
+/// point 0 (the symmetric rule), so the packs add none.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sat8_loop_with_range<S: Simd, const SIGNED: bool>(
@@ -1060,6 +1062,7 @@ pub(crate) fn sat8_loop_with_range<S: Simd, const SIGNED: bool>(
     let vb = 4 * lanes;
     let z = if SIGNED { simd.splat_i(0) } else { p.z };
     let zq = simd.zero_points_x4([z; 4]);
+    let floor = packs_floor::<S>(sp, SIGNED);
     for ((xb, yb), nb) in x.chunks_exact(4 * vb).zip(y.chunks_exact_mut(4 * lanes)).zip(next.chunks_exact(4 * vb)) {
         for k in 0..4 {
             // `min(v, acc)` keeps `acc` for a NaN `v` (the Simd contract). Two pairs of
@@ -1069,18 +1072,36 @@ pub(crate) fn sat8_loop_with_range<S: Simd, const SIGNED: bool>(
             hi[k & 1] = simd.max(v, hi[k & 1]);
         }
         let mut c = [z; 4];
-        for (k, ck) in c.iter_mut().enumerate() {
-            *ck = simd.cvt_rne(simd.max(quotient_sat::<S, false>(simd, sp, &xb[k * vb..(k + 1) * vb], p), p.lo));
+        for (ck, q) in c.iter_mut().zip(sat8_quotients(simd, sp, xb, [p; 4])) {
+            *ck = simd.cvt_rne(if floor { q } else { simd.max(q, p.lo) });
         }
         simd.store_sat8x4(c, zq, SIGNED, yb);
     }
+}
+
+/// Whether the range loops ([`sat8_loop_with_range`], [`sat_step_with_range`]) may leave
+/// out their `max(q, qmin - z)`: on an ISA whose conversion gives NaN the integer
+/// indefinite `i32::MIN` and whose stores saturate it by packs ([`Simd::PACK_CHECK`]),
+/// NaN's code is then the type's minimum, as is every finite quotient's below the range;
+/// so wherever the job's range starts at the type's own minimum (`signed`: i8 / i4, of
+/// `sp.bits` 8 or 4), the packs are that clamp.
+#[inline(always)]
+fn packs_floor<S: Simd>(sp: &Spec, signed: bool) -> bool {
+    let Encode::Int { qmin, .. } = sp.enc else { return false };
+    let type_min = match (sp.bits, signed) {
+        (8 | 4, true) => -(1i32 << (sp.bits - 1)),
+        (8 | 4, false) => 0,
+        _ => return false,
+    };
+    S::PACK_CHECK && qmin == type_min
 }
 
 /// One block of the scaled quantizers' 8- or 4-bit integer codes (`bits`; f32 x of whole
 /// four-vector steps) with broadcast parameters `p` in the fast range, where the caller
 /// vouches that the scale came from this block's own finite range, as for
 /// [`sat8_loop_with_range`]: the quotients ([`sat8_quotients`]) need only
-/// `max(q, qmin - z)` (NaN to qmin), no conversion check, and the saturating packs of
+/// `max(q, qmin - z)` (NaN to qmin; none where [`packs_floor`]), no conversion check, and
+/// the saturating packs of
 /// [`Simd::store_sat8x4`] / [`Simd::store_sat4x4`] are the clamp. `signed`: i8 / i4.
 #[inline(always)]
 pub(crate) fn sat_block_with_range<S: Simd>(
@@ -1120,9 +1141,10 @@ pub(crate) fn sat_step_with_range<S: Simd>(
     y: &mut [u8],
 ) {
     let q = sat8_quotients(simd, sp, x, p);
+    let floor = packs_floor::<S>(sp, signed);
     let mut c = [simd.splat_i(0); 4];
     for ((ck, qk), pk) in c.iter_mut().zip(q).zip(p) {
-        *ck = simd.cvt_rne(simd.max(qk, pk.lo));
+        *ck = simd.cvt_rne(if floor { qk } else { simd.max(qk, pk.lo) });
     }
     if bits == 8 {
         simd.store_sat8x4(c, zq, signed, y);
