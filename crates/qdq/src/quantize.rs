@@ -883,7 +883,7 @@ fn packs16<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, z: S::I) -> bool {
     full && simd.mask_bits(simd.eq_i(z, simd.splat_i(mid))) & all == all
 }
 
-/// The 8-bit fast path over whole steps of four vectors, for the 8- and 4-bit integer
+/// The 8-bit fast path over whole steps of four vectors, for the 8-, 4- and 2-bit integer
 /// types (`bits`): `x` and `y` hold exactly the steps' bytes (chunked iteration, so no
 /// bounds checks in the loop; `SIGNED` picks the final pack at compile time). The width is
 /// a branch per step rather than a compile-time variant: an unoptimised build's frame holds
@@ -2856,7 +2856,7 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
                 };
             }
         }
-        let sat8 = MINI == 0 && matches!(sp.bits, 8 | 4) && p.fast && S::HAS_FMA;
+        let sat8 = MINI == 0 && matches!(sp.bits, 8 | 4 | 2) && p.fast && S::HAS_FMA;
         if let (true, Encode::Int { qmin, .. }) = (sat8, sp.enc) {
             let ob = sp.bits as usize;
             let yb = &mut self.y[(i - begin) * ob / 8..(i - begin + n * 4 * lanes) * ob / 8];
