@@ -1616,8 +1616,8 @@ impl IntGroupLanes {
 const AXIS_TILE_VECTORS: usize = walk::PER_AXIS_TILE;
 
 /// Per-axis quantization to an 8-bit integer type along the last axis (f32 x with f32
-/// arithmetic, or f16 / bf16 x in its own precision: `SRC`, `PREC`; from f32 also to 4-
-/// and 16-bit types; `[rows, C]`,
+/// arithmetic, or f16 / bf16 x in its own precision: `SRC`, `PREC`; from f32 also to 4-,
+/// 16- and 2-bit types; `[rows, C]`,
 /// one scale per channel), and blocked quantization along another axis (`[outer, D,
 /// inner]`: rows of `inner` elements, each block of rows sharing a row of scales; see
 /// [`walk::RowTiles`]): each vector of x meets `LANES` different scales, the same ones
@@ -1754,9 +1754,11 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
         match (self.signed, self.sp.bits) {
             (true, 8) => simd.enter(AxisSat8RowsOf::<SRC, PREC, true, 8>(self)),
             (false, 8) => simd.enter(AxisSat8RowsOf::<SRC, PREC, false, 8>(self)),
-            // 4- and 16-bit outputs from f32 only (see `run`; build time).
+            // 4-, 16- and 2-bit outputs from f32 only (see `run`; build time).
             (true, 4) if SRC == 0 && PREC == 0 => simd.enter(AxisSat8RowsOf::<SRC, PREC, true, 4>(self)),
             (false, 4) if SRC == 0 && PREC == 0 => simd.enter(AxisSat8RowsOf::<SRC, PREC, false, 4>(self)),
+            (true, 2) if SRC == 0 && PREC == 0 => simd.enter(AxisSat8RowsOf::<SRC, PREC, true, 2>(self)),
+            (false, 2) if SRC == 0 && PREC == 0 => simd.enter(AxisSat8RowsOf::<SRC, PREC, false, 2>(self)),
             (true, 16) if SRC == 0 && PREC == 0 => simd.enter(AxisSat8RowsOf::<SRC, PREC, true, 16>(self)),
             (false, 16) if SRC == 0 && PREC == 0 => simd.enter(AxisSat8RowsOf::<SRC, PREC, false, 16>(self)),
             _ => self.geometry.0,
@@ -2494,10 +2496,12 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
     // of once per vector take a quarter of the instructions); blocked on the SIMD ISAs only.
     // The `S::SPECIALIZE` guards are constants, so the portable ISA does not even
     // instantiate the 16-bit drivers. Every other call takes the segment walk.
-    // 4- and 16-bit outputs from f32 only: their kernels in the 16-bit variants took build
-    // time for rare cases.
+    // 4-, 16- and 2-bit outputs from f32 only: their kernels in the 16-bit variants took
+    // build time for rare cases. (2-bit codes: the 8- and 4-bit types' channel tiles and
+    // groups, Markstein's quotients unclamped, the saturating packs and a byte clamp,
+    // where the segment walk and [`BlockedVec`] clamp every quotient twice in f32.)
     let f32_x = job.src == Src::F32 && job.prec == Prec::F32;
-    if !mini && (job.out.bits() == 8 || (matches!(job.out.bits(), 4 | 16) && f32_x)) {
+    if !mini && (job.out.bits() == 8 || (matches!(job.out.bits(), 4 | 16 | 2) && f32_x)) {
         let taken = match (job.src, job.prec) {
             (Src::F32, Prec::F32) => layout_driver::<S, 0, 0>(simd, job, begin, end, y),
             (Src::F16, Prec::F16) if S::SPECIALIZE => layout_driver::<S, 1, 1>(simd, job, begin, end, y),
@@ -2505,15 +2509,6 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
             _ => false,
         };
         if taken {
-            return;
-        }
-    }
-    // 2-bit outputs blocked along the last axis from f32: the 8- and 4-bit types' groups
-    // ([`BlockedGroups`]: Markstein's quotients unclamped, the saturating packs and a byte
-    // clamp, where [`BlockedVec`] clamps every quotient twice in f32).
-    if !mini && job.out.bits() == 2 && f32_x && S::SPECIALIZE {
-        if let Some((axis_len, block)) = blocked_sat8::<S>(job, begin) {
-            simd.enter(BlockedSat8::<0, 0> { job: *job, begin, end, y, axis_len, block });
             return;
         }
     }
