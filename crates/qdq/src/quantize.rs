@@ -974,10 +974,9 @@ const fn divided_x4<S: Simd, const MINI: u8>() -> bool {
 
 /// Consecutive whole rows of a channel tile that is every channel (per-axis along the last
 /// axis, blocked along another axis: [`walk::RowTiles`]) from f32 to the float format of
-/// the compile-time id `MINI`, or (`MINI` 0) to the integers of `BITS` bits (2-bit codes,
-/// which the 8-bit layout kernels do not take): the tiled run-time variant enters it, so
-/// the format's constants and the width fold instead of being read per vector or rebuilt
-/// per step. The rows' vectors are taken as one
+/// the compile-time id `MINI` (`BITS` bits): the tiled run-time variant enters it, so the
+/// format's constants and the width fold instead of being read per vector or rebuilt per
+/// step. (2-bit integers take the integer layout driver, [`run_per_axis_last`].) The rows' vectors are taken as one
 /// sequence, vector `j` with the parameters `p[j % p.len()]`: where the format has a
 /// four-vector encoder, in steps of four through it (every quotient by the divide
 /// instruction, so any scale; a step may span rows, as rows of one, two or three vectors
@@ -1013,18 +1012,8 @@ impl<S: Simd, const MINI: u8, const BITS: u8> IsaKernel<S> for MiniRows<'_, '_, 
                 );
                 v = next(v3);
             }
-        } else if MINI == 0 {
-            // Four vectors' codes per store (one pack for 2-bit codes).
-            for (xq, yq) in x.chunks_exact(4 * xv).zip(y.chunks_exact_mut(4 * yv)) {
-                let mut c = [simd.splat_i(0); 4];
-                for (ck, xk) in c.iter_mut().zip(xq.chunks_exact(xv)) {
-                    *ck = quantize_vec::<S, MINI>(simd, sp, xk, &p[v]);
-                    v = next(v);
-                }
-                store_codes_x4::<S, MINI>(simd, sp, c, yq);
-            }
         }
-        let rest = if MINI == 0 || x4 { x.len() / (4 * xv) * 4 } else { 0 };
+        let rest = if x4 { x.len() / (4 * xv) * 4 } else { 0 };
         for (xq, yq) in x.chunks_exact(xv).zip(y.chunks_exact_mut(yv)).skip(rest) {
             store_codes(simd, ob as u32, quantize_vec::<S, MINI>(simd, sp, xq, &p[v]), yq, 0);
             v = next(v);
@@ -2808,19 +2797,17 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8, const BITS: u8> Run
     }
 
     /// The rows of a tile that is every channel: from f32 to a float format with a
-    /// compile-time id, or to 2-bit integers, in the run-time variants, [`MiniRows`];
-    /// otherwise row by row.
+    /// compile-time id, in the run-time variant, [`MiniRows`]; otherwise row by row.
     #[inline(always)]
     fn rows(&mut self, simd: S, p: &[Lanes<S>], k: usize, i: usize, nrows: usize) {
         let len = p.len() * S::LANES;
         let f32_x = self.job.src == Src::F32 && self.job.prec == Prec::F32;
-        if matches!(MINI, 0 | MINI_RUNTIME) && SRC == ANY && S::SPECIALIZE && f32_x && len > 0 {
+        if MINI == MINI_RUNTIME && SRC == ANY && S::SPECIALIZE && f32_x && len > 0 {
             let (sp, ob) = (&self.sp, self.sp.bits as usize);
             let x = &self.job.x[i * 4..(i + nrows * len) * 4];
             let y0 = (i - self.begin) * ob / 8;
             let y = &mut self.y[y0..y0 + nrows * len * ob / 8];
             match mini_id(self.job) {
-                0 if ob == 2 => return simd.enter(MiniRows::<S, 0, 2> { sp, x, y, p }),
                 2 => return simd.enter(MiniRows::<S, 2, 8> { sp, x, y, p }),
                 4 => return simd.enter(MiniRows::<S, 4, 8> { sp, x, y, p }),
                 6 => return simd.enter(MiniRows::<S, 6, 8> { sp, x, y, p }),
