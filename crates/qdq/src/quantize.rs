@@ -976,11 +976,12 @@ const fn divided_x4<S: Simd, const MINI: u8>() -> bool {
 /// axis, blocked along another axis: [`walk::RowTiles`]) from f32 to the float format of
 /// the compile-time id `MINI` (`BITS` bits): the tiled run-time variant enters it, so the
 /// format's constants and the width fold instead of being read per vector or rebuilt per
-/// step. (2-bit integers take the integer layout driver, [`run_per_axis_last`].) The rows' vectors are taken as one
-/// sequence, vector `j` with the parameters `p[j % p.len()]`: where the format has a
-/// four-vector encoder, in steps of four through it (every quotient by the divide
-/// instruction, so any scale; a step may span rows, as rows of one, two or three vectors
-/// do), the rest a vector at a time. `x` and `y` hold exactly the rows' bytes.
+/// step. (2-bit integers take the integer layout driver, [`run_per_axis_last`].) The rows'
+/// vectors are taken as one sequence, vector `j` with the parameters `p[j % p.len()]`:
+/// where the format has a four-vector encoder, in steps of four through it (every quotient
+/// by the divide instruction, so any scale; a step may span rows, as rows of one, two or
+/// three vectors do), the rest a vector at a time. `x` and `y` hold exactly the rows'
+/// bytes.
 struct MiniRows<'a, 'y, S: Simd, const MINI: u8, const BITS: u8> {
     sp: &'a Spec,
     x: &'a [u8],
@@ -1090,8 +1091,8 @@ fn packs_floor<S: Simd>(sp: &Spec, signed: bool) -> bool {
 /// vouches that the scale came from this block's own finite range, as for
 /// [`sat8_loop_with_range`]: the quotients ([`sat8_quotients`]) need only
 /// `max(q, qmin - z)` (NaN to qmin; none where [`packs_floor`]), no conversion check, and
-/// the saturating packs of
-/// [`Simd::store_sat8x4`] / [`Simd::store_sat4x4`] are the clamp. `signed`: i8 / i4.
+/// the saturating packs of [`Simd::store_sat8x4`] / [`Simd::store_sat4x4`] are the clamp.
+/// `signed`: i8 / i4.
 #[inline(always)]
 pub(crate) fn sat_block_with_range<S: Simd>(
     simd: S,
