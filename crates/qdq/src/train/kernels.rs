@@ -24,7 +24,7 @@
 //! Padding lanes of partial vectors compute on zero input and are masked to `-0`, the
 //! neutral element of IEEE addition, before any sum.
 
-use crate::codec::{decode_minifloat, encode_minifloat_checked, MiniFormat};
+use crate::codec::{decode_minifloat, encode_minifloat_checked, MiniFormat, MINI_RUNTIME};
 use crate::dequantize::{store, store_out, Out};
 use crate::isa::{IsaKernel, Kernel};
 use crate::quantize::{
@@ -588,8 +588,10 @@ impl Fwd<'_> {
     #[inline(always)]
     fn dequantized<S: Simd, const MINI: u8>(&self, simd: S, p: &Lanes<S>, codes: S::I) -> S::F {
         let d = match self.sp.enc {
-            Encode::Mini { .. } if MINI >= 2 => decode_minifloat(simd, codes, &MiniFormat::of_id(MINI)),
-            Encode::Mini { fmt, .. } if MINI != 0 => decode_minifloat(simd, codes, &fmt),
+            // (A compile-time id's format folds into the decoder.)
+            Encode::Mini { fmt, .. } if MINI != 0 => {
+                decode_minifloat(simd, codes, &if MINI == MINI_RUNTIME { fmt } else { MiniFormat::of_id(MINI) })
+            }
             _ => simd.cvt_f32(simd.sub_i(codes, p.z)),
         };
         simd.mul(d, p.raw)
