@@ -359,13 +359,20 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
         (8, false, Out::F32) => walk::<S, 8, 0, 0>(simd, job, begin, end, y),
         (4, false, Out::F32) => walk::<S, 4, 0, 0>(simd, job, begin, end, y),
         (16, false, Out::F32) => walk::<S, 16, 0, 0>(simd, job, begin, end, y),
-        // float8 e4m3fn and float4 e2m1 (the MX / NVFP4 element types) and e5m2 with their
-        // constants folded into the decoder; the other float formats read theirs at run time.
+        // float8 e4m3fn and float4 e2m1 (the MX / NVFP4 element types), e5m2 and the two
+        // fnuz formats with their constants folded into the decoder; the float6 formats
+        // read theirs at run time.
         (8, true, Out::F32) if S::SPECIALIZE && job.x.dtype == DataType::E4M3Fn => {
             walk::<S, 8, 2, 0>(simd, job, begin, end, y)
         }
         (8, true, Out::F32) if S::SPECIALIZE && job.x.dtype == DataType::E5M2 => {
             walk::<S, 8, 4, 0>(simd, job, begin, end, y)
+        }
+        (8, true, Out::F32) if S::SPECIALIZE && job.x.dtype == DataType::E4M3FnUz => {
+            walk::<S, 8, 6, 0>(simd, job, begin, end, y)
+        }
+        (8, true, Out::F32) if S::SPECIALIZE && job.x.dtype == DataType::E5M2FnUz => {
+            walk::<S, 8, 8, 0>(simd, job, begin, end, y)
         }
         (4, true, Out::F32) if S::SPECIALIZE && job.x.dtype == DataType::E2M1 => {
             walk::<S, 4, 10, 0>(simd, job, begin, end, y)
@@ -702,9 +709,9 @@ fn run_with<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8>(
     let gmask = crate::quantize::group(job.x.dtype) - 1;
     let n_scales = job.scale.len() / job.scale_kind.size();
     let mut op = DequantizeOp::<BITS, MINI, OUT> { job, signed, gmask, n_scales, begin, y };
-    // Row tiles in the 4-, 8- and 16-bit integer and e4m3fn to f32 variants and the run-time
-    // one (see `run`); a constant condition, so the other variants do not even instantiate
-    // the tile kernel.
+    // Row tiles in the 2-, 4-, 8- and 16-bit integer and the float to f32 variants and the
+    // run-time one (see `run`); a constant condition, so the other variants do not even
+    // instantiate the tile kernel.
     if DequantizeOp::<BITS, MINI, OUT>::TILED {
         walk::walk_tiled(simd, op, job.layout, begin, end, tiled_channels::<S>(job));
     } else {
@@ -737,7 +744,7 @@ impl<const BITS: u8, const MINI: u8, const OUT: u8> DequantizeOp<'_, '_, '_, BIT
     /// Whether the variant takes the row-tile layouts by channel tiles ([`walk::walk_tiled`]).
     const TILED: bool = (matches!(BITS, 2 | 4 | 8 | 16) && MINI == 0 && OUT == 0)
         || (matches!(BITS, 4 | 8) && MINI == 0 && matches!(OUT, 1 | 2))
-        || (matches!(MINI, 1 | 2 | 4 | 10) && OUT == 0)
+        || (matches!(MINI, 1 | 2 | 4 | 6 | 8 | 10) && OUT == 0)
         || OUT == 3;
 
     #[inline(always)]
