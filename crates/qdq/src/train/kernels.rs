@@ -965,6 +965,37 @@ pub(crate) trait GradOp: Sync + Copy {
     fn f32_inputs(&self) -> Option<(&[u8], &[u8])> {
         None
     }
+    /// [`BlockSums`]' parameters of the `LANES` scales from `k` (all in the tensor) at
+    /// once, stored lane by lane into `g` for [`GradOp::lane`]; by default nothing (each
+    /// block then takes [`GradOp::splat`]).
+    #[inline(always)]
+    fn group<S: Simd>(&self, _simd: S, _k: usize, _g: &mut LaneStore) {}
+    /// Scale `k`'s parameters, the same as [`GradOp::splat`] gives: lane `j` of the group
+    /// that [`GradOp::group`] stored in `g`.
+    #[inline(always)]
+    fn lane<S: Simd>(&self, simd: S, _g: &LaneStore, k: usize, _j: usize) -> Self::P<S> {
+        self.splat(simd, k)
+    }
+}
+
+/// Vectors of per-scale parameters stored lane by lane ([`GradOp::group`]), so that a
+/// block's are one broadcast each.
+pub(crate) struct LaneStore([[u8; 64]; 9]);
+
+impl LaneStore {
+    const EMPTY: LaneStore = LaneStore([[0; 64]; 9]);
+
+    #[inline(always)]
+    fn put<S: Simd>(&mut self, simd: S, which: usize, v: S::F) {
+        simd.store_f32(v, &mut self.0[which]);
+    }
+
+    /// Lane `j` of vector `which`, as a value.
+    #[inline(always)]
+    fn get(&self, which: usize, j: usize) -> f32 {
+        // (`j % 16`: the same lane, and no bounds test per block.)
+        crate::simd::lane_f32(&self.0[which], j % 16)
+    }
 }
 
 /// `out`, or f32 where the op's variant knows `dx` is f32 ([`GradOp::DX_F32`]).
@@ -1048,6 +1079,36 @@ impl<const F32: bool, const INT: bool> GradOp for FakeQuantGrad<'_, F32, INT> {
     #[inline(always)]
     fn f32_inputs(&self) -> Option<(&[u8], &[u8])> {
         F32.then_some((self.job.x, self.dy.1))
+    }
+
+    /// Vectors of `splat`'s values: the precision's scales, their correctly rounded
+    /// reciprocals by one vector division, the ranges and their limits from the zero points.
+    #[inline(always)]
+    fn group<S: Simd>(&self, simd: S, k: usize, g: &mut LaneStore) {
+        let mut p = seq_lanes(simd, &self.job, k, S::LANES);
+        p.r = simd.div(simd.splat(1.0), p.divisor);
+        let (p, (ls, hs)) = with_limits(simd, &self.job, p);
+        for (which, v) in [p.divisor, p.raw, p.r, simd.f32_of(p.z), p.lo, p.hi, p.zf, ls, hs].into_iter().enumerate() {
+            g.put(simd, which, v);
+        }
+    }
+
+    #[inline(always)]
+    fn lane<S: Simd>(&self, simd: S, g: &LaneStore, _k: usize, j: usize) -> Self::P<S> {
+        let v = |which| simd.splat(g.get(which, j));
+        let divisor = g.get(0, j);
+        let p = Lanes {
+            divisor: simd.splat(divisor),
+            raw: v(1),
+            r: v(2),
+            fast: INT || fast_scale(divisor),
+            pow2: false,
+            z: simd.splat_i(g.get(3, j).to_bits() as i32),
+            lo: v(4),
+            hi: v(5),
+            zf: v(6),
+        };
+        (p, (v(7), v(8)))
     }
 
     #[inline(always)]
@@ -1342,7 +1403,10 @@ fn run_sum<S: Simd, O: GradOp>(
 /// The blocks of a [`walk`] along a blocked-last layout (block `k` from element
 /// `k * block`, every block of the range in its groups), each a tile of its own: its
 /// broadcast parameters, its sums in the canonical order ([`tile_sum`]) added to the
-/// block's, its `dx` stored; one kernel for all of them.
+/// block's, its `dx` stored; one kernel for all of them. The parameters come `LANES`
+/// blocks at a time where the op computes them as vectors ([`GradOp::group`]): the
+/// per-block reads, reciprocal and range limits cost more than a 32-element block's
+/// vectors.
 struct BlockSums<'o, 'w, O: GradOp> {
     op: &'o O,
     w: Walk<'w>,
@@ -1357,14 +1421,25 @@ impl<O: GradOp> Kernel for BlockSums<'_, '_, O> {
         let Walk { begin, groups, mut dx, mut sums, .. } = w;
         // A local copy: no store through `dx` can alias it.
         let op = *op;
-        for k in groups.clone() {
-            let p = op.splat(simd, k);
-            let s = tile_sum(simd, &op, &p, k * block, block, begin, &mut dx);
-            for (j, out) in sums.iter_mut().enumerate() {
-                if let Some(out) = out.as_deref_mut() {
-                    out[k - groups.start] += s[j];
+        let lanes = S::LANES;
+        let mut g = LaneStore::EMPTY;
+        let mut k = groups.start;
+        while k < groups.end {
+            // Groups of `LANES` blocks with their parameters as vectors, then single blocks.
+            let whole = groups.end - k >= lanes;
+            if whole {
+                op.group(simd, k, &mut g);
+            }
+            for j in 0..if whole { lanes } else { 1 } {
+                let p = if whole { op.lane(simd, &g, k + j, j) } else { op.splat(simd, k + j) };
+                let s = tile_sum(simd, &op, &p, (k + j) * block, block, begin, &mut dx);
+                for (t, out) in sums.iter_mut().enumerate() {
+                    if let Some(out) = out.as_deref_mut() {
+                        out[k + j - groups.start] += s[t];
+                    }
                 }
             }
+            k += if whole { lanes } else { 1 };
         }
     }
 }
