@@ -746,9 +746,33 @@ fn elementwise_blocks<S: Simd>(
 ) {
     let b = &op.b.clone();
     let (begin, dx) = (op.begin, &mut *op.dx);
-    for k in ks {
-        let p = op_splat(simd, b, k);
-        elementwise_steps_f32(simd, b, &p, k * block, block / (4 * S::LANES), begin, dx, kind);
+    // One loop over the steps of all the blocks, a block's parameters when its first step
+    // comes: per block, slicing its inputs and outputs cost more than its own 32 elements.
+    let (lanes, vb) = (S::LANES, S::LANES * 4);
+    let per_block = block / (4 * lanes);
+    let (e0, e1) = (ks.start * block, ks.end * block);
+    let xs = b.job.x[e0 * 4..e1 * 4].chunks_exact(4 * vb);
+    let ds = dx[(e0 - begin) * 4..(e1 - begin) * 4].chunks_exact_mut(4 * vb);
+    let lda = simd.splat(b.lda);
+    let (mut p, mut k, mut left) = (op_splat(simd, b, ks.start), ks.start + 1, per_block);
+    if kind == Elementwise::Dequantize {
+        for (xq, dq) in xs.zip(ds) {
+            if left == 0 {
+                (p, k, left) = (op_splat(simd, b, k), k + 1, per_block);
+            }
+            left -= 1;
+            elementwise_step_f32(simd, kind, &p, lda, xq, dq, 0);
+        }
+    } else {
+        for ((xq, dq), mq) in xs.zip(ds).zip(b.mask[e0 / 8..e1 / 8].chunks_exact(lanes / 2)) {
+            if left == 0 {
+                (p, k, left) = (op_splat(simd, b, k), k + 1, per_block);
+            }
+            left -= 1;
+            let mut bytes = [0u8; 8];
+            bytes[..lanes / 2].copy_from_slice(mq);
+            elementwise_step_f32(simd, kind, &p, lda, xq, dq, u64::from_le_bytes(bytes));
+        }
     }
 }
 
