@@ -359,9 +359,8 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
         (8, false, Out::F32) => walk::<S, 8, 0, 0>(simd, job, begin, end, y),
         (4, false, Out::F32) => walk::<S, 4, 0, 0>(simd, job, begin, end, y),
         (16, false, Out::F32) => walk::<S, 16, 0, 0>(simd, job, begin, end, y),
-        // float8 e4m3fn and float4 e2m1 (the MX / NVFP4 element types), e5m2 and the two
-        // fnuz formats with their constants folded into the decoder; the float6 formats
-        // read theirs at run time.
+        // Every float format with its constants folded into the decoder (e4m3fn and e2m1
+        // are the MX / NVFP4 element types).
         (8, true, Out::F32) if S::SPECIALIZE && job.x.dtype == DataType::E4M3Fn => {
             walk::<S, 8, 2, 0>(simd, job, begin, end, y)
         }
@@ -377,9 +376,12 @@ pub(crate) fn run<S: Simd>(simd: S, job: &Job<'_>, begin: usize, end: usize, y: 
         (4, true, Out::F32) if S::SPECIALIZE && job.x.dtype == DataType::E2M1 => {
             walk::<S, 4, 10, 0>(simd, job, begin, end, y)
         }
-        // (e2m1 is the only 4-bit float format.)
-        (8, true, Out::F32) if S::SPECIALIZE => walk::<S, 8, 1, 0>(simd, job, begin, end, y),
-        (6, true, Out::F32) if S::SPECIALIZE => walk::<S, 6, 1, 0>(simd, job, begin, end, y),
+        (6, true, Out::F32) if S::SPECIALIZE && job.x.dtype == DataType::E2M3 => {
+            walk::<S, 6, 11, 0>(simd, job, begin, end, y)
+        }
+        (6, true, Out::F32) if S::SPECIALIZE && job.x.dtype == DataType::E3M2 => {
+            walk::<S, 6, 12, 0>(simd, job, begin, end, y)
+        }
         (2, false, Out::F32) if S::SPECIALIZE => walk::<S, 2, 0, 0>(simd, job, begin, end, y),
         (8, false, Out::F16) if S::SPECIALIZE => walk::<S, 8, 0, 1>(simd, job, begin, end, y),
         (8, false, Out::Bf16) if S::SPECIALIZE => walk::<S, 8, 0, 2>(simd, job, begin, end, y),
@@ -744,7 +746,7 @@ impl<const BITS: u8, const MINI: u8, const OUT: u8> DequantizeOp<'_, '_, '_, BIT
     /// Whether the variant takes the row-tile layouts by channel tiles ([`walk::walk_tiled`]).
     const TILED: bool = (matches!(BITS, 2 | 4 | 8 | 16) && MINI == 0 && OUT == 0)
         || (matches!(BITS, 4 | 8) && MINI == 0 && matches!(OUT, 1 | 2))
-        || (matches!(MINI, 1 | 2 | 4 | 6 | 8 | 10) && OUT == 0)
+        || (matches!(MINI, 2 | 4 | 6 | 8 | 10 | 11 | 12) && OUT == 0)
         || OUT == 3;
 
     #[inline(always)]
