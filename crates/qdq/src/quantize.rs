@@ -1002,6 +1002,19 @@ impl<S: Simd, const MINI: u8, const BITS: u8> IsaKernel<S> for MiniRows<'_, '_, 
         // Vector `j`'s parameters, `p[v]` with `v = j % n`, by a running index.
         let mut v = 0;
         let x4 = divided_x4::<S, MINI>();
+        if x4 && n.is_multiple_of(4) {
+            // Rows of whole steps (the common channel counts): a step's parameters are four
+            // consecutive vectors of them, with no running index to wrap.
+            let (fmt, add_zero) = (MiniFormat::of_id(MINI), mini_adds_zero::<MINI>(sp));
+            for (xr, yr) in x.chunks_exact(n * xv).zip(y.chunks_exact_mut(n * yv)) {
+                let steps = xr.chunks_exact(4 * xv).zip(yr.chunks_exact_mut(4 * yv));
+                for ((xq, yq), p4) in steps.zip(p.chunks_exact(4)) {
+                    let q = mini_quotients_x4(simd, sp, xq, [&p4[0], &p4[1], &p4[2], &p4[3]], add_zero);
+                    simd.store_mini_x4(q, &fmt, yq);
+                }
+            }
+            return;
+        }
         if x4 {
             let (fmt, add_zero) = (MiniFormat::of_id(MINI), mini_adds_zero::<MINI>(sp));
             for (xq, yq) in x.chunks_exact(4 * xv).zip(y.chunks_exact_mut(4 * yv)) {
