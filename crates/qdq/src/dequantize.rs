@@ -549,8 +549,13 @@ fn dequantize_block<S: Simd, const BITS: u8, const MINI: u8>(
     }
     let (sc, zf, flip) = p;
     for (xv, yv) in xk.chunks_exact(xv_len).zip(yk.chunks_exact_mut(yv_len)) {
-        let c = load_full(simd, BITS as u32, xv, 0);
-        store_as(simd, o.0, simd.mul(decode(simd, c, flip, zf, mini, BITS as u32), sc), o.1, yv);
+        let d = if const { BITS == 8 && MINI == 4 && S::E5M2_F16 } {
+            // e5m2 by the f16 conversion, as in `steps`.
+            simd.load_e5m2(xv)
+        } else {
+            decode(simd, load_full(simd, BITS as u32, xv, 0), flip, zf, mini, BITS as u32)
+        };
+        store_as(simd, o.0, simd.mul(d, sc), o.1, yv);
     }
 }
 
@@ -579,6 +584,14 @@ fn dequantize_x4<S: Simd, const BITS: u8, const MINI: u8>(
     if const { BITS == 4 && MINI != 0 && S::LUT16 } {
         // float4 e2m1 (the only 4-bit float format): the four vectors' values at once.
         return store_as_x4(simd, o.0, e2m1_x4_times(simd, xq, sc), o.1, yq);
+    }
+    if const { BITS == 8 && MINI == 4 && S::E5M2_F16 } {
+        // e5m2 by the f16 conversion, as in `steps`.
+        let mut v = [sc; 4];
+        for (k, vk) in v.iter_mut().enumerate() {
+            *vk = simd.mul(simd.load_e5m2(&xq[k * S::LANES..]), sc);
+        }
+        return store_as_x4(simd, o.0, v, o.1, yq);
     }
     let c4 = match BITS {
         // (The integer offset applied as the codes unpack: `Simd::load_u4x4_sub`.)
@@ -916,6 +929,16 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
             match self.signed {
                 true => ext_rows::<S, true>(simd, rows, p, bits, out, canon),
                 false => ext_rows::<S, false>(simd, rows, p, bits, out, canon),
+            }
+            return;
+        }
+        if MINI == 4 && S::E5M2_F16 {
+            // e5m2 by the f16 conversion, as in `steps` (AVX2 per-axis-last64 2.61 -> 1.48
+            // instructions per element).
+            for (xr, yr) in rows {
+                for ((xq, yq), &(sc, _)) in xr.chunks_exact(lanes).zip(yr.chunks_exact_mut(lanes * os)).zip(p) {
+                    store_as(simd, out, simd.mul(simd.load_e5m2(xq), sc), canon, yq);
+                }
             }
             return;
         }
