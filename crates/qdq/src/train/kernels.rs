@@ -706,13 +706,17 @@ pub(crate) fn elementwise<S: Simd>(simd: S, b: &Backward<'_>, begin: usize, end:
     let mut op = ElementwiseOp { b, begin, dx };
     // The ranges left to the walk: all of it, or the partial blocks at either end.
     let mut rest = [(begin, end), (end, end)];
-    // Blocked along the last axis, f32 dy and dx, blocks of whole steps tiling each row:
+    // Blocked along the last axis, f32 dy and dx, blocks of whole steps (or pairs of
+    // two-vector blocks) tiling each row:
     // block by block, each a broadcast scale and its steps (the segment walk spent four
     // times a block of 32's own work on the block).
     if let Layout::Blocked { axis_len, inner: 1, block, .. } = b.job.layout {
         let f32s = b.job.src == Src::F32 && b.out == Out::F32;
-        if f32s && block > 0 && block.is_multiple_of(4 * S::LANES) && axis_len.is_multiple_of(block) {
+        let pair = block == 2 * S::LANES;
+        if f32s && block > 0 && (pair || block.is_multiple_of(4 * S::LANES)) && axis_len.is_multiple_of(block) {
             let (k0, k1) = (begin.div_ceil(block), end / block);
+            // Blocks of two vectors go in pairs (a step of four vectors).
+            let k1 = if pair { k0 + k1.saturating_sub(k0) / 2 * 2 } else { k1 };
             if k0 < k1 {
                 rest = [(begin, k0 * block), (k1 * block, end)];
                 // The pass as a constant per loop here, not `steps` per block (which
@@ -746,34 +750,44 @@ fn elementwise_blocks<S: Simd>(
 ) {
     let b = &op.b.clone();
     let (begin, dx) = (op.begin, &mut *op.dx);
-    // One loop over the steps of all the blocks, a block's parameters when its first step
-    // comes: per block, slicing its inputs and outputs cost more than its own 32 elements.
+    // One loop over the steps of all the blocks, a unit's parameters when its first step
+    // comes (a unit: a block, or a pair of two-vector blocks, vectors 0, 1 and 2, 3 of a
+    // step): per block, slicing its inputs and outputs cost more than its own 32 elements.
     let (lanes, vb) = (S::LANES, S::LANES * 4);
-    let per_block = block / (4 * lanes);
+    let pair = block == 2 * lanes;
+    let (per_unit, kn) = if pair { (1, 2) } else { (block / (4 * lanes), 1) };
     let (e0, e1) = (ks.start * block, ks.end * block);
     let xs = b.job.x[e0 * 4..e1 * 4].chunks_exact(4 * vb);
     let ds = dx[(e0 - begin) * 4..(e1 - begin) * 4].chunks_exact_mut(4 * vb);
     let lda = simd.splat(b.lda);
-    let (mut p, mut k, mut left) = (op_splat(simd, b, ks.start), ks.start + 1, per_block);
+    let ((mut pa, mut pb), mut k, mut left) = (unit_splat(simd, b, ks.start, pair), ks.start + kn, per_unit);
     if kind == Elementwise::Dequantize {
         for (xq, dq) in xs.zip(ds) {
             if left == 0 {
-                (p, k, left) = (op_splat(simd, b, k), k + 1, per_block);
+                ((pa, pb), k, left) = (unit_splat(simd, b, k, pair), k + kn, per_unit);
             }
             left -= 1;
-            elementwise_step_f32(simd, kind, &p, lda, xq, dq, 0);
+            elementwise_step_f32(simd, kind, [&pa, &pa, &pb, &pb], lda, xq, dq, 0);
         }
     } else {
         for ((xq, dq), mq) in xs.zip(ds).zip(b.mask[e0 / 8..e1 / 8].chunks_exact(lanes / 2)) {
             if left == 0 {
-                (p, k, left) = (op_splat(simd, b, k), k + 1, per_block);
+                ((pa, pb), k, left) = (unit_splat(simd, b, k, pair), k + kn, per_unit);
             }
             left -= 1;
             let mut bytes = [0u8; 8];
             bytes[..lanes / 2].copy_from_slice(mq);
-            elementwise_step_f32(simd, kind, &p, lda, xq, dq, u64::from_le_bytes(bytes));
+            elementwise_step_f32(simd, kind, [&pa, &pa, &pb, &pb], lda, xq, dq, u64::from_le_bytes(bytes));
         }
     }
+}
+
+/// [`op_splat`] of scale `k` and of the next one where `pair`, else of `k` twice. (A
+/// function, not a closure: closures do not inherit the ISA's target features.)
+#[inline(always)]
+fn unit_splat<S: Simd>(simd: S, b: &Backward<'_>, k: usize, pair: bool) -> (Lanes<S>, Lanes<S>) {
+    let pa = op_splat(simd, b, k);
+    (pa, if pair { op_splat(simd, b, k + 1) } else { pa })
 }
 
 /// The broadcast parameters the elementwise passes read, of scale `k`: the scale and the
@@ -895,25 +909,25 @@ fn elementwise_steps_f32<S: Simd>(
     let lda = simd.splat(b.lda);
     if kind == Elementwise::Dequantize {
         for (xq, dq) in xs.zip(ds) {
-            elementwise_step_f32(simd, kind, p, lda, xq, dq, 0);
+            elementwise_step_f32(simd, kind, [p; 4], lda, xq, dq, 0);
         }
     } else {
         for ((xq, dq), mq) in xs.zip(ds).zip(b.mask[i / 8..(i + len) / 8].chunks_exact(lanes / 2)) {
             let mut bytes = [0u8; 8];
             bytes[..lanes / 2].copy_from_slice(mq);
-            elementwise_step_f32(simd, kind, p, lda, xq, dq, u64::from_le_bytes(bytes));
+            elementwise_step_f32(simd, kind, [p; 4], lda, xq, dq, u64::from_le_bytes(bytes));
         }
     }
 }
 
 /// One step of [`elementwise_steps_f32`]: four vectors of f32 `dy` (`xq`) to f32 `dx`
-/// (`dq`), vector `k` with the mask bits `bits >> (k * LANES)`. (A function, not a
-/// closure: closures do not inherit the ISA's target features.)
+/// (`dq`), vector `k` with the parameters `p[k]` and the mask bits `bits >> (k * LANES)`.
+/// (A function, not a closure: closures do not inherit the ISA's target features.)
 #[inline(always)]
 fn elementwise_step_f32<S: Simd>(
     simd: S,
     kind: Elementwise,
-    p: &Lanes<S>,
+    p: [&Lanes<S>; 4],
     lda: S::F,
     xq: &[u8],
     dq: &mut [u8],
@@ -922,7 +936,7 @@ fn elementwise_step_f32<S: Simd>(
     let (lanes, vb) = (S::LANES, S::LANES * 4);
     for k in 0..4 {
         let g = simd.mul(lda, simd.load_f32(&xq[k * vb..(k + 1) * vb]));
-        let v = elementwise_val(simd, kind, p, g, (bits >> (k * lanes)) as u32 & lanes_mask(lanes));
+        let v = elementwise_val(simd, kind, p[k], g, (bits >> (k * lanes)) as u32 & lanes_mask(lanes));
         store(simd, Out::F32, v, &mut dq[k * vb..(k + 1) * vb]);
     }
 }
