@@ -707,9 +707,9 @@ pub(crate) fn elementwise<S: Simd>(simd: S, b: &Backward<'_>, begin: usize, end:
     // The ranges left to the walk: all of it, or the partial blocks at either end.
     let mut rest = [(begin, end), (end, end)];
     // Blocked along the last axis, f32 dy and dx, blocks of whole steps (or pairs of
-    // two-vector blocks) tiling each row:
-    // block by block, each a broadcast scale and its steps (the segment walk spent four
-    // times a block of 32's own work on the block).
+    // two-vector blocks) tiling each row: one loop over their steps, each block's broadcast
+    // scale where its first step comes (the segment walk spent four times a block of 32's
+    // own work on the block).
     if let Layout::Blocked { axis_len, inner: 1, block, .. } = b.job.layout {
         let f32s = b.job.src == Src::F32 && b.out == Out::F32;
         let pair = block == 2 * S::LANES;
@@ -738,8 +738,9 @@ pub(crate) fn elementwise<S: Simd>(simd: S, b: &Backward<'_>, begin: usize, end:
     }
 }
 
-/// Whole blocks `ks` of `block` elements (block `k` from element `k * block`) of an
-/// elementwise pass `kind` (a constant at each call site) with f32 `dy` and `dx`.
+/// Whole blocks `ks` of `block` elements (block `k` from element `k * block`; blocks of
+/// four vectors or a multiple, or an even number of two-vector blocks) of an elementwise
+/// pass `kind` (a constant at each call site) with f32 `dy` and `dx`.
 #[inline(always)]
 fn elementwise_blocks<S: Simd>(
     simd: S,
@@ -1133,20 +1134,21 @@ impl<const F32: bool, const INT: bool> GradOp for FakeQuantGrad<'_, F32, INT> {
 
     #[inline(always)]
     fn lane<S: Simd>(&self, simd: S, g: &LaneStore, _k: usize, j: usize) -> Self::P<S> {
-        let v = |which| simd.splat(g.get(which, j));
+        // (Written out, not through a closure: closures do not inherit the ISA's target
+        // features. The zero points are stored as bit patterns.)
         let divisor = g.get(0, j);
         let p = Lanes {
             divisor: simd.splat(divisor),
-            raw: v(1),
-            r: v(2),
+            raw: simd.splat(g.get(1, j)),
+            r: simd.splat(g.get(2, j)),
             fast: INT || fast_scale(divisor),
             pow2: false,
             z: simd.splat_i(g.get(3, j).to_bits() as i32),
-            lo: v(4),
-            hi: v(5),
-            zf: v(6),
+            lo: simd.splat(g.get(4, j)),
+            hi: simd.splat(g.get(5, j)),
+            zf: simd.splat(g.get(6, j)),
         };
-        (p, (v(7), v(8)))
+        (p, (simd.splat(g.get(7, j)), simd.splat(g.get(8, j))))
     }
 
     #[inline(always)]
