@@ -586,7 +586,7 @@ fn dequantize_x4<S: Simd, const BITS: u8, const MINI: u8>(
         return store_as_x4(simd, o.0, e2m1_x4_times(simd, xq, sc), o.1, yq);
     }
     if const { BITS == 8 && MINI == 4 && S::E5M2_F16 } {
-        // e5m2 by the f16 conversion, as in `steps`.
+        // e5m2 by the f16 conversion (`Simd::load_e5m2`, see `steps`).
         let mut v = [sc; 4];
         for (k, vk) in v.iter_mut().enumerate() {
             *vk = simd.mul(simd.load_e5m2(&xq[k * S::LANES..]), sc);
@@ -998,13 +998,10 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
         }
         if MINI == 4 && S::E5M2_F16 {
             // e5m2 by the f16 conversion (`Simd::load_e5m2`): fewer operations than the
-            // arithmetic decoder, and no subnormal f32 operand in a multiply.
+            // arithmetic decoder, and no subnormal f32 operand in a multiply. The blocked
+            // groups' four-vector step ([`dequantize_x4`]) does exactly that.
             for (xq, yq) in steps {
-                let mut v = [sc; 4];
-                for (k, vk) in v.iter_mut().enumerate() {
-                    *vk = simd.mul(simd.load_e5m2(&xq[k * lanes..]), sc);
-                }
-                store_as_x4(simd, out, v, canon, yq);
+                dequantize_x4::<S, BITS, MINI>(simd, xq, yq, (sc, zf, flip), mini, (out, canon));
             }
             return;
         }

@@ -776,11 +776,17 @@ fn elementwise_blocks<S: Simd>(
                 ((pa, pb), k, left) = (unit_splat(simd, b, k, pair), k + kn, per_unit);
             }
             left -= 1;
-            let mut bytes = [0u8; 8];
-            bytes[..lanes / 2].copy_from_slice(mq);
-            elementwise_step_f32(simd, kind, [&pa, &pa, &pb, &pb], lda, xq, dq, u64::from_le_bytes(bytes));
+            elementwise_step_f32(simd, kind, [&pa, &pa, &pb, &pb], lda, xq, dq, mask_word(mq));
         }
     }
+}
+
+/// The mask bits of a step (`mq`: its `LANES / 2` mask bytes) as one word.
+#[inline(always)]
+fn mask_word(mq: &[u8]) -> u64 {
+    let mut bytes = [0u8; 8];
+    bytes[..mq.len()].copy_from_slice(mq);
+    u64::from_le_bytes(bytes)
 }
 
 /// [`op_splat`] of scale `k` and of the next one where `pair`, else of `k` twice. (A
@@ -875,11 +881,7 @@ fn elementwise_steps<S: Simd>(
         let i = i + step * 4 * lanes;
         let w = match b.kind {
             Elementwise::Dequantize => 0,
-            _ => {
-                let mut bytes = [0u8; 8];
-                bytes[..lanes / 2].copy_from_slice(&b.mask[i / 8..i / 8 + lanes / 2]);
-                u64::from_le_bytes(bytes)
-            }
+            _ => mask_word(&b.mask[i / 8..i / 8 + lanes / 2]),
         };
         for k in 0..4 {
             let bits = (w >> (k * lanes)) as u32 & lanes_mask(lanes);
@@ -914,9 +916,7 @@ fn elementwise_steps_f32<S: Simd>(
         }
     } else {
         for ((xq, dq), mq) in xs.zip(ds).zip(b.mask[i / 8..(i + len) / 8].chunks_exact(lanes / 2)) {
-            let mut bytes = [0u8; 8];
-            bytes[..lanes / 2].copy_from_slice(mq);
-            elementwise_step_f32(simd, kind, [p; 4], lda, xq, dq, u64::from_le_bytes(bytes));
+            elementwise_step_f32(simd, kind, [p; 4], lda, xq, dq, mask_word(mq));
         }
     }
 }
