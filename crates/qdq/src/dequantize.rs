@@ -128,22 +128,22 @@ impl<const BITS: u8, S: Simd> IsaKernel<S> for TileParams<'_, '_, '_, BITS, S> {
     }
 }
 
-/// The row tiles' 4-bit integer rows four vectors at a time: the codes extended by
-/// [`Simd::load_4bit_x4`] (sign-extended where `SX`, signed types), minus the zero points
-/// `z` (as sign-extended), converted, times the scales, stored as `out` (no NaN
-/// canonicalisation: the caller's scales are finite). `pq` is the tile's parameters by
-/// fours; each row of `rows` is as many four-vector chunks.
+/// The row tiles' 4- and 2-bit integer rows (`BITS`) four vectors at a time: the codes
+/// extended by [`Simd::load_4bit_x4`] or [`Simd::load_2bit_x4`] (sign-extended where `SX`,
+/// signed types), minus the zero points `z` (as sign-extended), converted, times the
+/// scales, stored as `out` (no NaN canonicalisation: the caller's scales are finite). `pq`
+/// is the tile's parameters by fours; each row of `rows` is as many four-vector chunks.
 #[inline(always)]
-fn int4_rows<'r, S: Simd, const SX: bool>(
+fn packed_rows<'r, S: Simd, const BITS: u8, const SX: bool>(
     simd: S,
     rows: impl Iterator<Item = (&'r [u8], &'r mut [u8])>,
     pq: &[[(S::F, S::I); 4]],
     out: Out,
 ) {
-    let (qx, qy) = (2 * S::LANES, 4 * S::LANES * out.size());
+    let (qx, qy) = (S::LANES * BITS as usize / 2, 4 * S::LANES * out.size());
     for (xr, yr) in rows {
         for ((xq, yq), pt) in xr.chunks_exact(qx).zip(yr.chunks_exact_mut(qy)).zip(pq) {
-            let c = simd.load_4bit_x4::<SX>(xq);
+            let c = if BITS == 2 { simd.load_2bit_x4::<SX>(xq) } else { simd.load_4bit_x4::<SX>(xq) };
             let mut v = [simd.splat(0.0); 4];
             for ((vk, ck), &(sc, z)) in v.iter_mut().zip(c).zip(pt) {
                 *vk = simd.mul(simd.cvt_f32(simd.sub_i(ck, z)), sc);
@@ -201,6 +201,26 @@ fn ext_steps<'r, S: Simd, const SX: bool>(
         let mut v = [sc; 4];
         for (k, vk) in v.iter_mut().enumerate() {
             *vk = simd.mul(simd.cvt_f32(simd.sub_i(load_ext::<S, SX>(simd, xq, k, bits), z)), sc);
+        }
+        store_as_x4(simd, out, v, canon, yq);
+    }
+}
+
+/// Whole steps of 2-bit integer codes (as [`ext_steps`]) with the broadcast scale `sc` and
+/// zero point `z`: the four vectors by [`Simd::load_2bit_x4`] (sign-extended where `SX`),
+/// one subtraction of `z` a vector, the conversion and the product, one store of the four.
+#[inline(always)]
+fn crumb_steps<'r, S: Simd, const SX: bool>(
+    simd: S,
+    steps: impl Iterator<Item = (&'r [u8], &'r mut [u8])>,
+    (sc, z): (S::F, S::I),
+    out: Out,
+    canon: bool,
+) {
+    for (xq, yq) in steps {
+        let mut v = [sc; 4];
+        for (vk, ck) in v.iter_mut().zip(simd.load_2bit_x4::<SX>(xq)) {
+            *vk = simd.mul(simd.cvt_f32(simd.sub_i(ck, z)), sc);
         }
         store_as_x4(simd, out, v, canon, yq);
     }
@@ -456,9 +476,12 @@ impl<const BITS: u8, const MINI: u8, const OUT: u8> Kernel for BlockedLastOf<'_,
         // Four vectors per load and unpack (4-bit and 6-bit codes: MX's blocks of 32) or per
         // store (bytes to f16 / bf16: two packs for bf16 where one vector at a time took a
         // pack and an extract each), where blocks are whole such chunks; `one_x4` where a
-        // block is one such chunk (blocks of 32 on AVX2: no chunk loop to set up).
+        // block is one such chunk (blocks of 32 on AVX2: no chunk loop to set up). 2-bit
+        // codes only where a block is one chunk: in the other variants' block loops the
+        // run-time `x4` test cost AVX-512 u2 -> f32 blocked-last32 (two vectors a block,
+        // unchanged otherwise) 7 %.
         let x4 = (BITS == 4 || (BITS == 6 && S::U6X4) || BITS == 8) && xstep.is_multiple_of(4 * lanes * bits / 8);
-        let one_x4 = x4 && xstep == 4 * lanes * bits / 8;
+        let one_x4 = (x4 || BITS == 2) && xstep == 4 * lanes * bits / 8;
         while k0 < k1 {
             let (mut sb, mut zb) = ([0u8; 64], [0u8; 64]);
             // Whole groups take the loop of their own below, the rest the tail's loop. With
@@ -559,9 +582,9 @@ fn dequantize_block<S: Simd, const BITS: u8, const MINI: u8>(
     }
 }
 
-/// Four vectors of `BITS`-bit codes `xq` (4, 6 or 8 bits) dequantized into `yq`, as
-/// [`dequantize_block`]: one load and unpack of the four (4- and 6-bit codes), one store of
-/// the four ([`store_as_x4`]).
+/// Four vectors of `BITS`-bit codes `xq` (2, 4, 6 or 8 bits) dequantized into `yq`, as
+/// [`dequantize_block`]: one load and unpack of the four (2-, 4- and 6-bit codes), one
+/// store of the four ([`store_as_x4`]).
 #[inline(always)]
 fn dequantize_x4<S: Simd, const BITS: u8, const MINI: u8>(
     simd: S,
@@ -597,6 +620,7 @@ fn dequantize_x4<S: Simd, const BITS: u8, const MINI: u8>(
         // (The integer offset applied as the codes unpack: `Simd::load_u4x4_sub`.)
         4 if int4 => simd.load_u4x4_sub(xq, flip, zf),
         4 => simd.load_u4x4(xq),
+        2 => simd.load_2bit_x4::<false>(xq),
         6 => simd.load_u6x4(xq),
         _ => {
             let mut c = [flip; 4];
@@ -870,12 +894,13 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
         let xb = &self.job.x.data[i * xbits / 8..(i + nrows * len) * xbits / 8];
         let yb = &mut self.y[(i - self.begin) * os..(i - self.begin + nrows * len) * os];
         let rows = walk::RowPairs::new(xb, yb, len * xbits / 8, len * os);
-        if const { S::U4X4_ROWS && BITS == 4 }
+        if const { S::U4X4_ROWS && matches!(BITS, 2 | 4) }
             && p.len().is_multiple_of(4)
             && (out != Out::Bf16 || S::PACK16_X4)
             && !canon
         {
-            // 4-bit codes four vectors per load and per store: integers by [`int4_rows`],
+            // 4-bit codes four vectors per load and per store: integers by [`packed_rows`]
+            // (2-bit codes too: AVX2 per-axis-last64 2.45 -> 1.20 instructions per element),
             // float4 e2m1 through `Simd::e2m1_x4` (on ISAs without it, the loop at the
             // end); tiles whose products need the NaN canonicalisation take the loop at
             // the end too (no test of it per step here: AVX2 i4 -> f32 blocked-middle32
@@ -884,12 +909,12 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
             let (pq, _) = p.as_chunks::<4>();
             if MINI == 0 {
                 match self.signed {
-                    true => int4_rows::<S, true>(simd, rows, pq, out),
-                    false => int4_rows::<S, false>(simd, rows, pq, out),
+                    true => packed_rows::<S, BITS, true>(simd, rows, pq, out),
+                    false => packed_rows::<S, BITS, false>(simd, rows, pq, out),
                 }
                 return;
             }
-            if const { S::LUT16 } {
+            if const { S::LUT16 && BITS == 4 } {
                 let (qx, qy) = (2 * lanes, 4 * lanes * os);
                 for (xr, yr) in rows {
                     for ((xq, yq), pt) in xr.chunks_exact(qx).zip(yr.chunks_exact_mut(qy)).zip(pq) {
@@ -1011,6 +1036,16 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
             let t = u4_half_table(simd, out, sc, zf, flip, canon);
             for (xq, yq) in xb.chunks_exact(16).zip(yb.chunks_exact_mut(64)) {
                 simd.lut16_u16_x4(&t, xq, yq);
+            }
+            return;
+        }
+        if const { BITS == 2 && MINI == 0 } {
+            // 2-bit integer codes by the four-vector load (sign-extended where signed): one
+            // subtraction of z per vector, without the generic decoder's exclusive or
+            // (AVX2 u2 -> f32 per-tensor: 1.83 -> 1.18 instructions per element, 1.5-2.0x).
+            match self.signed {
+                true => crumb_steps::<S, true>(simd, steps, (sc, z), out, canon),
+                false => crumb_steps::<S, false>(simd, steps, (sc, z), out, canon),
             }
             return;
         }

@@ -208,6 +208,28 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
         }
         c
     }
+    /// Four vectors of packed 2-bit codes (`LANES` bytes, element `4 k + j` in bits `2 j`
+    /// and `2 j + 1` of byte `k`), zero-extended, or sign-extended where `SIGNED` (int2's
+    /// two's complement crumbs), as four [`Simd::load_u2`]s (and their flips) give them.
+    /// ISAs with per-lane shifts override it: a broadcast per 16 codes and two shifts a
+    /// vector, where `load_u2` takes a byte shuffle, a widening, a shift and a mask.
+    #[inline(always)]
+    fn load_2bit_x4<const SIGNED: bool>(self, b: &[u8]) -> [Self::I; 4] {
+        let q = Self::LANES / 4;
+        let mut c = [
+            self.load_u2(&b[..q]),
+            self.load_u2(&b[q..2 * q]),
+            self.load_u2(&b[2 * q..3 * q]),
+            self.load_u2(&b[3 * q..4 * q]),
+        ];
+        if SIGNED {
+            let flip = self.splat_i(2);
+            for ck in c.iter_mut() {
+                *ck = self.sub_i(self.xor_i(*ck, flip), flip);
+            }
+        }
+        c
+    }
     /// [`Simd::load_u4x4`], then `(c ^ flip) - zf` in every lane: the 4-bit integer
     /// decoder's offset (`dequantize::decode`). `flip` and `zf` are splats of values in
     /// `[0, 15]`, so that every result lies in `[-15, 15]`; ISAs with byte arithmetic

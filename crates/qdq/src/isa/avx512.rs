@@ -505,6 +505,22 @@ impl Simd for Avx512 {
         }
     }
     #[inline(always)]
+    fn load_2bit_x4<const SIGNED: bool>(self, b: &[u8]) -> [__m512i; 4] {
+        // Each vector's sixteen crumbs are one dword: broadcast, crumb `e` shifted to the
+        // top of lane `e`, then down by 30, arithmetic where signed.
+        let mut c = [self.splat_i(0); 4];
+        for (ck, d) in c.iter_mut().zip(b[..16].chunks_exact(4)) {
+            let w = i32::from_le_bytes([d[0], d[1], d[2], d[3]]);
+            // SAFETY: value-only AVX-512 F intrinsics (V4 token).
+            *ck = unsafe {
+                let up = _mm512_setr_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+                let t = _mm512_sllv_epi32(_mm512_set1_epi32(w), up);
+                if SIGNED { _mm512_srai_epi32::<30>(t) } else { _mm512_srli_epi32::<30>(t) }
+            };
+        }
+        c
+    }
+    #[inline(always)]
     fn load_u6(self, b: &[u8]) -> __m512i {
         let b = &b[..12];
         // SAFETY: the masked load reads only the 12 bytes of `b` (mask 0x0fff; masked-off

@@ -437,6 +437,50 @@ mod tests {
         }
     }
 
+    /// `Simd::load_2bit_x4` of the packed codes `self.0` (`LANES` bytes a call, whole calls
+    /// only), sign-extended where `SIGNED`: the lanes in order.
+    struct Load2BitX4<'a, const SIGNED: bool>(&'a [u8]);
+
+    impl<const SIGNED: bool> Kernel for Load2BitX4<'_, SIGNED> {
+        type Output = Vec<i32>;
+        fn run<S: Simd>(self, simd: S) -> Vec<i32> {
+            let mut out = Vec::new();
+            for b in self.0.chunks_exact(S::LANES) {
+                for c in simd.load_2bit_x4::<SIGNED>(b) {
+                    let mut y = [0u8; 64];
+                    simd.store_i32(c, &mut y);
+                    out.extend((0..S::LANES).map(|t| crate::simd::lane_i32(&y, t)));
+                }
+            }
+            out
+        }
+    }
+
+    /// The four-vector 2-bit code load on every ISA, zero- and sign-extended: every byte
+    /// (four codes) at every byte position of a call, in element order.
+    #[test]
+    fn load_2bit_x4_extends_every_code_quad_in_order_on_every_isa() {
+        let bytes: Vec<u8> = (0..256usize).flat_map(|r| (0..256usize).map(move |i| ((i + r) % 256) as u8)).collect();
+        let unsigned: Vec<i32> = bytes.iter().flat_map(|&b| [b & 3, b >> 2 & 3, b >> 4 & 3, b >> 6]).map(i32::from).collect();
+        let signed: Vec<i32> = unsigned.iter().map(|&c| (c ^ 2) - 2).collect();
+        for isa in Isa::ALL {
+            if !isa.is_available() {
+                println!("{isa}: skipped, not on this CPU");
+                continue;
+            }
+            for (got, want, kind) in [
+                (dispatch(isa, Load2BitX4::<false>(&bytes)), &unsigned, "zero"),
+                (dispatch(isa, Load2BitX4::<true>(&bytes)), &signed, "sign"),
+            ] {
+                assert_eq!(got.len(), want.len(), "{isa} {kind}");
+                for (i, (g, w)) in got.iter().zip(want).enumerate() {
+                    assert_eq!(g, w, "{isa}: {kind}-extended element {i} (byte {:#04x})", bytes[i / 4]);
+                }
+            }
+            println!("{isa}: {} codes checked, zero- and sign-extended", unsigned.len());
+        }
+    }
+
     /// `Simd::lut16_u16_x4` of the packed codes `self.1` (16 bytes a call) through the
     /// table `self.0`.
     struct Lut16U16<'a>(&'a [u8; 32], &'a [u8]);

@@ -118,6 +118,10 @@ fn shapes(rng: &mut Rng) -> Vec<(Vec<usize>, i64, i64, Vec<usize>)> {
         (vec![3, 64], 1, 32, vec![3, 2]),
         (vec![2, 128], 1, 16, vec![2, 8]),
         (vec![5, 64], 1, 64, vec![5, 1]),
+        // Whole groups of such blocks (a vector of blocks: 8 on AVX2, 16 on AVX-512), in
+        // blocks of four vectors of 2-bit codes on AVX2 (32) and AVX-512 (64).
+        (vec![2, 1024], 1, 32, vec![2, 32]),
+        (vec![2, 1024], 1, 64, vec![2, 16]),
         (vec![9], 0, 2, vec![5]),
         (vec![0, 4], 1, 0, vec![4]),
         (vec![3, 0], 1, 2, vec![3, 0]),
