@@ -615,7 +615,8 @@ impl Simd for Avx2 {
         // Two vectors' sixteen crumbs are one dword: broadcast, crumb `e` shifted to the
         // top of lane `e % 8`, then down by 30, arithmetic where signed.
         let (avx, avx2) = (self.0.avx, self.0.avx2);
-        let up = [avx._mm256_setr_epi32(30, 28, 26, 24, 22, 20, 18, 16), avx._mm256_setr_epi32(14, 12, 10, 8, 6, 4, 2, 0)];
+        let up =
+            [avx._mm256_setr_epi32(30, 28, 26, 24, 22, 20, 18, 16), avx._mm256_setr_epi32(14, 12, 10, 8, 6, 4, 2, 0)];
         let mut c = [avx._mm256_setzero_si256(); 4];
         for (ck, d) in c.chunks_exact_mut(2).zip(b[..8].chunks_exact(4)) {
             let w = avx._mm256_set1_epi32(i32::from_le_bytes([d[0], d[1], d[2], d[3]]));

@@ -515,7 +515,11 @@ impl Simd for Avx512 {
             *ck = unsafe {
                 let up = _mm512_setr_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
                 let t = _mm512_sllv_epi32(_mm512_set1_epi32(w), up);
-                if SIGNED { _mm512_srai_epi32::<30>(t) } else { _mm512_srli_epi32::<30>(t) }
+                if SIGNED {
+                    _mm512_srai_epi32::<30>(t)
+                } else {
+                    _mm512_srli_epi32::<30>(t)
+                }
             };
         }
         c

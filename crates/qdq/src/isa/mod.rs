@@ -461,7 +461,8 @@ mod tests {
     #[test]
     fn load_2bit_x4_extends_every_code_quad_in_order_on_every_isa() {
         let bytes: Vec<u8> = (0..256usize).flat_map(|r| (0..256usize).map(move |i| ((i + r) % 256) as u8)).collect();
-        let unsigned: Vec<i32> = bytes.iter().flat_map(|&b| [b & 3, b >> 2 & 3, b >> 4 & 3, b >> 6]).map(i32::from).collect();
+        let unsigned: Vec<i32> =
+            bytes.iter().flat_map(|&b| [b & 3, b >> 2 & 3, b >> 4 & 3, b >> 6]).map(i32::from).collect();
         let signed: Vec<i32> = unsigned.iter().map(|&c| (c ^ 2) - 2).collect();
         for isa in Isa::ALL {
             if !isa.is_available() {
