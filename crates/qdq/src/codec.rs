@@ -287,9 +287,58 @@ const _: () = {
     }
 };
 
+/// The f32 pattern of the value of magnitude code `c` (no sign bit) of a small float format
+/// without infinities or NaN: `(1 + m / 2^M) 2^(e - bias)` for exponent field `e > 0`,
+/// `m 2^(1 - bias - M)` for `e = 0`.
+const fn small_float_bits(f: &qdq_ref::float::FloatFormat, c: u32) -> u32 {
+    let e = (c >> f.man_bits) as i32;
+    let m = c & ((1 << f.man_bits) - 1);
+    if e > 0 {
+        (((e - f.bias + 127) as u32) << 23) | (m << (23 - f.man_bits))
+    } else {
+        // Exact: a small integer times a power of two within f32's normal range.
+        (m as f32 * f32::from_bits(((1 - f.bias - f.man_bits as i32 + 127) as u32) << 23)).to_bits()
+    }
+}
+
+/// Byte `k` (little-endian) of the values of the float6 magnitude codes `16 h..16 h + 16`
+/// of `f` (e2m3 or e3m2), in both 16-byte halves: the `vpshufb` tables of AVX2's
+/// [`Simd::f6_x4`]. Every float6 value has at most three significant bits and lies in
+/// f32's normal range, so bytes 0 and 1 are zero (checked below) and bytes 2 and 3 (the
+/// upper half, the value's bf16 pattern) say it all.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // the AVX2 decoder's tables
+pub(crate) const fn f6_lut_bytes(f: &qdq_ref::float::FloatFormat, k: usize, h: usize) -> [u8; 32] {
+    let mut t = [0u8; 32];
+    let mut i = 0;
+    while i < 32 {
+        t[i] = small_float_bits(f, (16 * h + i % 16) as u32).to_le_bytes()[k];
+        i += 1;
+    }
+    t
+}
+
+const _: () = {
+    let fs = [qdq_ref::float::E2M3, qdq_ref::float::E3M2];
+    let mut j = 0;
+    while j < 2 {
+        assert!(fs[j].exp_bits + fs[j].man_bits == 5, "float6 formats");
+        let mut h = 0;
+        while h < 2 {
+            let (b0, b1) = (f6_lut_bytes(&fs[j], 0, h), f6_lut_bytes(&fs[j], 1, h));
+            let mut c = 0;
+            while c < 32 {
+                assert!(b0[c] == 0 && b1[c] == 0, "float6 values have zero low halves");
+                c += 1;
+            }
+            h += 1;
+        }
+        j += 1;
+    }
+};
+
 /// The values of a 4-bit float format's 16 codes as little-endian f32 (zeros for other
-/// widths): `(1 + m / 2^M) 2^(e - bias)` for exponent field `e > 0`, `m 2^(1 - bias - M)`
-/// for `e = 0`, the sign from bit 3. Such formats have no NaN or infinity.
+/// widths): [`small_float_bits`] of the magnitude, the sign from bit 3. Such formats have
+/// no NaN or infinity.
 const fn lut16(f: &qdq_ref::float::FloatFormat) -> [u8; 64] {
     let mut t = [0u8; 64];
     if f.exp_bits + f.man_bits != 3 {
@@ -297,14 +346,7 @@ const fn lut16(f: &qdq_ref::float::FloatFormat) -> [u8; 64] {
     }
     let mut c = 0;
     while c < 16 {
-        let e = ((c & 7) >> f.man_bits) as i32;
-        let m = (c as u32) & ((1 << f.man_bits) - 1);
-        let mag = if e > 0 {
-            (((e - f.bias + 127) as u32) << 23) | (m << (23 - f.man_bits))
-        } else {
-            // Exact: a small integer times a power of two within f32's normal range.
-            (m as f32 * f32::from_bits(((1 - f.bias - f.man_bits as i32 + 127) as u32) << 23)).to_bits()
-        };
+        let mag = small_float_bits(f, (c & 7) as u32);
         let b = (mag | if c & 8 != 0 { 0x8000_0000 } else { 0 }).to_le_bytes();
         t[4 * c] = b[0];
         t[4 * c + 1] = b[1];

@@ -313,6 +313,16 @@ impl Avx2 {
 static E2M1_B3: [u8; 32] = twice(crate::codec::e2m1_lut_bytes(3));
 static E2M1_B2: [u8; 32] = twice(crate::codec::e2m1_lut_bytes(2));
 
+/// The `vpshufb` tables of `Simd::f6_x4` for e2m3 (`[0]`) and e3m2 (`[1]`): bytes 2 of the
+/// values of magnitude codes 0-15, then 16-31, then bytes 3 of the same
+/// (`crate::codec::f6_lut_bytes`).
+static F6_TABLES: [[[u8; 32]; 4]; 2] = [f6_tables(&qdq_ref::float::E2M3), f6_tables(&qdq_ref::float::E3M2)];
+
+const fn f6_tables(f: &qdq_ref::float::FloatFormat) -> [[u8; 32]; 4] {
+    use crate::codec::f6_lut_bytes;
+    [f6_lut_bytes(f, 2, 0), f6_lut_bytes(f, 2, 1), f6_lut_bytes(f, 3, 0), f6_lut_bytes(f, 3, 1)]
+}
+
 const fn twice(b: [u8; 16]) -> [u8; 32] {
     let mut t = [0u8; 32];
     let mut i = 0;
@@ -738,6 +748,70 @@ impl Simd for Avx2 {
             -1, -1, -1,
         );
         let (w0, w1) = self.lookup16_words(b, order, self.load_i32(&E2M1_B2), self.load_i32(&E2M1_B3));
+        let z = avx._mm256_setzero_si256();
+        [
+            avx._mm256_castsi256_ps(avx2._mm256_unpacklo_epi16(z, w0)),
+            avx._mm256_castsi256_ps(avx2._mm256_unpackhi_epi16(z, w0)),
+            avx._mm256_castsi256_ps(avx2._mm256_unpacklo_epi16(z, w1)),
+            avx._mm256_castsi256_ps(avx2._mm256_unpackhi_epi16(z, w1)),
+        ]
+    }
+    const F6_X4: bool = true;
+    #[inline(always)]
+    fn f6_x4(self, b: &[u8], f: &MiniFormat) -> [__m256; 4] {
+        // e2m3 has three mantissa bits, e3m2 two (the only float6 formats).
+        let t = &F6_TABLES[if f.man == 3 { 0 } else { 1 }];
+        let b = &b[..24];
+        // SAFETY: the loads read exactly the 24 bytes of `b` (16 at 0, 16 at 8).
+        let (v0, v1) = unsafe { (_mm_loadu_si128(b.as_ptr().cast()), _mm_loadu_si128(b[8..].as_ptr().cast())) };
+        let (avx, avx2) = (self.0.avx, self.0.avx2);
+        // Codes 0-15 (bytes 0..12) in the low half, 16-31 (bytes 12..24, at 4 in the
+        // high half's bytes 8..24) in the high half.
+        let v = avx2._mm256_inserti128_si256::<1>(avx._mm256_castsi128_si256(v0), v1);
+        // Each 3-byte group of four codes (LSB first: `w = b0 | b1 << 8 | b2 << 16`) as the
+        // words `b0 | b1 << 8` (codes 0 and 1 at bits 0 and 6) and `b1 | b2 << 8` (codes 2
+        // and 3 at bits 4 and 10) of a dword. Codes 1 and 3 move to bits 0 and 24 of the
+        // dword by high multiplies (`(a (2^k + 1)) >> 16` is `a >> (16 - k)` here: the
+        // masked field's low bits are zero, so the `+ a` carries nothing; multipliers that
+        // are not powers of two stay multiplies, where LLVM would lower `2^k` to per-word
+        // shifts, which AVX2 lacks), codes 0 and 2 to bits 8 and 16 by a multiply-add: the
+        // dword's bytes are codes 1, 0, 2, 3.
+        let x = avx2._mm256_shuffle_epi8(
+            v,
+            avx._mm256_setr_epi8(
+                0, 1, 1, 2, 3, 4, 4, 5, 6, 7, 7, 8, 9, 10, 10, 11, 4, 5, 5, 6, 7, 8, 8, 9, 10, 11, 11, 12, 13, 14, 14,
+                15,
+            ),
+        );
+        let odd = avx2._mm256_mulhi_epu16(
+            avx2._mm256_and_si256(x, avx._mm256_set1_epi32(0xfc00_0fc0_u32 as i32)),
+            avx._mm256_set1_epi32(0x4001_0401),
+        );
+        let even = avx2._mm256_madd_epi16(
+            avx2._mm256_and_si256(x, avx._mm256_set1_epi32(0x03f0_003f)),
+            avx._mm256_set1_epi32(0x1000_0100),
+        );
+        // The byte pairs back in order, then the dwords (four codes each) so that the low
+        // half holds codes 0-3, 8-11, 16-19, 24-27 and the high half the rest: the order
+        // in which the unpacks below hand codes 8k..8k + 8 to vector k.
+        let c = avx2._mm256_shuffle_epi8(
+            avx2._mm256_or_si256(odd, even),
+            avx._mm256_setr_epi8(
+                1, 0, 2, 3, 5, 4, 6, 7, 9, 8, 10, 11, 13, 12, 14, 15, 1, 0, 2, 3, 5, 4, 6, 7, 9, 8, 10, 11, 13, 12, 14,
+                15,
+            ),
+        );
+        let c = avx2._mm256_permutevar8x32_epi32(c, avx._mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+        // The magnitude's bits 0-3 index the tables, its bit 4 (moved to bit 7) picks the
+        // table, and the sign (bit 5, moved to bit 7) goes onto byte 3. (Word shifts: only
+        // bit 7 of each byte is used, which comes from the same byte.)
+        let pick = avx2._mm256_slli_epi16::<3>(c);
+        let (t0, t1, t2, t3) = (self.load_i32(&t[0]), self.load_i32(&t[1]), self.load_i32(&t[2]), self.load_i32(&t[3]));
+        let b2 = avx2._mm256_blendv_epi8(avx2._mm256_shuffle_epi8(t0, c), avx2._mm256_shuffle_epi8(t1, c), pick);
+        let b3 = avx2._mm256_blendv_epi8(avx2._mm256_shuffle_epi8(t2, c), avx2._mm256_shuffle_epi8(t3, c), pick);
+        let sign = avx2._mm256_and_si256(avx2._mm256_slli_epi16::<2>(c), avx._mm256_set1_epi8(i8::MIN));
+        let b3 = avx2._mm256_or_si256(b3, sign);
+        let (w0, w1) = (avx2._mm256_unpacklo_epi8(b2, b3), avx2._mm256_unpackhi_epi8(b2, b3));
         let z = avx._mm256_setzero_si256();
         [
             avx._mm256_castsi256_ps(avx2._mm256_unpacklo_epi16(z, w0)),
