@@ -608,9 +608,11 @@ fn dequantize_x4<S: Simd, const BITS: u8, const MINI: u8>(
         // float4 e2m1 (the only 4-bit float format): the four vectors' values at once.
         return store_as_x4(simd, o.0, e2m1_x4_times(simd, xq, sc), o.1, yq);
     }
-    if let Some(f) = mini.filter(|_| const { BITS == 6 && S::F6_X4 }) {
-        // float6 by table lookups (`Simd::f6_x4`, see `steps`).
-        return store_as_x4(simd, o.0, f6_x4_times(simd, xq, f, sc), o.1, yq);
+    if const { BITS == 6 && S::F6_X4 } {
+        if let Some(f) = mini {
+            // float6 by table lookups (`Simd::f6_x4`, see `steps`).
+            return store_as_x4(simd, o.0, f6_x4_times(simd, xq, f, sc), o.1, yq);
+        }
     }
     if const { BITS == 8 && MINI == 4 && S::E5M2_F16 } {
         // e5m2 by the f16 conversion (`Simd::load_e5m2`, see `steps`).
@@ -943,20 +945,23 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
                 return;
             }
         }
-        if let Some(f) = mini.filter(|_| const { BITS == 6 && S::F6_X4 } && p.len().is_multiple_of(4) && !canon) {
-            // float6 four vectors per load and per store by table lookups (`Simd::f6_x4`).
-            let (pq, _) = p.as_chunks::<4>();
-            let (qx, qy) = (3 * lanes, 4 * lanes * os);
-            for (xr, yr) in rows {
-                for ((xq, yq), pt) in xr.chunks_exact(qx).zip(yr.chunks_exact_mut(qy)).zip(pq) {
-                    let mut v = simd.f6_x4(xq, &f);
-                    for (vk, &(sc, _)) in v.iter_mut().zip(pt) {
-                        *vk = simd.mul(*vk, sc);
+        if const { BITS == 6 && S::F6_X4 } && p.len().is_multiple_of(4) && !canon {
+            if let Some(f) = mini {
+                // float6 four vectors per load and per store by table lookups
+                // (`Simd::f6_x4`).
+                let (pq, _) = p.as_chunks::<4>();
+                let (qx, qy) = (3 * lanes, 4 * lanes * os);
+                for (xr, yr) in rows {
+                    for ((xq, yq), pt) in xr.chunks_exact(qx).zip(yr.chunks_exact_mut(qy)).zip(pq) {
+                        let mut v = simd.f6_x4(xq, &f);
+                        for (vk, &(sc, _)) in v.iter_mut().zip(pt) {
+                            *vk = simd.mul(*vk, sc);
+                        }
+                        store_as_x4(simd, out, v, false, yq);
                     }
-                    store_as_x4(simd, out, v, false, yq);
                 }
+                return;
             }
-            return;
         }
         if S::PACK16_X4 && out == Out::Bf16 && p.len().is_multiple_of(4) && !canon {
             // bf16 four vectors per store ([`store_as_x4`]: on AVX2 two packs where one
@@ -1036,14 +1041,16 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
             Some(f) if MINI != 0 => fold_scale(simd, sc, f).map(|s| (f, s)),
             _ => None,
         };
-        if let Some(f) = mini.filter(|_| const { BITS == 6 && S::F6_X4 }) {
-            // float6 by table lookups (`Simd::f6_x4`): the values of the 32 codes of a step
-            // exactly, then the product (AVX2 e2m3 -> f32 per-tensor: 2.55 -> 1.44
-            // instructions per element, 1.3x; blocked-last32 with e8m0 scales 1.5x).
-            for (xq, yq) in steps {
-                store_as_x4(simd, out, f6_x4_times(simd, xq, f, sc), canon, yq);
+        if const { BITS == 6 && S::F6_X4 } {
+            if let Some(f) = mini {
+                // float6 by table lookups (`Simd::f6_x4`): the values of the 32 codes of a
+                // step exactly, then the product (AVX2 e2m3 -> f32 per-tensor: 2.55 -> 1.44
+                // instructions per element, 1.3x; blocked-last32 with e8m0 scales 1.5x).
+                for (xq, yq) in steps {
+                    store_as_x4(simd, out, f6_x4_times(simd, xq, f, sc), canon, yq);
+                }
+                return;
             }
-            return;
         }
         if let Some((f, s)) = fold {
             // Float codes with the decoder's rebias folded into the scale: one multiply. A
