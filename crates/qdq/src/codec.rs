@@ -317,6 +317,19 @@ pub(crate) const fn f6_lut_bytes(f: &qdq_ref::float::FloatFormat, k: usize, h: u
     t
 }
 
+/// The f32 values of the 32 float6 magnitude codes of `f` (e2m3 or e3m2), little-endian:
+/// the two-table lookup of AVX-512's [`Simd::f6_x4`].
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // the AVX-512 decoder's table
+pub(crate) const fn f6_values(f: &qdq_ref::float::FloatFormat) -> [u8; 128] {
+    let mut t = [0u8; 128];
+    let mut i = 0;
+    while i < 128 {
+        t[i] = small_float_bits(f, (i / 4) as u32).to_le_bytes()[i % 4];
+        i += 1;
+    }
+    t
+}
+
 const _: () = {
     let fs = [qdq_ref::float::E2M3, qdq_ref::float::E3M2];
     let mut j = 0;
@@ -470,7 +483,7 @@ pub(crate) fn decode_minifloat_bits<S: Simd>(simd: S, c: S::I, f: &MiniFormat, b
         return simd.lut16(&E2M1_LUT, c);
     }
     if bits == 6 {
-        return decode_float6(simd, c, f);
+        return simd.decode_f6(c, f);
     }
     decode_minifloat_times(simd, c, f, simd.splat(pow2f(127 - f.bias)))
 }
@@ -484,8 +497,9 @@ pub(crate) fn decode_minifloat_bits<S: Simd>(simd: S, c: S::I, f: &MiniFormat, b
 /// `m`) takes the normal pattern of `1.m * 2^(1 - bias)` minus `2^(1 - bias)`, an exact
 /// subtraction of normal values (`0.m * 2^(1 - bias)`, +0 for the zero code); then the
 /// sign bit.
+/// [`Simd::decode_f6`]'s default.
 #[inline(always)]
-fn decode_float6<S: Simd>(simd: S, c: S::I, f: &MiniFormat) -> S::F {
+pub(crate) fn decode_float6<S: Simd>(simd: S, c: S::I, f: &MiniFormat) -> S::F {
     debug_assert!(!f.ieee && !f.nan_all_ones && !f.nan_is_neg_zero, "float6 has no special values");
     let w = f.sign_pos + 1;
     let t = simd.shl(c, 32 - w);

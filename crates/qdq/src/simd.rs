@@ -275,19 +275,26 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
             self.load_u6(&b[3 * q..4 * q]),
         ]
     }
+    /// The values of float6 codes (low 6 bits of each lane; the bits above are ignored) of
+    /// the format `f` (e2m3 or e3m2), exactly: by default the arithmetic decoder
+    /// (`crate::codec::decode_float6`); ISAs with a 32-entry register lookup override it.
+    #[inline(always)]
+    fn decode_f6(self, c: Self::I, f: &MiniFormat) -> Self::F {
+        crate::codec::decode_float6(self, c, f)
+    }
     /// Whether [`Simd::f6_x4`] decodes by register table lookups, cheaper than the
     /// arithmetic decoder, so that the dequantize loops take it. A constant, as `U6X4`.
     const F6_X4: bool = false;
     /// Four vectors of packed float6 codes (`3 * LANES` bytes, as [`Simd::load_u6x4`] reads
     /// them) of the format `f` (e2m3 or e3m2), decoded exactly: vector `k` holds the values
-    /// of codes `k LANES..(k + 1) LANES`. By default the arithmetic decoder of each of
+    /// of codes `k LANES..(k + 1) LANES`. By default [`Simd::decode_f6`] of each of
     /// `load_u6x4`'s vectors; AVX2 overrides it with byte table lookups of the values'
     /// upper halves ([`Simd::F6_X4`]).
     #[inline(always)]
     fn f6_x4(self, b: &[u8], f: &MiniFormat) -> [Self::F; 4] {
         let mut v = [self.splat(0.0); 4];
         for (vk, ck) in v.iter_mut().zip(self.load_u6x4(b)) {
-            *vk = crate::codec::decode_minifloat_bits(self, ck, f, 6);
+            *vk = self.decode_f6(ck, f);
         }
         v
     }

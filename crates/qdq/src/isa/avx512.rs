@@ -21,6 +21,11 @@ use crate::codec::{byte_route_mag, store_minifloat_x4, MiniFormat};
 use crate::simd::Simd;
 use core::arch::x86_64::*;
 
+/// The values of the 32 float6 magnitude codes of e2m3 (`[0]`) and e3m2 (`[1]`):
+/// `Simd::f6_x4`'s two-table lookup (`crate::codec::f6_values`).
+static F6_VALUES: [[u8; 128]; 2] =
+    [crate::codec::f6_values(&qdq_ref::float::E2M3), crate::codec::f6_values(&qdq_ref::float::E3M2)];
+
 /// Proof that the CPU has the x86-64-v4 features the kernels use, AVX-512 F, BW, CD, DQ and
 /// VL over the AVX2 / FMA / F16C level (the way pulp's tokens work; pulp's own `V4`,
 /// behind its `x86-v4` feature, brings a vector library qdq does not use and doubles
@@ -550,6 +555,20 @@ impl Simd for Avx512 {
         let out = &mut out[..64];
         // SAFETY: `out` is exactly the 64 bytes written.
         unsafe { _mm512_storeu_ps(out.as_mut_ptr().cast(), a) }
+    }
+    // The default `f6_x4`: `load_u6x4`, then `decode_f6` below per vector.
+    const F6_X4: bool = true;
+    #[inline(always)]
+    fn decode_f6(self, c: __m512i, f: &MiniFormat) -> __m512 {
+        // e2m3 has three mantissa bits, e3m2 two (the only float6 formats). The 32
+        // magnitudes' values are two vectors: a two-table permute looks up the code's low
+        // 5 bits, and the sign (bit 5, shifted to bit 31) goes on by a bitwise select.
+        let t = &F6_VALUES[if f.man == 3 { 0 } else { 1 }];
+        let (lo, hi) = (self.load_f32(&t[..64]), self.load_f32(&t[64..]));
+        let m = v!(_mm512_castps_si512(_mm512_permutex2var_ps(lo, c, hi)));
+        // `m | (s & sign)`: bit 31 from the code's bit 5 (`m`'s is clear).
+        let s = v!(_mm512_slli_epi32::<26>(c));
+        v!(_mm512_castsi512_ps(_mm512_ternarylogic_epi32::<0xf8>(m, s, _mm512_set1_epi32(i32::MIN))))
     }
     #[inline(always)]
     fn lut16(self, t: &[u8; 64], c: __m512i) -> __m512 {
