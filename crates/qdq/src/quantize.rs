@@ -1352,7 +1352,7 @@ impl<const MINI: u8> Kernel for BlockedMiniOf<'_, '_, MINI> {
         // The output width a constant where the format is (float4 id 10, the rest float8):
         // a step's output chunk is then a constant size, where a run-time one cost an
         // integer division per block for the step count (AVX2 e4m3fn blocked-last32 3.18 ->
-        // 2.82 instructions per element).
+        // 2.82 instructions per element, 1.1x).
         let ob = match MINI {
             MINI_RUNTIME => sp.bits as usize,
             10 => 4,
@@ -1372,42 +1372,13 @@ impl<const MINI: u8> Kernel for BlockedMiniOf<'_, '_, MINI> {
             // (No closure for the divisors: closures do not inherit the ISA's features.)
             let one = fast_lanes(simd, 1.0, 1.0, 0);
             let (sc, kind) = (job.scale, job.scale_kind);
-            if block == 4 * lanes {
-                // One step a block: the divisors of `LANES` blocks at a time by the scale
-                // kind's vector load, each block broadcasting its lane (no scale-kind
-                // dispatch, bounds test or step loop per block: AVX2 e4m3fn
-                // blocked-last32 2.82 -> 2.21 instructions per element, 1.1x).
-                let (k1, mut k) = (b1 / block, b0 / block);
-                let n_scales = sc.len() / kind.size();
-                let mut blocks = x.chunks_exact(16 * lanes).zip(yb.chunks_exact_mut(4 * lanes * ob / 8));
-                while k < k1 {
-                    let n = lanes.min(k1 - k);
-                    let mut sb = [0u8; 64];
-                    if n == lanes && k + lanes <= n_scales {
-                        simd.store_f32(kind.load(simd, sc, k), &mut sb);
-                    } else {
-                        for (t, st) in sb.chunks_exact_mut(4).take(n).enumerate() {
-                            st.copy_from_slice(&kind.get_inline(sc, k + t).to_le_bytes());
-                        }
-                    }
-                    for ((xq, yq), t) in blocks.by_ref().take(n).zip(0..lanes) {
-                        let p = Lanes { divisor: simd.splat(lane_f32(&sb, t)), ..one };
-                        simd.store_mini_x4(mini_quotients_x4(simd, &sp, xq, [&p; 4], false), &fmt, yq);
-                    }
-                    k += n;
-                }
-            } else {
-                for (u, (xu, yu)) in x.chunks_exact(4 * unit).zip(yb.chunks_exact_mut(unit * ob / 8)).enumerate() {
-                    let k = b0 / block + u * (unit / block);
-                    let pa = Lanes { divisor: simd.splat(kind.get_inline(sc, k)), ..one };
-                    let pb = if unit == block {
-                        pa
-                    } else {
-                        Lanes { divisor: simd.splat(kind.get_inline(sc, k + 1)), ..one }
-                    };
-                    for (xq, yq) in xu.chunks_exact(16 * lanes).zip(yu.chunks_exact_mut(4 * lanes * ob / 8)) {
-                        simd.store_mini_x4(mini_quotients_x4(simd, &sp, xq, [&pa, &pa, &pb, &pb], false), &fmt, yq);
-                    }
+            for (u, (xu, yu)) in x.chunks_exact(4 * unit).zip(yb.chunks_exact_mut(unit * ob / 8)).enumerate() {
+                let k = b0 / block + u * (unit / block);
+                let pa = Lanes { divisor: simd.splat(kind.get_inline(sc, k)), ..one };
+                let pb =
+                    if unit == block { pa } else { Lanes { divisor: simd.splat(kind.get_inline(sc, k + 1)), ..one } };
+                for (xq, yq) in xu.chunks_exact(16 * lanes).zip(yu.chunks_exact_mut(4 * lanes * ob / 8)) {
+                    simd.store_mini_x4(mini_quotients_x4(simd, &sp, xq, [&pa, &pa, &pb, &pb], false), &fmt, yq);
                 }
             }
         }
@@ -1510,45 +1481,16 @@ impl<const MINI: u8, const BITS: u8> Kernel for BlockedVecOf<'_, '_, MINI, BITS>
             let yb = &mut y[(b0 - begin) * ob / 8..(bv - begin) * ob / 8];
             let one = fast_lanes(simd, 1.0, 1.0, 0);
             let (sc, kind) = (job.scale, job.scale_kind);
-            if block == 4 * lanes {
-                // One step a block: the divisors of `LANES` blocks at a time by the scale
-                // kind's vector load, each block broadcasting its lane (no scale-kind
-                // dispatch, bounds test or step loop per block: AVX2 e2m3
-                // blocked-last32 3.80 -> 2.82 instructions per element, 1.2x).
-                let (k1, mut k) = (bv / block, b0 / block);
-                let n_scales = sc.len() / kind.size();
-                let mut blocks = x.chunks_exact(16 * lanes).zip(yb.chunks_exact_mut(4 * lanes * ob / 8));
-                while k < k1 {
-                    let n = lanes.min(k1 - k);
-                    let mut sb = [0u8; 64];
-                    if n == lanes && k + lanes <= n_scales {
-                        simd.store_f32(kind.load(simd, sc, k), &mut sb);
-                    } else {
-                        for (t, st) in sb.chunks_exact_mut(4).take(n).enumerate() {
-                            st.copy_from_slice(&kind.get_inline(sc, k + t).to_le_bytes());
-                        }
-                    }
-                    for ((xq, yq), t) in blocks.by_ref().take(n).zip(0..lanes) {
-                        let zf = if add_zero { job.zf(k + t) } else { 0.0 };
-                        let p = Lanes { divisor: simd.splat(lane_f32(&sb, t)), zf: simd.splat(zf), ..one };
-                        simd.store_mini_x4(mini_quotients_x4(simd, &sp, xq, [&p; 4], add_zero), &fmt, yq);
-                    }
-                    k += n;
-                }
-            } else {
-                for (u, (xu, yu)) in x.chunks_exact(4 * unit).zip(yb.chunks_exact_mut(unit * ob / 8)).enumerate() {
-                    let k = b0 / block + u * (unit / block);
-                    let zf = |k| if add_zero { job.zf(k) } else { 0.0 };
-                    let pa = Lanes { divisor: simd.splat(kind.get_inline(sc, k)), zf: simd.splat(zf(k)), ..one };
-                    let pb = match pair {
-                        true => {
-                            Lanes { divisor: simd.splat(kind.get_inline(sc, k + 1)), zf: simd.splat(zf(k + 1)), ..one }
-                        }
-                        false => pa,
-                    };
-                    for (xq, yq) in xu.chunks_exact(16 * lanes).zip(yu.chunks_exact_mut(4 * lanes * ob / 8)) {
-                        simd.store_mini_x4(mini_quotients_x4(simd, &sp, xq, [&pa, &pa, &pb, &pb], add_zero), &fmt, yq);
-                    }
+            for (u, (xu, yu)) in x.chunks_exact(4 * unit).zip(yb.chunks_exact_mut(unit * ob / 8)).enumerate() {
+                let k = b0 / block + u * (unit / block);
+                let zf = |k| if add_zero { job.zf(k) } else { 0.0 };
+                let pa = Lanes { divisor: simd.splat(kind.get_inline(sc, k)), zf: simd.splat(zf(k)), ..one };
+                let pb = match pair {
+                    true => Lanes { divisor: simd.splat(kind.get_inline(sc, k + 1)), zf: simd.splat(zf(k + 1)), ..one },
+                    false => pa,
+                };
+                for (xq, yq) in xu.chunks_exact(16 * lanes).zip(yu.chunks_exact_mut(4 * lanes * ob / 8)) {
+                    simd.store_mini_x4(mini_quotients_x4(simd, &sp, xq, [&pa, &pa, &pb, &pb], add_zero), &fmt, yq);
                 }
             }
         }
