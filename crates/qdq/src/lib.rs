@@ -70,7 +70,8 @@
 //! * **One algorithm per op** over a small primitive trait (`simd::Simd`): exact division
 //!   at multiply speed (Markstein's correction with a per-scale reciprocal), explicit
 //!   round-half-even, clamping before every float-to-int conversion, in-register packing
-//!   of 4-, 2- and 6-bit outputs, branch-free float8/float6/float4 codecs.
+//!   and unpacking of 4-, 2- and 6-bit codes, branch-free float8/float6/float4 codecs
+//!   (float4 and float6 decoded by register table lookups where the ISA has them).
 //! * **Layouts in vector code**: per-tensor, per-axis and blocked scales are walked as runs
 //!   that broadcast one scale or load scale vectors alongside x (`segments`).
 //! * **Threads** above [`Config::parallel_threshold`] elements: a call is cut into
