@@ -318,7 +318,7 @@ pub(crate) const fn f6_lut_bytes(f: &qdq_ref::float::FloatFormat, k: usize, h: u
 }
 
 /// The f32 values of the 32 float6 magnitude codes of `f` (e2m3 or e3m2), little-endian:
-/// the two-table lookup of AVX-512's [`Simd::f6_x4`].
+/// the two-table lookup of AVX-512's [`Simd::decode_f6`].
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // the AVX-512 decoder's table
 pub(crate) const fn f6_values(f: &qdq_ref::float::FloatFormat) -> [u8; 128] {
     let mut t = [0u8; 128];

@@ -477,9 +477,9 @@ impl<const BITS: u8, const MINI: u8, const OUT: u8> Kernel for BlockedLastOf<'_,
         // store (bytes to f16 / bf16: two packs for bf16 where one vector at a time took a
         // pack and an extract each), where blocks are whole such chunks; `one_x4` where a
         // block is one such chunk (blocks of 32 on AVX2: no chunk loop to set up). 2-bit
-        // codes only where a block is one chunk: in the other variants' block loops the
-        // run-time `x4` test cost AVX-512 u2 -> f32 blocked-last32 (two vectors a block,
-        // unchanged otherwise) 7 %.
+        // codes only where a block is one chunk, so that `x4` stays a constant false for
+        // them: a run-time chunk test in the per-vector block loop cost AVX-512 u2 -> f32
+        // blocked-last32 (two vectors a block, otherwise unchanged) 7 %.
         let x4 = (BITS == 4 || (BITS == 6 && S::U6X4) || BITS == 8) && xstep.is_multiple_of(4 * lanes * bits / 8);
         let one_x4 = (x4 || BITS == 2) && xstep == 4 * lanes * bits / 8;
         while k0 < k1 {
@@ -1034,13 +1034,6 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
         let xb = &self.job.x.data[i * xbits / 8..(i + n * 4 * lanes) * xbits / 8];
         let yb = &mut self.y[(i - self.begin) * os..(i - self.begin + n * 4 * lanes) * os];
         let steps = xb.chunks_exact(4 * lanes * xbits / 8).zip(yb.chunks_exact_mut(4 * lanes * os));
-        // (`fold_scale` outside any closure: closures do not inherit the ISA's target
-        // features; the `map` only pairs values.)
-        let fold = match mini {
-            // (`MINI != 0` first: integer variants do not instantiate the loop below.)
-            Some(f) if MINI != 0 => fold_scale(simd, sc, f).map(|s| (f, s)),
-            _ => None,
-        };
         if const { BITS == 6 && S::F6_X4 } {
             if let Some(f) = mini {
                 // float6 by table lookups (`Simd::f6_x4`): the values of the 32 codes of a
@@ -1052,6 +1045,13 @@ impl<S: Simd, const BITS: u8, const MINI: u8, const OUT: u8> RunOp<S> for Dequan
                 return;
             }
         }
+        // (`fold_scale` outside any closure: closures do not inherit the ISA's target
+        // features; the `map` only pairs values.)
+        let fold = match mini {
+            // (`MINI != 0` first: integer variants do not instantiate the loop below.)
+            Some(f) if MINI != 0 => fold_scale(simd, sc, f).map(|s| (f, s)),
+            _ => None,
+        };
         if let Some((f, s)) = fold {
             // Float codes with the decoder's rebias folded into the scale: one multiply. A
             // loop of its own: one loop choosing per vector was not unswitched (e4m3fn->f32,

@@ -22,7 +22,7 @@ use crate::simd::Simd;
 use core::arch::x86_64::*;
 
 /// The values of the 32 float6 magnitude codes of e2m3 (`[0]`) and e3m2 (`[1]`):
-/// `Simd::f6_x4`'s two-table lookup (`crate::codec::f6_values`).
+/// `Simd::decode_f6`'s two-table lookup (`crate::codec::f6_values`).
 static F6_VALUES: [[u8; 128]; 2] =
     [crate::codec::f6_values(&qdq_ref::float::E2M3), crate::codec::f6_values(&qdq_ref::float::E3M2)];
 
@@ -516,16 +516,9 @@ impl Simd for Avx512 {
         let mut c = [self.splat_i(0); 4];
         for (ck, d) in c.iter_mut().zip(b[..16].chunks_exact(4)) {
             let w = i32::from_le_bytes([d[0], d[1], d[2], d[3]]);
-            // SAFETY: value-only AVX-512 F intrinsics (V4 token).
-            *ck = unsafe {
-                let up = _mm512_setr_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-                let t = _mm512_sllv_epi32(_mm512_set1_epi32(w), up);
-                if SIGNED {
-                    _mm512_srai_epi32::<30>(t)
-                } else {
-                    _mm512_srli_epi32::<30>(t)
-                }
-            };
+            let up = v!(_mm512_setr_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0));
+            let t = v!(_mm512_sllv_epi32(_mm512_set1_epi32(w), up));
+            *ck = if SIGNED { v!(_mm512_srai_epi32::<30>(t)) } else { v!(_mm512_srli_epi32::<30>(t)) };
         }
         c
     }
