@@ -394,16 +394,18 @@ mod tests {
         }
     }
 
-    /// `Simd::load_4bit_x4` of the packed codes `self.0` (`2 * LANES` bytes a call, whole
-    /// calls only), sign-extended where `SIGNED`: the lanes in order.
-    struct Load4BitX4<'a, const SIGNED: bool>(&'a [u8]);
+    /// `Simd::load_4bit_x4` (`BITS` 4) or `Simd::load_2bit_x4` (`BITS` 2) of the packed
+    /// codes `self.0` (`BITS * LANES / 2` bytes a call, whole calls only), sign-extended
+    /// where `SIGNED`: the lanes in order.
+    struct LoadBitsX4<'a, const BITS: u8, const SIGNED: bool>(&'a [u8]);
 
-    impl<const SIGNED: bool> Kernel for Load4BitX4<'_, SIGNED> {
+    impl<const BITS: u8, const SIGNED: bool> Kernel for LoadBitsX4<'_, BITS, SIGNED> {
         type Output = Vec<i32>;
         fn run<S: Simd>(self, simd: S) -> Vec<i32> {
             let mut out = Vec::new();
-            for b in self.0.chunks_exact(2 * S::LANES) {
-                for c in simd.load_4bit_x4::<SIGNED>(b) {
+            for b in self.0.chunks_exact(BITS as usize * S::LANES / 2) {
+                let c = if BITS == 2 { simd.load_2bit_x4::<SIGNED>(b) } else { simd.load_4bit_x4::<SIGNED>(b) };
+                for c in c {
                     let mut y = [0u8; 64];
                     simd.store_i32(c, &mut y);
                     out.extend((0..S::LANES).map(|t| crate::simd::lane_i32(&y, t)));
@@ -426,8 +428,8 @@ mod tests {
                 continue;
             }
             for (got, want, kind) in [
-                (dispatch(isa, Load4BitX4::<false>(&bytes)), &unsigned, "zero"),
-                (dispatch(isa, Load4BitX4::<true>(&bytes)), &signed, "sign"),
+                (dispatch(isa, LoadBitsX4::<4, false>(&bytes)), &unsigned, "zero"),
+                (dispatch(isa, LoadBitsX4::<4, true>(&bytes)), &signed, "sign"),
             ] {
                 assert_eq!(got.len(), want.len(), "{isa} {kind}");
                 for (i, (g, w)) in got.iter().zip(want).enumerate() {
@@ -490,25 +492,6 @@ mod tests {
         }
     }
 
-    /// `Simd::load_2bit_x4` of the packed codes `self.0` (`LANES` bytes a call, whole calls
-    /// only), sign-extended where `SIGNED`: the lanes in order.
-    struct Load2BitX4<'a, const SIGNED: bool>(&'a [u8]);
-
-    impl<const SIGNED: bool> Kernel for Load2BitX4<'_, SIGNED> {
-        type Output = Vec<i32>;
-        fn run<S: Simd>(self, simd: S) -> Vec<i32> {
-            let mut out = Vec::new();
-            for b in self.0.chunks_exact(S::LANES) {
-                for c in simd.load_2bit_x4::<SIGNED>(b) {
-                    let mut y = [0u8; 64];
-                    simd.store_i32(c, &mut y);
-                    out.extend((0..S::LANES).map(|t| crate::simd::lane_i32(&y, t)));
-                }
-            }
-            out
-        }
-    }
-
     /// The four-vector 2-bit code load on every ISA, zero- and sign-extended: every byte
     /// (four codes) at every byte position of a call, in element order.
     #[test]
@@ -523,8 +506,8 @@ mod tests {
                 continue;
             }
             for (got, want, kind) in [
-                (dispatch(isa, Load2BitX4::<false>(&bytes)), &unsigned, "zero"),
-                (dispatch(isa, Load2BitX4::<true>(&bytes)), &signed, "sign"),
+                (dispatch(isa, LoadBitsX4::<2, false>(&bytes)), &unsigned, "zero"),
+                (dispatch(isa, LoadBitsX4::<2, true>(&bytes)), &signed, "sign"),
             ] {
                 assert_eq!(got.len(), want.len(), "{isa} {kind}");
                 for (i, (g, w)) in got.iter().zip(want).enumerate() {
