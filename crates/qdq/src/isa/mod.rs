@@ -415,29 +415,41 @@ mod tests {
         }
     }
 
-    /// The four-vector 4-bit code load on every ISA, zero- and sign-extended: every byte
-    /// (two codes) at every byte position of a call, in element order.
-    #[test]
-    fn load_4bit_x4_extends_every_code_pair_in_order_on_every_isa() {
+    /// The four-vector `BITS`-bit code load (`LoadBitsX4`) on every ISA, zero- and
+    /// sign-extended: every byte (`8 / BITS` codes) at every byte position of a call, in
+    /// element order.
+    fn check_packed_loads<const BITS: u8>() {
+        let (bits, per) = (BITS as u32, 8 / BITS as usize);
         let bytes: Vec<u8> = (0..256usize).flat_map(|r| (0..256usize).map(move |i| ((i + r) % 256) as u8)).collect();
-        let unsigned: Vec<i32> = bytes.iter().flat_map(|&b| [b & 15, b >> 4]).map(i32::from).collect();
-        let signed: Vec<i32> = unsigned.iter().map(|&c| (c ^ 8) - 8).collect();
+        let mask = (1u32 << bits) - 1;
+        let unsigned: Vec<i32> = bytes
+            .iter()
+            .flat_map(|&b| (0..per as u32).map(move |j| (b as u32 >> (bits * j)) & mask))
+            .map(|c| c as i32)
+            .collect();
+        let flip = 1 << (bits - 1);
+        let signed: Vec<i32> = unsigned.iter().map(|&c| (c ^ flip) - flip).collect();
         for isa in Isa::ALL {
             if !isa.is_available() {
                 println!("{isa}: skipped, not on this CPU");
                 continue;
             }
             for (got, want, kind) in [
-                (dispatch(isa, LoadBitsX4::<4, false>(&bytes)), &unsigned, "zero"),
-                (dispatch(isa, LoadBitsX4::<4, true>(&bytes)), &signed, "sign"),
+                (dispatch(isa, LoadBitsX4::<BITS, false>(&bytes)), &unsigned, "zero"),
+                (dispatch(isa, LoadBitsX4::<BITS, true>(&bytes)), &signed, "sign"),
             ] {
                 assert_eq!(got.len(), want.len(), "{isa} {kind}");
                 for (i, (g, w)) in got.iter().zip(want).enumerate() {
-                    assert_eq!(g, w, "{isa}: {kind}-extended element {i} (byte {:#04x})", bytes[i / 2]);
+                    assert_eq!(g, w, "{isa}: {kind}-extended element {i} (byte {:#04x})", bytes[i / per]);
                 }
             }
             println!("{isa}: {} codes checked, zero- and sign-extended", unsigned.len());
         }
+    }
+
+    #[test]
+    fn load_4bit_x4_extends_every_code_pair_in_order_on_every_isa() {
+        check_packed_loads::<4>();
     }
 
     /// `Simd::f6_x4` of the packed float6 codes `self.0` (`3 * LANES` bytes a call, whole
@@ -492,30 +504,9 @@ mod tests {
         }
     }
 
-    /// The four-vector 2-bit code load on every ISA, zero- and sign-extended: every byte
-    /// (four codes) at every byte position of a call, in element order.
     #[test]
     fn load_2bit_x4_extends_every_code_quad_in_order_on_every_isa() {
-        let bytes: Vec<u8> = (0..256usize).flat_map(|r| (0..256usize).map(move |i| ((i + r) % 256) as u8)).collect();
-        let unsigned: Vec<i32> =
-            bytes.iter().flat_map(|&b| [b & 3, b >> 2 & 3, b >> 4 & 3, b >> 6]).map(i32::from).collect();
-        let signed: Vec<i32> = unsigned.iter().map(|&c| (c ^ 2) - 2).collect();
-        for isa in Isa::ALL {
-            if !isa.is_available() {
-                println!("{isa}: skipped, not on this CPU");
-                continue;
-            }
-            for (got, want, kind) in [
-                (dispatch(isa, LoadBitsX4::<2, false>(&bytes)), &unsigned, "zero"),
-                (dispatch(isa, LoadBitsX4::<2, true>(&bytes)), &signed, "sign"),
-            ] {
-                assert_eq!(got.len(), want.len(), "{isa} {kind}");
-                for (i, (g, w)) in got.iter().zip(want).enumerate() {
-                    assert_eq!(g, w, "{isa}: {kind}-extended element {i} (byte {:#04x})", bytes[i / 4]);
-                }
-            }
-            println!("{isa}: {} codes checked, zero- and sign-extended", unsigned.len());
-        }
+        check_packed_loads::<2>();
     }
 
     /// `Simd::lut16_u16_x4` of the packed codes `self.1` (16 bytes a call) through the
