@@ -1796,7 +1796,7 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
             let (mut slow, mut packs) = (0, BITS == 16);
             for (v, p) in params.iter_mut().enumerate().take(nv) {
                 let k = kb + c0 + v * lanes;
-                let divisor = job.prec.round(simd, job.scale_kind.load(simd, job.scale, k));
+                let divisor = sp.prec.round(simd, job.scale_kind.load(simd, job.scale, k));
                 slow |= simd.mask_bits(slow_scale_lanes(simd, divisor));
                 let z = zero_points_int::<S, SIGNED>(simd, &job, k, bits);
                 packs = packs && packs16::<S, SIGNED>(simd, &sp, z);
@@ -1926,34 +1926,58 @@ impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
         let xs = sp.src.size();
         let n_scales = job.scale.len() / job.scale_kind.size();
         let all = ((1u64 << lanes) - 1) as u32;
+        // Groups of `GROUP_BLOCKS` blocks (two vectors of parameters on AVX2, one on
+        // AVX-512) where the range has them, else of `LANES`: the per-group work (slices,
+        // their bounds, the loop set-up) is fixed, so the larger group halves it per block
+        // on AVX2.
+        let mut gp = GroupParams::EMPTY;
         loop {
             let e_group = k * block;
-            if n_scales - k < lanes || e_group < begin || e_group + lanes * block > end {
+            if e_group < begin {
                 break;
             }
+            // Blocks the range and the scales still have from `k`.
+            let left = (n_scales - k).min((end - e_group.min(end)) / block);
+            let nv = if left >= GROUP_BLOCKS {
+                GROUP_BLOCKS / lanes
+            } else if left >= lanes {
+                1
+            } else {
+                break;
+            };
             // The group's parameters from full vector loads: `LANES` scales, and as many
-            // zero points (`zero_points_int`).
-            let divisor = job.prec.round(simd, job.scale_kind.load(simd, job.scale, k));
-            if !simd.mask_bits(slow_scale_lanes(simd, divisor)) & all != all {
+            // zero points (`zero_points_int`), a vector at a time.
+            let (mut slow, mut packs) = (false, BITS == 16);
+            for h in 0..nv {
+                let kh = k + h * lanes;
+                let divisor = sp.prec.round(simd, job.scale_kind.load(simd, job.scale, kh));
+                slow |= !simd.mask_bits(slow_scale_lanes(simd, divisor)) & all != all;
+                let z = zero_points_int::<S, SIGNED>(simd, &job, kh, bits);
+                packs = packs && packs16::<S, SIGNED>(simd, &sp, z);
+                gp.set_vector(simd, h, divisor, z);
+            }
+            if slow {
                 break;
             }
-            let z = zero_points_int::<S, SIGNED>(simd, &job, k, bits);
-            let packs = BITS == 16 && packs16::<S, SIGNED>(simd, &sp, z);
-            let gp = GroupParams::new(simd, divisor, z);
-            let x = &job.x[e_group * xs..(e_group + lanes * block) * xs];
-            let yg = &mut y[(e_group - begin) * bits / 8..(e_group - begin + lanes * block) * bits / 8];
+            let n = nv * lanes;
+            let x = &job.x[e_group * xs..(e_group + n * block) * xs];
+            let yg = &mut y[(e_group - begin) * bits / 8..(e_group - begin + n * block) * bits / 8];
             group_steps::<S, SIGNED, BITS>(simd, &sp, &gp, packs, block, x, yg);
-            k += lanes;
+            k += n;
         }
         k
     }
 }
 
-/// The codes of one group of `LANES` consecutive whole blocks of `block` elements (`x`
-/// their elements, `y` their codes; `block` two vectors or a multiple of four) with the
-/// group's parameters `gp`, every scale in the fast range: steps of four vectors, vectors
-/// 0, 1 from block `ja` and 2, 3 from `jb`, the unit's second block for two-vector blocks,
-/// else `ja` again (a quarter of a larger block). `packs`: [`packs16`] of the group (16
+/// The blocks of one [`BlockedGroups`] group where the range has them: as many as
+/// [`GroupParams`] holds (16; two parameter vectors on AVX2, one on AVX-512).
+const GROUP_BLOCKS: usize = 16;
+
+/// The codes of one group of `LANES` (or up to 16) consecutive whole blocks of `block`
+/// elements (`x` their elements, `y` their codes; `block` two vectors or a multiple of
+/// four) with the group's parameters `gp`, every scale in the fast range: steps of four
+/// vectors, vectors 0, 1 from block `ja` and 2, 3 from `jb`, the unit's second block for
+/// two-vector blocks, else `ja` again (a quarter of a larger block). `packs`: [`packs16`] of the group (16
 /// bits). Zipped chunks, not counters, and one copy of the step code (an unoptimised build
 /// gives each copy its own stack slots).
 #[inline(always)]
@@ -2081,6 +2105,18 @@ impl GroupCodes<'_, '_> {
 pub(crate) fn zero_points_int<S: Simd, const SIGNED: bool>(simd: S, job: &Job<'_>, k: usize, bits: usize) -> S::I {
     match (job.zero_point, bits) {
         (Some(zp), 8) => sign_extend(simd, simd.load_u8(&zp.data[k..]), if SIGNED { 0x80 } else { 0 }),
+        // Whole vectors from a byte boundary by the width's own load: no run-time type
+        // dispatch per group (the zero point has the output's type, so `SIGNED` and `bits`
+        // are its signedness and width).
+        (Some(zp), 4 | 2 | 16) if k + S::LANES <= zp.len && (k * bits).is_multiple_of(8) => {
+            let b = &zp.data[k * bits / 8..];
+            let raw = match bits {
+                4 => simd.load_u4(b),
+                2 => simd.load_u2(b),
+                _ => simd.load_u16(b),
+            };
+            sign_extend(simd, raw, if SIGNED { 1 << (bits - 1) } else { 0 })
+        }
         (Some(zp), _) => load_codes(simd, &zp, k, S::LANES, true),
         (None, _) => simd.splat_i(0),
     }
@@ -2113,10 +2149,18 @@ impl GroupParams {
     /// [`GroupParams::new`] written in place.
     #[inline(always)]
     pub(crate) fn set<S: Simd>(&mut self, simd: S, divisor: S::F, z: S::I) {
+        self.set_vector(simd, 0, divisor, z);
+    }
+
+    /// The parameters of blocks `[h LANES, (h + 1) LANES)` (`h LANES < 16`) written in
+    /// place.
+    #[inline(always)]
+    pub(crate) fn set_vector<S: Simd>(&mut self, simd: S, h: usize, divisor: S::F, z: S::I) {
+        let at = (4 * S::LANES * h) % 64;
         let [d, r, zp] = &mut self.0;
-        simd.store_f32(divisor, d);
-        simd.store_f32(simd.div(simd.splat(1.0), divisor), r);
-        simd.store_i32(z, zp);
+        simd.store_f32(divisor, &mut d[at..]);
+        simd.store_f32(simd.div(simd.splat(1.0), divisor), &mut r[at..]);
+        simd.store_i32(z, &mut zp[at..]);
     }
 
     /// Block `j`'s scale.
