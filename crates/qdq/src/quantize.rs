@@ -1410,7 +1410,8 @@ impl<const MINI: u8> Kernel for BlockedMiniOf<'_, '_, MINI> {
     }
 }
 
-/// The whole blocks of [`BlockedMiniOf`] whose block is one four-vector step (`4 LANES`
+/// The whole blocks of [`BlockedMiniOf`] (and of [`BlockedVecOf`]'s float6 without a zero
+/// point) whose block is one four-vector step (`4 LANES`
 /// elements: blocks of 32 on AVX2) or half of one (`PAIR`: blocks of 32 on AVX-512),
 /// `LANES` blocks a group: the group's divisors by one vector load, then per step its
 /// blocks' lane broadcasts. A block's own scale read, broadcast and loop set-up cost more
@@ -1446,8 +1447,10 @@ impl<const MINI: u8, const PAIR: bool> Kernel for MiniGroupsOf<'_, '_, MINI, PAI
         let ob = match MINI {
             MINI_RUNTIME => sp.bits as usize,
             10 => 4,
+            11 | 12 => 6,
             _ => 8,
         };
+        debug_assert_eq!(ob, sp.bits as usize);
         let (xstep, ystep) = (16 * lanes, 4 * lanes * ob / 8);
         let one = fast_lanes(simd, 1.0, 1.0, 0);
         let mut d = [0u8; 64];
@@ -1557,12 +1560,25 @@ impl<const MINI: u8, const BITS: u8> Kernel for BlockedVecOf<'_, '_, MINI, BITS>
             let fmt = MiniFormat::of_id(MINI);
             let unit = if pair { 2 * block } else { block };
             bv = b0 + (b1 - b0) / unit * unit;
-            let x = &job.x[4 * b0..4 * bv];
-            let yb = &mut y[(b0 - begin) * ob / 8..(bv - begin) * ob / 8];
-            let one = fast_lanes(simd, 1.0, 1.0, 0);
             let (sc, kind) = (job.scale, job.scale_kind);
+            // Without a float zero point, blocks of one step or of half of one in groups of
+            // `LANES` (`MiniGroups`, as `BlockedMiniOf`); whole groups are whole units.
+            let done = if !add_zero && (pair || block == 4 * lanes) {
+                let (x, y) = (&job.x[4 * b0..4 * bv], &mut y[(b0 - begin) * ob / 8..(bv - begin) * ob / 8]);
+                let g = MiniGroups { sp, fmt, scale: sc, kind, k0: b0 / block, x, y };
+                match pair {
+                    true => simd.enter(MiniGroupsOf::<MINI, true>(g)),
+                    false => simd.enter(MiniGroupsOf::<MINI, false>(g)),
+                }
+            } else {
+                0
+            };
+            let bs = b0 + done * block;
+            let x = &job.x[4 * bs..4 * bv];
+            let yb = &mut y[(bs - begin) * ob / 8..(bv - begin) * ob / 8];
+            let one = fast_lanes(simd, 1.0, 1.0, 0);
             for (u, (xu, yu)) in x.chunks_exact(4 * unit).zip(yb.chunks_exact_mut(unit * ob / 8)).enumerate() {
-                let k = b0 / block + u * (unit / block);
+                let k = bs / block + u * (unit / block);
                 let zf = |k| if add_zero { job.zf(k) } else { 0.0 };
                 let pa = Lanes { divisor: simd.splat(kind.get_inline(sc, k)), zf: simd.splat(zf(k)), ..one };
                 let pb = match pair {
