@@ -1382,8 +1382,8 @@ impl<const MINI: u8> Kernel for BlockedMiniOf<'_, '_, MINI> {
         let rest = [(begin, b0.min(end)), (b1, end)];
         if b0 < b1 {
             let (sc, kind) = (job.scale, job.scale_kind);
-            // Blocks of one four-vector step: groups of `LANES` by a kernel of their own
-            // (its copy of the step in its own frame), the rest here.
+            // Blocks of one four-vector step or of half of one: groups of `LANES` by a kernel
+            // of their own (its copy of the step in its own frame); the rest here.
             let done = if block == 4 * lanes || block == 2 * lanes {
                 let (x, y) = (&job.x[4 * b0..4 * b1], &mut y[(b0 - begin) * ob / 8..(b1 - begin) * ob / 8]);
                 let g = MiniGroups { sp, fmt, scale: sc, kind, k0: b0 / block, x, y };
@@ -1425,10 +1425,9 @@ impl<const MINI: u8> Kernel for BlockedMiniOf<'_, '_, MINI> {
 }
 
 /// The whole blocks of [`BlockedMiniOf`] (and of [`BlockedVecOf`]'s float6 without a zero
-/// point) whose block is one four-vector step (`4 LANES`
-/// elements: blocks of 32 on AVX2) or half of one (`PAIR`: blocks of 32 on AVX-512),
-/// `LANES` blocks a group: the group's divisors by one vector load, then per step its
-/// blocks' lane broadcasts. A block's own scale read, broadcast and loop set-up cost more
+/// point) whose block is one four-vector step (`4 LANES` elements: blocks of 32 on AVX2)
+/// or half of one (`PAIR`: blocks of 32 on AVX-512), `LANES` blocks a group: the group's
+/// divisors by one vector load, then per step its blocks' lane broadcasts. A block's own scale read, broadcast and loop set-up cost more
 /// than its lanes (AVX2 e4m3fn blocked-last32: about 23 instructions a block of 32 on top
 /// of the step). A kernel of its own per `PAIR`, so that an unoptimised build keeps these
 /// copies of the step out of [`BlockedMiniOf`]'s frame. `x` and `y` are the whole blocks
@@ -1974,9 +1973,10 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
     }
 }
 
-/// Consecutive groups of `LANES` contiguous full blocks of [`run_blocked_sat8`] whose
-/// scales are all in the fast range, from block `k`, as a kernel of its own: per group one
-/// vector of scale parameters, then tight steps with no per-block checks. The blocks tile
+/// Consecutive groups of 16 (at the range's end `LANES`) contiguous full blocks of
+/// [`run_blocked_sat8`] whose scales are all in the fast range, from block `k`, as a kernel
+/// of its own: per group its vectors of scale parameters, then tight steps with no
+/// per-block checks. The blocks tile
 /// each row exactly (the caller's condition), so block `k` starts at element `k * block`.
 /// Returns the first block it does not cover.
 struct BlockedGroups<'a, 'y, const SRC: u8, const PREC: u8> {
@@ -2066,6 +2066,7 @@ impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
                 packs = packs && packs16::<S, SIGNED>(simd, &sp, z);
                 gp.set_vector(simd, h, divisor, z);
             }
+            // (A slow scale in either vector leaves the whole group to the caller.)
             if slow {
                 break;
             }
@@ -2087,9 +2088,9 @@ const GROUP_BLOCKS: usize = 16;
 /// elements (`x` their elements, `y` their codes; `block` two vectors or a multiple of
 /// four) with the group's parameters `gp`, every scale in the fast range: steps of four
 /// vectors, vectors 0, 1 from block `ja` and 2, 3 from `jb`, the unit's second block for
-/// two-vector blocks, else `ja` again (a quarter of a larger block). `packs`: [`packs16`] of the group (16
-/// bits). Zipped chunks, not counters, and one copy of the step code (an unoptimised build
-/// gives each copy its own stack slots).
+/// two-vector blocks, else `ja` again (a quarter of a larger block). `packs`: [`packs16`]
+/// of the group (16 bits). Zipped chunks, not counters, and one copy of the step code (an
+/// unoptimised build gives each copy its own stack slots).
 #[inline(always)]
 fn group_steps<S: Simd, const SIGNED: bool, const BITS: u8>(
     simd: S,
@@ -2266,6 +2267,7 @@ impl GroupParams {
     /// place.
     #[inline(always)]
     pub(crate) fn set_vector<S: Simd>(&mut self, simd: S, h: usize, divisor: S::F, z: S::I) {
+        debug_assert!(S::LANES * (h + 1) <= 16, "a group has at most 16 blocks");
         let at = (4 * S::LANES * h) % 64;
         let [d, r, zp] = &mut self.0;
         simd.store_f32(divisor, &mut d[at..]);
