@@ -1385,12 +1385,8 @@ impl<const MINI: u8> Kernel for BlockedMiniOf<'_, '_, MINI> {
             // Blocks of one four-vector step or of half of one: groups of `LANES` by a kernel
             // of their own (its copy of the step in its own frame); the rest here.
             let done = if block == 4 * lanes || block == 2 * lanes {
-                let (x, y) = (&job.x[4 * b0..4 * b1], &mut y[(b0 - begin) * ob / 8..(b1 - begin) * ob / 8]);
-                let g = MiniGroups { sp, fmt, scale: sc, kind, k0: b0 / block, x, y };
-                match block == 2 * lanes {
-                    true => simd.enter(MiniGroupsOf::<MINI, true>(g)),
-                    false => simd.enter(MiniGroupsOf::<MINI, false>(g)),
-                }
+                let g = MiniGroups::of(sp, fmt, &job, (b0, b1), begin, block, ob, y);
+                g.enter::<S, MINI>(simd, block == 2 * lanes)
             } else {
                 0
             };
@@ -1440,6 +1436,36 @@ struct MiniGroups<'a, 'y> {
     k0: usize,
     x: &'a [u8],
     y: &'y mut [u8],
+}
+
+impl<'a, 'y> MiniGroups<'a, 'y> {
+    /// The whole blocks `[b0, b1)` (elements) of a call blocked along the last axis in
+    /// blocks of `block`, whose codes of `ob` bits start at element `begin` of `y`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn of(
+        sp: Spec,
+        fmt: MiniFormat,
+        job: &Job<'a>,
+        (b0, b1): (usize, usize),
+        begin: usize,
+        block: usize,
+        ob: usize,
+        y: &'y mut [u8],
+    ) -> MiniGroups<'a, 'y> {
+        let (x, y) = (&job.x[4 * b0..4 * b1], &mut y[(b0 - begin) * ob / 8..(b1 - begin) * ob / 8]);
+        MiniGroups { sp, fmt, scale: job.scale, kind: job.scale_kind, k0: b0 / block, x, y }
+    }
+
+    /// Runs the kernel of format `MINI`, for blocks of two vectors (`pair`) or of four;
+    /// returns the blocks it covered.
+    #[inline(always)]
+    fn enter<S: Simd, const MINI: u8>(self, simd: S, pair: bool) -> usize {
+        match pair {
+            true => simd.enter(MiniGroupsOf::<MINI, true>(self)),
+            false => simd.enter(MiniGroupsOf::<MINI, false>(self)),
+        }
+    }
 }
 
 /// [`MiniGroups`] for the compile-time format `MINI` and block shape `PAIR`.
@@ -1577,12 +1603,7 @@ impl<const MINI: u8, const BITS: u8> Kernel for BlockedVecOf<'_, '_, MINI, BITS>
             // Without a float zero point, blocks of one step or of half of one in groups of
             // `LANES` (`MiniGroups`, as `BlockedMiniOf`); whole groups are whole units.
             let done = if !add_zero && (pair || block == 4 * lanes) {
-                let (x, y) = (&job.x[4 * b0..4 * bv], &mut y[(b0 - begin) * ob / 8..(bv - begin) * ob / 8]);
-                let g = MiniGroups { sp, fmt, scale: sc, kind, k0: b0 / block, x, y };
-                match pair {
-                    true => simd.enter(MiniGroupsOf::<MINI, true>(g)),
-                    false => simd.enter(MiniGroupsOf::<MINI, false>(g)),
-                }
+                MiniGroups::of(sp, fmt, &job, (b0, bv), begin, block, ob, y).enter::<S, MINI>(simd, pair)
             } else {
                 0
             };
