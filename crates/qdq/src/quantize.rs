@@ -1503,20 +1503,14 @@ impl<const MINI: u8, const PAIR: bool> Kernel for MiniGroupsOf<'_, '_, MINI, PAI
                 // Step `u`: block `u`, or blocks `2u` and `2u + 1` (`% 16`: the same lanes,
                 // and no bounds test per step).
                 let (ja, jb) = if PAIR { ((2 * u) % 16, (2 * u + 1) % 16) } else { (u % 16, u % 16) };
-                let pa = Lanes { divisor: simd.splat(lane_of(&d, ja)), ..one };
-                let pb = if PAIR { Lanes { divisor: simd.splat(lane_of(&d, jb)), ..one } } else { pa };
+                let pa = Lanes { divisor: simd.splat(lane_f32(&d, ja)), ..one };
+                let pb = if PAIR { Lanes { divisor: simd.splat(lane_f32(&d, jb)), ..one } } else { pa };
                 simd.store_mini_x4(mini_quotients_x4(simd, &sp, xq, [&pa, &pa, &pb, &pb], false), &fmt, yq);
             }
             k += lanes;
         }
         k - k0
     }
-}
-
-/// Lane `j` (`< 16`) of an f32 vector stored as little-endian bytes.
-#[inline(always)]
-fn lane_of(d: &[u8; 64], j: usize) -> f32 {
-    f32::from_le_bytes([d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]])
 }
 
 /// The block size when [`BlockedVec`] takes a call: blocked along the last axis, blocks of
