@@ -26,8 +26,10 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     const LUT16: bool = false;
     /// Whether 16-bit integer quantize takes the checked-conversion fast path (unclamped
     /// quotients, [`Simd::cvt_rne_x4`], an i32 clamp) rather than clamping every quotient
-    /// twice in f32. Per-ISA, as measured: 1 Mi f32->u16 on a Zen 4 host ran 14 % faster
-    /// with it on AVX2 and 6 % slower on AVX-512 (whose float clamps are cheap).
+    /// twice in f32. Per-ISA, as measured on a Zen 4 host at 1 Mi: f32->u16 ran 14 % faster
+    /// with it on AVX2; on AVX-512 it ran 6 % slower while [`Simd::cvt_store_sat16x4`]
+    /// clamped each vector in i32 before narrowing, and 1.26-1.37x faster (f32->i16 / u16
+    /// per-tensor, i16 per-axis-last64) once the saturating packs became the clamp there.
     const CHECKED_CVT16: bool = false;
     /// Whether [`Simd::cvt_store_sat_x4`] checks more cheaply than [`Simd::cvt_rne_x4`]
     /// followed by [`Simd::store_sat8x4`] / [`Simd::store_sat4x4`] (AVX2: after the first
@@ -325,6 +327,10 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// Whether [`Simd::store_16x4`] takes fewer operations than four [`Simd::store_u16`]s
     /// (AVX2: two packs and a permute, where each single store packs and extracts), so that
     /// loops with a choice group their 16-bit stores by four. A constant, as `MINI_X4`.
+    /// (Not AVX-512: there it made i8 -> bf16 per-axis-last64 1.15x faster on Zen 4, but the
+    /// extra bf16 loops it selects in the dequantize row kernels took two AVX-512 frames of
+    /// a dependent crate's unoptimised build to 299 008 bytes, over `cargo xtask
+    /// downstream`'s limit.)
     const PACK16_X4: bool = false;
     /// Whether the row tiles of 4-bit codes (per-axis and blocked-middle dequantize) load,
     /// decode and store four vectors at a time ([`Simd::load_u4x4`], [`Simd::e2m1_x4`]),

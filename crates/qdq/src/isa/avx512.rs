@@ -107,6 +107,23 @@ impl Avx512 {
         v!(_mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), p))
     }
 
+    /// Stores two vectors of 16-bit codes as packs of two i32 vectors leave them (each
+    /// 128-bit lane four words of the first vector, then four of the second): `lo` holds
+    /// vectors 0 and 1, `hi` vectors 2 and 3; 128 bytes in element order, by a qword
+    /// permute each and two whole stores.
+    #[inline(always)]
+    fn store_16_packed(self, lo: __m512i, hi: __m512i, out: &mut [u8]) {
+        let order = v!(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7));
+        let (lo, hi) = (v!(_mm512_permutexvar_epi64(order, lo)), v!(_mm512_permutexvar_epi64(order, hi)));
+        let out = &mut out[..128];
+        let (o0, o1) = out.split_at_mut(64);
+        // SAFETY: `o0` and `o1` are exactly the 64 bytes each store writes.
+        unsafe {
+            _mm512_storeu_si512(o0.as_mut_ptr().cast(), lo);
+            _mm512_storeu_si512(o1.as_mut_ptr().cast(), hi);
+        }
+    }
+
     /// 16 codes narrowed to bytes (low 8 bits of each lane).
     #[inline(always)]
     fn bytes(self, a: __m512i) -> __m128i {
@@ -252,6 +269,7 @@ impl Simd for Avx512 {
     const LANES: usize = 16;
     const LUT16: bool = true;
     const MINI_X4: bool = true;
+    const CHECKED_CVT16: bool = true;
     const E5M2_F16: bool = true;
     const MINI_DIV_QUOTIENTS: usize = 4;
     type F = __m512;
@@ -619,6 +637,16 @@ impl Simd for Avx512 {
         let out = &mut out[..32];
         // SAFETY: `out` is exactly the 32 bytes written; vpmovdw truncates each lane.
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), _mm512_cvtepi32_epi16(a)) }
+    }
+    #[inline(always)]
+    fn cvt_store_sat16x4(self, q: [__m512; 4], signed: bool, out: &mut [u8]) -> bool {
+        let Some(c) = self.cvt_rne_x4(q) else { return false };
+        // The signed saturating packs are the clamp to i16; u16's clamp(c + 32768, 0,
+        // 65535) is that clamp with the top bit flipped.
+        let flip = v!(_mm512_set1_epi16(if signed { 0 } else { i16::MIN }));
+        let (lo, hi) = (v!(_mm512_packs_epi32(c[0], c[1])), v!(_mm512_packs_epi32(c[2], c[3])));
+        self.store_16_packed(v!(_mm512_xor_si512(lo, flip)), v!(_mm512_xor_si512(hi, flip)), out);
+        true
     }
     #[inline(always)]
     fn store_u8(self, a: __m512i, out: &mut [u8]) {
