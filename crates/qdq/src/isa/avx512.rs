@@ -270,6 +270,7 @@ impl Simd for Avx512 {
     const LUT16: bool = true;
     const MINI_X4: bool = true;
     const CHECKED_CVT16: bool = true;
+    const U4_TABLE16: bool = true;
     const E5M2_F16: bool = true;
     const MINI_DIV_QUOTIENTS: usize = 4;
     type F = __m512;
@@ -637,6 +638,12 @@ impl Simd for Avx512 {
         let out = &mut out[..32];
         // SAFETY: `out` is exactly the 32 bytes written; vpmovdw truncates each lane.
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), _mm512_cvtepi32_epi16(a)) }
+    }
+    #[inline(always)]
+    fn lut16_u16_x4(self, t: &[u8; 32], b: &[u8], y: &mut [u8]) {
+        // AVX2's byte-shuffle lookup: 32 codes a call whatever the vector width (a 512-bit
+        // `vpshufb` would look up 64 codes, more than a step of the callers holds).
+        Simd::lut16_u16_x4(super::avx2::Avx2(self.0.v3), t, b, y)
     }
     #[inline(always)]
     fn cvt_store_sat16x4(self, q: [__m512; 4], signed: bool, out: &mut [u8]) -> bool {
