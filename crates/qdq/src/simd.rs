@@ -48,13 +48,13 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// correctly rounded `x / s`), in f32 precision (a 16-bit precision needs neither;
     /// `quantize` module docs). The divider runs beside the FMA pipes, so handing it one
     /// vector of four relieves the pipes that bound those loops. Per-ISA, as measured
-    /// (AVX2: 1; see BENCHMARKS.md).
+    /// (AVX2: 1; see docs/benchmark-history.md, stop 34).
     const DIV_QUOTIENTS: usize = 0;
     /// [`Simd::DIV_QUOTIENTS`] for the float8 / float4 steps (`MiniX4Loop`, and the
     /// NVFP4 quantizer's pairs of blocks; MX scales are powers of two, multiplied by their
     /// exact reciprocals): their encode is longer than the integer conversion, so the
     /// divider keeps up with more of the quotients (AVX2 and AVX-512: all four; see
-    /// BENCHMARKS.md). At most 4.
+    /// docs/benchmark-history.md, stop 39). At most 4.
     const MINI_DIV_QUOTIENTS: usize = 0;
     /// `LANES` f32.
     type F: Copy;
