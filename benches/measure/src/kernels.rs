@@ -52,11 +52,11 @@ pub(crate) fn stream(input: &[u8], output: &mut [u8], nt: bool) -> u64 {
 fn stream_avx512<const NT: bool>(inp: &[u8], out: &mut [u8]) -> u64 {
     use std::arch::x86_64::*;
     let mut acc = _mm512_setzero_si512();
-    let mut tail = 0u64;
-    {
+    let tail = {
         let (il, ol) = (inp.len(), out.len());
         let (f, t) = (inp.as_ptr(), out.as_mut_ptr());
-        if il >= ol {
+        // Where the unread input begins.
+        let mut e = if il >= ol {
             // Output block k is the xor of input blocks q k .. q k + q - 1 (q: the ratio,
             // rounded, so that a few bytes of scales do not change it).
             let q = ((il + ol / 2) / ol).max(1);
@@ -82,16 +82,7 @@ fn stream_avx512<const NT: bool>(inp: &[u8], out: &mut [u8]) -> u64 {
                     }
                 }
             }
-            let mut e = leftover_output(inp, out, 64 * q * nb, 64 * nb);
-            // SAFETY: the loop condition e + 64 <= il keeps each 64-byte unaligned load
-            // inside `inp`.
-            unsafe {
-                while e + 64 <= il {
-                    acc = _mm512_xor_si512(acc, _mm512_loadu_si512(f.add(e).cast()));
-                    e += 64;
-                }
-            }
-            tail ^= fold_bytes(&inp[e..]);
+            leftover_output(inp, out, 64 * q * nb, 64 * nb)
         } else {
             // Input block k is stored as output blocks q k .. q k + q - 1.
             let q = ((ol + il / 2) / il).max(1);
@@ -117,21 +108,20 @@ fn stream_avx512<const NT: bool>(inp: &[u8], out: &mut [u8]) -> u64 {
             for c in out[64 * q * nb..].chunks_mut(il) {
                 c.copy_from_slice(&inp[..c.len()]);
             }
-            // The input left over (the scales of a blocked layout, a fractional ratio), by
-            // whole vectors as in the other branch: byte by byte, 3/16 of an i16 -> f32
-            // blocked-last32 input took longer than the whole pass.
-            let mut e = 64 * nb;
-            // SAFETY: the loop condition e + 64 <= il keeps each 64-byte unaligned load
-            // inside `inp`.
-            unsafe {
-                while e + 64 <= il {
-                    acc = _mm512_xor_si512(acc, _mm512_loadu_si512(f.add(e).cast()));
-                    e += 64;
-                }
+            64 * nb
+        };
+        // The input left over (scales, a fractional ratio) by whole vectors, then bytes (byte
+        // by byte, 3/16 of an i16 -> f32 blocked-last32 input took longer than the pass).
+        // SAFETY: the loop condition e + 64 <= il keeps each 64-byte unaligned load inside
+        // `inp`.
+        unsafe {
+            while e + 64 <= il {
+                acc = _mm512_xor_si512(acc, _mm512_loadu_si512(f.add(e).cast()));
+                e += 64;
             }
-            tail ^= fold_bytes(&inp[e..]);
         }
-    }
+        fold_bytes(&inp[e..])
+    };
     if NT {
         _mm_sfence();
     }
@@ -169,10 +159,9 @@ fn xor_block(a: [u64; 8], b: [u64; 8]) -> [u64; 8] {
 #[inline(always)]
 fn stream_blocks(inp: &[u8], out: &mut [u8]) -> u64 {
     let mut acc = [0u64; 8];
-    let mut tail = 0u64;
-    {
+    let tail = {
         let (il, ol) = (inp.len(), out.len());
-        if il >= ol {
+        let mut e = if il >= ol {
             let q = ((il + ol / 2) / ol).max(1);
             let nb = (ol / 64).min(il / (64 * q));
             for k in 0..nb {
@@ -183,12 +172,7 @@ fn stream_blocks(inp: &[u8], out: &mut [u8]) -> u64 {
                 }
                 store_block(v, &mut out[64 * k..64 * k + 64]);
             }
-            let mut e = leftover_output(inp, out, 64 * q * nb, 64 * nb);
-            while e + 64 <= il {
-                acc = xor_block(acc, load_block(&inp[e..e + 64]));
-                e += 64;
-            }
-            tail ^= fold_bytes(&inp[e..]);
+            leftover_output(inp, out, 64 * q * nb, 64 * nb)
         } else {
             let q = ((ol + il / 2) / il).max(1);
             let nb = (il / 64).min(ol / (64 * q));
@@ -202,14 +186,14 @@ fn stream_blocks(inp: &[u8], out: &mut [u8]) -> u64 {
             for c in out[64 * q * nb..].chunks_mut(il) {
                 c.copy_from_slice(&inp[..c.len()]);
             }
-            let mut e = 64 * nb;
-            while e + 64 <= il {
-                acc = xor_block(acc, load_block(&inp[e..e + 64]));
-                e += 64;
-            }
-            tail ^= fold_bytes(&inp[e..]);
+            64 * nb
+        };
+        while e + 64 <= il {
+            acc = xor_block(acc, load_block(&inp[e..e + 64]));
+            e += 64;
         }
-    }
+        fold_bytes(&inp[e..])
+    };
     acc.iter().fold(tail, |a, b| a ^ b)
 }
 

@@ -1423,11 +1423,12 @@ impl<const MINI: u8> Kernel for BlockedMiniOf<'_, '_, MINI> {
 /// The whole blocks of [`BlockedMiniOf`] (and of [`BlockedVecOf`]'s float6 without a zero
 /// point) whose block is one four-vector step (`4 LANES` elements: blocks of 32 on AVX2)
 /// or half of one (`PAIR`: blocks of 32 on AVX-512), `LANES` blocks a group: the group's
-/// divisors by one vector load, then per step its blocks' lane broadcasts. A block's own scale read, broadcast and loop set-up cost more
-/// than its lanes (AVX2 e4m3fn blocked-last32: about 23 instructions a block of 32 on top
-/// of the step). A kernel of its own per `PAIR`, so that an unoptimised build keeps these
-/// copies of the step out of [`BlockedMiniOf`]'s frame. `x` and `y` are the whole blocks
-/// from block `k0`; returns the blocks it covered (whole groups).
+/// divisors by one vector load, then per step its blocks' lane broadcasts. A block's own
+/// scale read, broadcast and loop set-up cost more than its lanes (AVX2 e4m3fn
+/// blocked-last32: about 23 instructions a block of 32 on top of the step). A kernel of
+/// its own per `PAIR`, so that an unoptimised build keeps these copies of the step out of
+/// [`BlockedMiniOf`]'s frame. `x` and `y` are the whole blocks from block `k0`; returns the
+/// blocks it covered (whole groups).
 struct MiniGroups<'a, 'y> {
     sp: Spec,
     fmt: MiniFormat,
@@ -1991,9 +1992,8 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
 /// Consecutive groups of 16 (at the range's end `LANES`) contiguous full blocks of
 /// [`run_blocked_sat8`] whose scales are all in the fast range, from block `k`, as a kernel
 /// of its own: per group its vectors of scale parameters, then tight steps with no
-/// per-block checks. The blocks tile
-/// each row exactly (the caller's condition), so block `k` starts at element `k * block`.
-/// Returns the first block it does not cover.
+/// per-block checks. The blocks tile each row exactly (the caller's condition), so block `k`
+/// starts at element `k * block`. Returns the first block it does not cover.
 struct BlockedGroups<'a, 'y, const SRC: u8, const PREC: u8> {
     job: Job<'a>,
     y: &'y mut [u8],
