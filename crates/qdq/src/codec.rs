@@ -141,6 +141,22 @@ impl MiniFormat {
     const fn emin(&self) -> i32 {
         1 - self.bias
     }
+
+    /// The smallest f32 magnitude pattern (`bits & 0x7fff_ffff`) that rounds past the
+    /// largest finite code (the `bad` lanes of [`encode_minifloat_checked`]: an overflow or
+    /// NaN): the training mask bit of a quotient `q` is `(bits(q) & 0x7fff_ffff) < this`.
+    ///
+    /// The encoder's code is `(a + lsb + k) >> sh` (`a` the magnitude pattern, `lsb` bit
+    /// `sh` of `a`, `k` the rounding bias and rebias), monotone in `a`, so the lanes past
+    /// `max_code` are `a >= A - lsb` with `A = ((max_code + 1) << sh) - k`. Just below `A`
+    /// (the midpoint above the largest value) `lsb` is `max_code`'s low bit (the rebias is
+    /// a multiple of `2 << sh` for formats with a mantissa), so the tie rounds up exactly
+    /// where `max_code` is odd.
+    pub(crate) const fn overflow_from(&self) -> i32 {
+        let sh = 23 - self.man;
+        let k = ((1i32 << (sh - 1)) - 1).wrapping_sub((127 - self.bias) << 23);
+        ((self.max_code + 1) << sh) - k - (self.max_code & 1)
+    }
 }
 
 /// The constants of the byte route (module docs) of a float format: the encode of
@@ -741,6 +757,31 @@ mod tests {
                     let want = rf.encode(f32::from_bits(b) as f64, sat) as u8;
                     assert_eq!(got, want, "id {id}: x = {:#010x} ({:e})", b, f32::from_bits(b));
                 }
+            }
+        }
+    }
+
+    /// [`MiniFormat::overflow_from`] is the training mask's boundary: every f32 pattern
+    /// around it and around each code's midpoint, the specials, and every 4099th pattern,
+    /// both signs, against the reference's `representable`.
+    #[test]
+    fn overflow_from_is_the_mask_boundary() {
+        for id in 2..=12u8 {
+            let f = MiniFormat::of_id(id);
+            let t = type_of_id(id).0;
+            let rf = qdq_ref::float::FloatFormat::of(t).unwrap();
+            let limit = f.overflow_from();
+            let mut xs: Vec<u32> = (0..=u32::MAX / 4099).map(|i| i * 4099).collect();
+            xs.extend((-300i32..=300).map(|d| limit.wrapping_add(d) as u32));
+            for c in 0..=rf.max_code() {
+                let v = (rf.decode(c) as f32).to_bits();
+                xs.extend((-2i32..=2).map(|d| v.wrapping_add(d as u32)));
+            }
+            xs.extend([0x7f80_0000, 0x7f80_0001, 0x7fc0_0000, 0x7fff_ffff, 0, 1]);
+            for b in xs.into_iter().flat_map(|b| [b & 0x7fff_ffff, b | 0x8000_0000]) {
+                let q = f32::from_bits(b);
+                let want = qdq_ref::quantize::representable(q as f64, None, t);
+                assert_eq!(((b & 0x7fff_ffff) as i32) < limit, want, "id {id}: q = {b:#010x} ({q:e})");
             }
         }
     }

@@ -28,9 +28,9 @@ use crate::codec::{decode_minifloat, encode_minifloat_checked, MiniFormat, MINI_
 use crate::dequantize::{store, store_out, Out};
 use crate::isa::{IsaKernel, Kernel};
 use crate::quantize::{
-    divide, fast_scale, group, load_codes, quantize_vec_d, quantize_vec_m, redo_tiny, sat8_step_masked,
-    sat_step_dequantized, seq_lanes, slow_scale_lanes, splat_lanes, store_codes, store_codes_x4, zero_points_int,
-    Encode, GroupParams, Job, Lanes, Prec, Spec, Src, ANY, DIV_FAST,
+    divide, fast_scale, group, load_codes, mini_adds_zero, mini_quotients_x4, quantize_vec_d, quantize_vec_m,
+    redo_tiny, sat8_step_masked, sat_step_dequantized, seq_lanes, slow_scale_lanes, splat_lanes, store_codes,
+    store_codes_x4, zero_points_int, Encode, GroupParams, Job, Lanes, Prec, Spec, Src, ANY, DIV_FAST,
 };
 use crate::segments::Segments;
 use crate::simd::Simd;
@@ -159,15 +159,12 @@ fn forward_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8>(
     }
     let f = Fwd { job: *job, sp, product, begin };
     let mut op = ForwardOp::<SRC, PREC, MINI> { f, y, mask };
-    // Blocked along the last axis (the f32 variant): runs of whole groups of blocks by
+    // Blocked along the last axis (the f32 variants): runs of whole groups of blocks by
     // `TrainBlocks`, the rest (and groups it declines) by the segment walk. A per-block
     // walk costs ten times the block's elements (segment, scalar parameters, a kernel
-    // entry per block).
-    let blocks = if const { SRC == 0 && PREC == 0 && MINI == 0 } {
-        blocks_fit::<S>(job, product, op.mask.is_some(), begin)
-    } else {
-        None
-    };
+    // entry per block, and on AVX-512 a block of 32 is two vectors, short of a step).
+    let blocks =
+        if const { SRC == 0 && PREC == 0 } { blocks_fit::<S>(job, product, op.mask.is_some(), begin) } else { None };
     let (mut e, mut k) = (begin, blocks.map_or(0, |b| begin.div_ceil(b)));
     while e < end {
         let mut stop = end;
@@ -179,7 +176,7 @@ fn forward_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8>(
                     Product::Dequantized(o) => Some(o),
                 };
                 let tb = TrainBlocks { job: *job, sp, out, begin, end, block, y, mask, k };
-                k = tb.enter(simd);
+                k = if MINI == 0 { tb.enter(simd) } else { tb.enter_mini::<S, MINI>(simd) };
                 e = k * block;
                 // The group it stopped at (a scale outside the fast range, or the range's
                 // end) goes to the walk.
@@ -195,7 +192,8 @@ fn forward_with<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8>(
 }
 
 /// The block size when [`TrainBlocks`] takes the forward's whole groups: an ISA with FMA,
-/// an integer type (codes of 8 or 4 bits with the mask, or fake quantization), blocked
+/// an integer type (codes of 8 or 4 bits with the mask, or fake quantization) or a float
+/// format that adds no zero point (float8; float4 / float6 without a zero point), blocked
 /// along the last axis in blocks of two vectors or a multiple of four that tile each row,
 /// and `begin` on a mask byte.
 fn blocks_fit<S: Simd>(job: &Job<'_>, product: Product, mask: bool, begin: usize) -> Option<usize> {
@@ -206,10 +204,10 @@ fn blocks_fit<S: Simd>(job: &Job<'_>, product: Product, mask: bool, begin: usize
         && (block == 2 * lanes || block.is_multiple_of(4 * lanes))
         && axis_len.is_multiple_of(block)
         && begin.is_multiple_of(8)
-        && matches!(job.enc, Encode::Int { .. })
-        && match product {
-            Product::Codes => mask && matches!(job.out.bits(), 8 | 4),
-            Product::Dequantized(_) => true,
+        && match (job.enc, product) {
+            (Encode::Int { .. }, Product::Codes) => mask && matches!(job.out.bits(), 8 | 4),
+            (Encode::Int { .. }, Product::Dequantized(_)) => true,
+            (Encode::Mini { add_zero, .. }, _) => !add_zero,
         };
     fits.then_some(block)
 }
@@ -234,8 +232,8 @@ struct TrainBlocks<'a, 'y> {
     k: usize,
 }
 
-/// [`TrainBlocks`] of one variant, a kernel of its own: `KIND` 0 and 1 the codes of a
-/// signed and an unsigned type, 2 and 3 fake quantization to f32 with and without the
+/// [`TrainBlocks`] of one integer variant, a kernel of its own: `KIND` 0 and 1 the codes
+/// of a signed and an unsigned type, 2 and 3 fake quantization to f32 with and without the
 /// mask, 4 and 5 the same to f16 / bf16.
 struct TrainBlocksOf<'a, 'y, const KIND: u8>(TrainBlocks<'a, 'y>);
 
@@ -247,8 +245,40 @@ impl<const KIND: u8> Kernel for TrainBlocksOf<'_, '_, KIND> {
     }
 }
 
+/// [`TrainBlocks`] of a float format, a kernel of its own per compile-time format `MINI`
+/// (as [`Forward`] takes it).
+struct TrainMiniBlocksOf<'a, 'y, const MINI: u8>(TrainBlocks<'a, 'y>);
+
+impl<const MINI: u8> Kernel for TrainMiniBlocksOf<'_, '_, MINI> {
+    type Output = usize;
+    #[inline(always)]
+    fn run<S: Simd>(self, simd: S) -> usize {
+        self.0.mini_groups::<S, MINI>(simd)
+    }
+}
+
+/// Group `k`'s divisors (one lane a block) when [`TrainBlocks`] takes it: its `LANES`
+/// blocks lie inside `[begin, end)` and their scales in the fast range (f32 division).
+#[inline(always)]
+fn group_divisors<S: Simd>(
+    simd: S,
+    job: &Job<'_>,
+    (begin, end): (usize, usize),
+    block: usize,
+    k: usize,
+) -> Option<S::F> {
+    let lanes = S::LANES;
+    let e = k * block;
+    let n_scales = job.scale.len() / job.scale_kind.size();
+    if n_scales - k < lanes || e < begin || e + lanes * block > end {
+        return None;
+    }
+    let divisor = job.scale_kind.load(simd, job.scale, k);
+    (simd.mask_bits(slow_scale_lanes(simd, divisor)) & lanes_mask(lanes) == 0).then_some(divisor)
+}
+
 impl TrainBlocks<'_, '_> {
-    /// Runs the kernel of this call's variant.
+    /// Runs the kernel of this call's integer variant.
     #[inline(always)]
     fn enter<S: Simd>(self, simd: S) -> usize {
         let signed = matches!(self.sp.enc, Encode::Int { qmin, .. } if qmin < 0);
@@ -272,21 +302,12 @@ impl TrainBlocks<'_, '_> {
         let sp = sp.fold::<0, 0, ANY>();
         let lanes = S::LANES;
         let (xs, ob) = (sp.src.size(), out.map_or(sp.bits as usize, |o| 8 * o.size()));
-        let n_scales = job.scale.len() / job.scale_kind.size();
-        let all = lanes_mask(lanes);
         // Units of one block, or of two for two-vector blocks.
         let pair = block == 2 * lanes;
         let unit = if pair { 2 * block } else { block };
         let mut gp = GroupParams::EMPTY;
-        loop {
+        while let Some(divisor) = group_divisors(simd, &job, (begin, end), block, k) {
             let e = k * block;
-            if n_scales - k < lanes || e < begin || e + lanes * block > end {
-                break;
-            }
-            let divisor = job.scale_kind.load(simd, job.scale, k);
-            if simd.mask_bits(slow_scale_lanes(simd, divisor)) & all != 0 {
-                break;
-            }
             let z = match qmin < 0 {
                 true => zero_points_int::<S, true>(simd, &job, k, sp.bits as usize),
                 false => zero_points_int::<S, false>(simd, &job, k, sp.bits as usize),
@@ -318,6 +339,88 @@ impl TrainBlocks<'_, '_> {
                         sat8_step_masked::<S, false>(simd, &sp, xq, p, z, yq)
                     };
                     mq.copy_from_slice(&w.to_le_bytes()[..lanes / 2]);
+                }
+            }
+            k += lanes;
+        }
+        k
+    }
+
+    /// Runs the float-format kernel of the compile-time format `MINI`.
+    #[inline(always)]
+    fn enter_mini<S: Simd, const MINI: u8>(self, simd: S) -> usize {
+        simd.enter(TrainMiniBlocksOf::<MINI>(self))
+    }
+
+    /// The groups of a float format that adds no zero point: per block its broadcast
+    /// divisor and reciprocal (the zero points 0), then the steps of the forward's general
+    /// route ([`forward_step`]), vectors 0, 1 of a step from one block and 2, 3 from the
+    /// next when a block is two vectors.
+    #[inline(always)]
+    fn mini_groups<S: Simd, const MINI: u8>(self, simd: S) -> usize {
+        let TrainBlocks { job, sp, out, begin, end, block, y, mask, mut k } = self;
+        let product = out.map_or(Product::Codes, Product::Dequantized);
+        let f = Fwd { job, sp: sp.fold::<0, 0, ANY>(), product, begin };
+        let (lanes, xs, ob) = (S::LANES, f.sp.src.size(), f.out_bits());
+        let step = 4 * lanes;
+        // Units of one block, or of two for two-vector blocks (one step); a unit's scales
+        // and reciprocals when its first step comes (a countdown, not a division per step).
+        let pair = block == 2 * lanes;
+        let per_unit = if pair { 1 } else { block / step };
+        let codes = mini_codes_x4::<S, MINI>() && matches!(product, Product::Codes);
+        // The lanes every block shares (zero point 0, Markstein's range).
+        let zero = simd.splat(0.0);
+        let base = Lanes {
+            divisor: zero,
+            raw: zero,
+            r: zero,
+            fast: true,
+            pow2: false,
+            z: simd.splat_i(0),
+            lo: zero,
+            hi: zero,
+            zf: zero,
+        };
+        let mut gp = GroupParams::EMPTY;
+        while let Some(divisor) = group_divisors(simd, &job, (begin, end), block, k) {
+            gp.set(simd, divisor, simd.splat_i(0));
+            let g0 = k * block - begin;
+            let x = &job.x[(g0 + begin) * xs..(g0 + begin + lanes * block) * xs];
+            let yg = &mut y[g0 * ob / 8..(g0 + lanes * block) * ob / 8];
+            let mut mq = mask.get_mut(g0 / 8..(g0 + lanes * block) / 8).map(|m| m.chunks_exact_mut(lanes / 2));
+            // Codes with a step per block or pair (blocks of 32 on AVX2 and AVX-512): each
+            // step its blocks' divisors, the steps zipped with their mask bytes.
+            if let (true, 1, Some(mq)) = (codes, per_unit, mq.as_mut()) {
+                let steps = x.chunks_exact(step * xs).zip(yg.chunks_exact_mut(step * ob / 8));
+                for (u, ((xq, yq), m)) in steps.zip(mq).enumerate() {
+                    // (`% 16`: the same lanes, and no bounds test per step.)
+                    let (ja, jb) = if pair { ((2 * u) % 16, (2 * u + 1) % 16) } else { (u % 16, u % 16) };
+                    let pa = Lanes { divisor: simd.splat(gp.scale(ja)), r: simd.splat(gp.recip(ja)), ..base };
+                    let pb = Lanes { divisor: simd.splat(gp.scale(jb)), r: simd.splat(gp.recip(jb)), ..base };
+                    let w = mini_codes_step::<S, MINI>(simd, &f.sp, xq, yq, &pa, &pb);
+                    m.copy_from_slice(&w.to_le_bytes()[..lanes / 2]);
+                }
+                k += lanes;
+                continue;
+            }
+            let ([mut sa, mut ra, mut sb, mut rb], mut left, mut j) = ([zero; 4], 0, 0);
+            for (xq, yq) in x.chunks_exact(step * xs).zip(yg.chunks_exact_mut(step * ob / 8)) {
+                if left == 0 {
+                    let jb = if pair { j + 1 } else { j };
+                    (sa, ra) = (simd.splat(gp.scale(j)), simd.splat(gp.recip(j)));
+                    (sb, rb) = (simd.splat(gp.scale(jb)), simd.splat(gp.recip(jb)));
+                    (left, j) = (per_unit, jb + 1);
+                }
+                left -= 1;
+                let pa = Lanes { divisor: sa, raw: sa, r: ra, ..base };
+                let pb = Lanes { divisor: sb, raw: sb, r: rb, ..base };
+                let w = if codes {
+                    mini_codes_step::<S, MINI>(simd, &f.sp, xq, yq, &pa, &pb)
+                } else {
+                    forward_step::<S, MINI>(simd, &f, xq, yq, &pa, &pb)
+                };
+                if let Some(m) = mq.as_mut().and_then(|c| c.next()) {
+                    m.copy_from_slice(&w.to_le_bytes()[..lanes / 2]);
                 }
             }
             k += lanes;
@@ -453,39 +556,144 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8> RunOp<S> for Forwar
                 }
             };
         }
-        // The other outputs: the division known outside the loop (Markstein's with FMA,
-        // else the true division), and the codes of four vectors packed together.
-        let mut mask = self.mask.as_deref_mut();
-        let mut at = e / 8;
-        for (xq, yq) in xb.chunks_exact(4 * lanes * xs).zip(yb.chunks_exact_mut(4 * lanes * ob / 8)) {
-            let mut w = 0u64;
-            // The SIMD ISAs store after the four vectors (codes packed together); the
-            // portable ISA (arrays for vectors) stores each vector as it comes.
-            let packed = S::SPECIALIZE;
-            let mut c = [simd.splat_i(0); 4];
-            for (v, cv) in c.iter_mut().enumerate() {
-                let x = &xq[v * lanes * xs..(v + 1) * lanes * xs];
-                let (codes, bits) = quantize_vec_d::<S, MINI, true, DIV_FAST>(simd, &f.sp, x, p);
-                if packed {
-                    *cv = codes;
-                } else {
-                    f.put_vec::<S, MINI>(simd, p, codes, &mut yq[v * lanes * ob / 8..(v + 1) * lanes * ob / 8]);
-                }
-                w |= u64::from(bits) << (v * lanes);
-            }
-            match f.product {
-                Product::Codes if packed => store_codes_x4::<S, MINI>(simd, &f.sp, c, yq),
-                Product::Dequantized(_) if packed => {
-                    for (v, cv) in c.into_iter().enumerate() {
-                        f.put_vec::<S, MINI>(simd, p, cv, &mut yq[v * lanes * ob / 8..(v + 1) * lanes * ob / 8]);
-                    }
-                }
-                _ => {}
-            }
+        // Float codes with the format's four-vector encoder (constant conditions).
+        if let (true, Product::Codes, Some(m)) =
+            (mini_codes_x4::<S, MINI>() && SRC == 0 && PREC == 0, f.product, self.mask.as_deref_mut())
+        {
+            let mask = &mut m[e / 8..(e + len) / 8];
+            return simd.enter(TrainMiniLoop::<S, MINI>(TrainSat8 { sp, x: xb, y: yb, mask, p }));
+        }
+        // The other outputs: the forward's general route, a kernel of its own (its
+        // constants stay in registers).
+        let mask = self.mask.as_deref_mut().map(|m| &mut m[e / 8..(e + len) / 8]);
+        simd.enter(TrainStepsLoop::<S, MINI, SRC, PREC> { f, x: xb, y: yb, mask, p });
+    }
+}
+
+/// Whole four-vector steps of [`forward_step`] over one broadcast scale in the fast range:
+/// `x`, `y` and `mask` hold exactly their bytes (the steps start on a mask byte). `SRC`
+/// and `PREC` are the caller's variant, folded back into the spec (see [`Spec::fold`]).
+struct TrainStepsLoop<'a, 'y, S: Simd, const MINI: u8, const SRC: u8, const PREC: u8> {
+    f: Fwd<'a>,
+    x: &'a [u8],
+    y: &'y mut [u8],
+    mask: Option<&'y mut [u8]>,
+    p: &'a Lanes<S>,
+}
+
+impl<S: Simd, const MINI: u8, const SRC: u8, const PREC: u8> IsaKernel<S>
+    for TrainStepsLoop<'_, '_, S, MINI, SRC, PREC>
+{
+    type Output = ();
+    #[inline(always)]
+    fn run_on(self, simd: S) {
+        let TrainStepsLoop { mut f, x, y, mut mask, p } = self;
+        f.sp = f.sp.fold::<SRC, PREC, ANY>();
+        let (lanes, xs, ob) = (S::LANES, f.sp.src.size(), f.out_bits());
+        let steps = x.chunks_exact(4 * lanes * xs).zip(y.chunks_exact_mut(4 * lanes * ob / 8));
+        for (s, (xq, yq)) in steps.enumerate() {
+            let w = forward_step::<S, MINI>(simd, &f, xq, yq, p, p);
             if let Some(m) = mask.as_deref_mut() {
-                m[at..at + lanes / 2].copy_from_slice(&w.to_le_bytes()[..lanes / 2]);
+                m[s * lanes / 2..(s + 1) * lanes / 2].copy_from_slice(&w.to_le_bytes()[..lanes / 2]);
             }
-            at += lanes / 2;
+        }
+    }
+}
+
+/// One four-vector step of the forward's general route: vectors 0, 1 of `xq` with `pa`, 2,
+/// 3 with `pb` (every scale in the fast range: Markstein's division with FMA, else the true
+/// division),
+/// the codes of the four vectors packed together (or their dequantized values) into `yq`,
+/// which holds exactly the step's bytes. Returns the step's mask bits, vector `v` at bit
+/// `v LANES`.
+#[inline(always)]
+fn forward_step<S: Simd, const MINI: u8>(
+    simd: S,
+    f: &Fwd<'_>,
+    xq: &[u8],
+    yq: &mut [u8],
+    pa: &Lanes<S>,
+    pb: &Lanes<S>,
+) -> u64 {
+    let (lanes, xs, ob) = (S::LANES, f.sp.src.size(), f.out_bits());
+    let mut w = 0u64;
+    // The SIMD ISAs store after the four vectors (codes packed together); the portable ISA
+    // (arrays for vectors) stores each vector as it comes.
+    let packed = S::SPECIALIZE;
+    let mut c = [simd.splat_i(0); 4];
+    for (v, cv) in c.iter_mut().enumerate() {
+        let x = &xq[v * lanes * xs..(v + 1) * lanes * xs];
+        let p = if v < 2 { pa } else { pb };
+        let (codes, bits) = quantize_vec_d::<S, MINI, true, DIV_FAST>(simd, &f.sp, x, p);
+        if packed {
+            *cv = codes;
+        } else {
+            f.put_vec::<S, MINI>(simd, p, codes, &mut yq[v * lanes * ob / 8..(v + 1) * lanes * ob / 8]);
+        }
+        w |= u64::from(bits) << (v * lanes);
+    }
+    match f.product {
+        Product::Codes if packed => store_codes_x4::<S, MINI>(simd, &f.sp, c, yq),
+        Product::Dequantized(_) if packed => {
+            for (v, cv) in c.into_iter().enumerate() {
+                let p = if v < 2 { pa } else { pb };
+                f.put_vec::<S, MINI>(simd, p, cv, &mut yq[v * lanes * ob / 8..(v + 1) * lanes * ob / 8]);
+            }
+        }
+        _ => {}
+    }
+    w
+}
+
+/// Whether the codes of the compile-time float format `MINI` take [`mini_codes_step`]: the
+/// ISA has the format's four-vector encoder. A constant.
+#[inline(always)]
+const fn mini_codes_x4<S: Simd, const MINI: u8>() -> bool {
+    MINI != 0 && S::MINI_X4 && MiniFormat::has_x4_route(MINI)
+}
+
+/// A step of float codes where [`mini_codes_x4`]: QuantizeLinear's own step (the quotients,
+/// vectors 0, 1 with `pa` and 2, 3 with `pb`, every scale in the fast range, then one
+/// encode-and-store into `yq`), the mask bits from the quotients' magnitude patterns
+/// (below `MiniFormat::overflow_from`; NaN's are above it).
+#[inline(always)]
+fn mini_codes_step<S: Simd, const MINI: u8>(
+    simd: S,
+    sp: &Spec,
+    xq: &[u8],
+    yq: &mut [u8],
+    pa: &Lanes<S>,
+    pb: &Lanes<S>,
+) -> u64 {
+    let fmt = MiniFormat::of_id(MINI);
+    let q = mini_quotients_x4(simd, sp, xq, [pa, pa, pb, pb], mini_adds_zero::<MINI>(sp));
+    simd.store_mini_x4(q, &fmt, yq);
+    // (Compared as floats: the magnitudes are non-negative, and NaN compares false.)
+    let (magnitude, limit) = (simd.splat_i(i32::MAX), simd.splat(f32::from_bits(fmt.overflow_from() as u32)));
+    let mut w = 0u64;
+    for (v, qv) in q.into_iter().enumerate() {
+        let fits = simd.lt(simd.f32_of(simd.and_i(simd.bits(qv), magnitude)), limit);
+        w |= u64::from(simd.mask_bits(fits)) << (v * S::LANES);
+    }
+    w
+}
+
+/// The steps of [`mini_codes_step`] over one broadcast scale, a kernel of its own (its
+/// constants stay in registers): f32 x and division; the mask bits stored as they come.
+struct TrainMiniLoop<'a, 'y, S: Simd, const MINI: u8>(TrainSat8<'a, 'y, S>);
+
+impl<S: Simd, const MINI: u8> IsaKernel<S> for TrainMiniLoop<'_, '_, S, MINI> {
+    type Output = ();
+    #[inline(always)]
+    fn run_on(self, simd: S) {
+        let TrainSat8 { sp, x, y, mask, p } = self.0;
+        let sp = &sp.fold::<0, 0, ANY>();
+        let (lanes, bits) = (S::LANES, sp.bits as usize);
+        let xs = x.chunks_exact(4 * lanes * sp.src.size());
+        let ys = y.chunks_exact_mut(4 * lanes * bits / 8);
+        for ((xq, yq), mq) in xs.zip(ys).zip(mask.chunks_exact_mut(lanes / 2)) {
+            let w = mini_codes_step::<S, MINI>(simd, sp, xq, yq, p, p);
+            mq.copy_from_slice(&w.to_le_bytes()[..lanes / 2]);
         }
     }
 }
