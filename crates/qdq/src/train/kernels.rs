@@ -9,7 +9,11 @@
 //!   bit set where `rne(x / s) + z` is within `[qmin, qmax]` (`Simd::sat_mask_x4`). Fake
 //!   quantization to an integer type takes the same quotients and conversion, clamps the
 //!   codes as integers and dequantizes them in-register (`quantize::sat_step_dequantized`:
-//!   a lane is in range exactly where the clamp keeps it).
+//!   a lane is in range exactly where the clamp keeps it). The codes of e4m3fn and e5m2
+//!   take QuantizeLinear's four-vector float encoder (`Simd::store_mini_x4`), and the mask
+//!   bit is `|q| < MiniFormat::overflow_from()` on the quotient. Blocked along the last
+//!   axis, whole groups of blocks (one per lane) take their scales by one vector load and
+//!   their reciprocals by one division (`TrainBlocks`).
 //! * [`elementwise`]: the backward passes without reductions: `(lda * dy) / s_P` under the
 //!   mask, `lda * dy` under the mask, `(lda * dy) * s`. True division, so every quotient is
 //!   the IEEE one whatever `dy` is.
