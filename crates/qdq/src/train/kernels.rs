@@ -591,15 +591,33 @@ impl<S: Simd, const MINI: u8, const SRC: u8, const PREC: u8> IsaKernel<S>
     type Output = ();
     #[inline(always)]
     fn run_on(self, simd: S) {
-        let TrainStepsLoop { mut f, x, y, mut mask, p } = self;
+        let TrainStepsLoop { mut f, x, y, mask, p } = self;
         f.sp = f.sp.fold::<SRC, PREC, ANY>();
-        let (lanes, xs, ob) = (S::LANES, f.sp.src.size(), f.out_bits());
-        let steps = x.chunks_exact(4 * lanes * xs).zip(y.chunks_exact_mut(4 * lanes * ob / 8));
-        for (s, (xq, yq)) in steps.enumerate() {
-            let w = forward_step::<S, MINI>(simd, &f, xq, yq, p, p);
-            if let Some(m) = mask.as_deref_mut() {
-                m[s * lanes / 2..(s + 1) * lanes / 2].copy_from_slice(&w.to_le_bytes()[..lanes / 2]);
-            }
+        // Fake quantization to f32 with the output type a constant (its stores fold).
+        if f.product == Product::Dequantized(Out::F32) {
+            f.product = Product::Dequantized(Out::F32);
+            return steps_loop::<S, MINI>(simd, &f, x, y, mask, p);
+        }
+        steps_loop::<S, MINI>(simd, &f, x, y, mask, p)
+    }
+}
+
+/// The loop of [`TrainStepsLoop`].
+#[inline(always)]
+fn steps_loop<S: Simd, const MINI: u8>(
+    simd: S,
+    f: &Fwd<'_>,
+    x: &[u8],
+    y: &mut [u8],
+    mut mask: Option<&mut [u8]>,
+    p: &Lanes<S>,
+) {
+    let (lanes, xs, ob) = (S::LANES, f.sp.src.size(), f.out_bits());
+    let steps = x.chunks_exact(4 * lanes * xs).zip(y.chunks_exact_mut(4 * lanes * ob / 8));
+    for (s, (xq, yq)) in steps.enumerate() {
+        let w = forward_step::<S, MINI>(simd, f, xq, yq, p, p);
+        if let Some(m) = mask.as_deref_mut() {
+            m[s * lanes / 2..(s + 1) * lanes / 2].copy_from_slice(&w.to_le_bytes()[..lanes / 2]);
         }
     }
 }
