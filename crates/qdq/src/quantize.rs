@@ -2334,10 +2334,12 @@ impl GroupParams {
     }
 }
 
-/// The broadcast parameters the 8-bit fast path reads (divisor, reciprocal, zero point).
-/// (A function, not a closure: closures do not inherit the ISA's target features.)
+/// The broadcast parameters the 8-bit fast path reads (divisor, reciprocal, zero point),
+/// the rest zero; `fast_lanes(simd, 0.0, 0.0, 0)` is the all-zero base that kernels fill
+/// per block. (A function, not a closure: closures do not inherit the ISA's target
+/// features.)
 #[inline(always)]
-fn fast_lanes<S: Simd>(simd: S, sc: f32, r: f32, z: i32) -> Lanes<S> {
+pub(crate) fn fast_lanes<S: Simd>(simd: S, sc: f32, r: f32, z: i32) -> Lanes<S> {
     let zero = simd.splat(0.0);
     Lanes {
         divisor: simd.splat(sc),

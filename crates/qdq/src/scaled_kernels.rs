@@ -47,7 +47,8 @@ use crate::codec::{MiniFormat, MINI_RUNTIME};
 use crate::config::Cost;
 use crate::isa::{self, Kernel};
 use crate::quantize::{
-    self, e8m0_value, load_codes, store_codes, BlockScale, Encode, Job, Lanes, Prec, ScaleKind, Spec, Src, ANY,
+    self, e8m0_value, fast_lanes, load_codes, store_codes, BlockScale, Encode, Job, Lanes, Prec, ScaleKind, Spec, Src,
+    ANY,
 };
 use crate::segments::Segments;
 use crate::simd::{lane_f32, lane_i32, Simd};
@@ -2015,18 +2016,7 @@ impl<const MINI: u8> Kernel for Nvfp4Run<'_, '_, MINI> {
             && bl == NVFP4_STEP_BLOCK
             && matches!(NVFP4_STEP_BLOCK.checked_div(lanes), Some(1 | 2 | 4))
             && NVFP4_STEP_BLOCK.is_multiple_of(lanes);
-        let zero = simd.splat(0.0);
-        let p0 = Lanes {
-            divisor: zero,
-            raw: zero,
-            r: zero,
-            fast: true,
-            pow2: false,
-            z: simd.splat_i(0),
-            lo: zero,
-            hi: zero,
-            zf: zero,
-        };
+        let p0 = fast_lanes(simd, 0.0, 0.0, 0);
         // Every block whole (no short last block in a row): a group's amax by `group_amax`.
         let whole_rows = geo.d.is_multiple_of(bl);
         let (b, mut e, mut g) = (g0 % geo.nb, 0usize, g0);

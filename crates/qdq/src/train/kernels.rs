@@ -32,9 +32,9 @@ use crate::codec::{decode_minifloat, encode_minifloat_checked, MiniFormat, MINI_
 use crate::dequantize::{store, store_out, Out};
 use crate::isa::{IsaKernel, Kernel};
 use crate::quantize::{
-    divide, fast_scale, group, load_codes, mini_adds_zero, mini_quotients_x4, quantize_vec_d, quantize_vec_m,
-    redo_tiny, sat8_step_masked, sat_step_dequantized, seq_lanes, slow_scale_lanes, splat_lanes, store_codes,
-    store_codes_x4, zero_points_int, Encode, GroupParams, Job, Lanes, Prec, Spec, Src, ANY, DIV_FAST,
+    divide, fast_lanes, fast_scale, group, load_codes, mini_adds_zero, mini_quotients_x4, quantize_vec_d,
+    quantize_vec_m, redo_tiny, sat8_step_masked, sat_step_dequantized, seq_lanes, slow_scale_lanes, splat_lanes,
+    store_codes, store_codes_x4, zero_points_int, Encode, GroupParams, Job, Lanes, Prec, Spec, Src, ANY, DIV_FAST,
 };
 use crate::segments::Segments;
 use crate::simd::Simd;
@@ -383,18 +383,7 @@ impl TrainBlocks<'_, '_> {
         let per_unit = if pair { 1 } else { block / step };
         let codes = mini_codes_x4::<S, MINI>() && matches!(product, Product::Codes);
         // The lanes every block shares (zero point 0, Markstein's range).
-        let zero = simd.splat(0.0);
-        let base = Lanes {
-            divisor: zero,
-            raw: zero,
-            r: zero,
-            fast: true,
-            pow2: false,
-            z: simd.splat_i(0),
-            lo: zero,
-            hi: zero,
-            zf: zero,
-        };
+        let (zero, base) = (simd.splat(0.0), fast_lanes(simd, 0.0, 0.0, 0));
         let mut gp = GroupParams::EMPTY;
         while let Some(divisor) = group_divisors(simd, &job, (begin, end), block, k) {
             gp.set(simd, divisor, simd.splat_i(0));
@@ -634,10 +623,9 @@ fn steps_loop<S: Simd, const MINI: u8>(
 
 /// One four-vector step of the forward's general route: vectors 0, 1 of `xq` with `pa`, 2,
 /// 3 with `pb` (every scale in the fast range: Markstein's division with FMA, else the true
-/// division),
-/// the codes of the four vectors packed together (or their dequantized values) into `yq`,
-/// which holds exactly the step's bytes. Returns the step's mask bits, vector `v` at bit
-/// `v LANES`.
+/// division), the codes of the four vectors packed together (or their dequantized values)
+/// into `yq`, which holds exactly the step's bytes. Returns the step's mask bits, vector
+/// `v` at bit `v LANES`.
 #[inline(always)]
 fn forward_step<S: Simd, const MINI: u8>(
     simd: S,
