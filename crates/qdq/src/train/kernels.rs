@@ -220,8 +220,10 @@ fn blocks_fit<S: Simd>(job: &Job<'_>, product: Product, mask: bool, begin: usize
 /// (blocked along the last axis, the blocks tiling each row: block `k` starts at element
 /// `k * block`), while the groups lie inside `[begin, end)` and their scales in the fast
 /// range: per group one vector of scales, one vector division for their reciprocals, the
-/// zero points by a vector load; then per block (or pair of two-vector blocks) its
-/// broadcast parameters and the four-vector steps of [`TrainSat8Loop`] / [`TrainFakeLoop`].
+/// zero points by a vector load (integer types); then per block (or pair of two-vector
+/// blocks) its broadcast parameters and the four-vector steps of [`TrainSat8Loop`] /
+/// [`TrainFakeLoop`] (integer types) or of [`mini_codes_step`] / [`forward_step`] (float
+/// formats).
 /// `y` and `mask` hold the range's bytes (`mask` empty without one); `out` is the
 /// dequantized output (`None`: the codes). Returns the first block it did not take.
 struct TrainBlocks<'a, 'y> {
@@ -367,9 +369,10 @@ impl TrainBlocks<'_, '_> {
     }
 
     /// The groups of a float format that adds no zero point: per block its broadcast
-    /// divisor and reciprocal (the zero points 0), then the steps of the forward's general
-    /// route ([`forward_step`]), vectors 0, 1 of a step from one block and 2, 3 from the
-    /// next when a block is two vectors.
+    /// divisor and reciprocal (the zero points 0), then its steps, vectors 0, 1 of a step
+    /// from one block and 2, 3 from the next when a block is two vectors: the codes by
+    /// [`mini_codes_step`] where the ISA has the format's encoder, else (and fake
+    /// quantization) by the forward's general route ([`forward_step`]).
     #[inline(always)]
     fn mini_groups<S: Simd, const MINI: u8>(self, simd: S) -> usize {
         let TrainBlocks { job, sp, out, begin, end, block, y, mask, mut k } = self;
