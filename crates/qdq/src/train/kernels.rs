@@ -595,7 +595,8 @@ impl<S: Simd, const MINI: u8, const SRC: u8, const PREC: u8> IsaKernel<S>
     fn run_on(self, simd: S) {
         let TrainStepsLoop { mut f, x, y, mask, p } = self;
         f.sp = f.sp.fold::<SRC, PREC, ANY>();
-        // Fake quantization to f32 with the output type a constant (its stores fold).
+        // Fake quantization to f32 with the output type a constant: the literal assigned
+        // (the same value) is what lets this copy of the loop fold its stores.
         if f.product == Product::Dequantized(Out::F32) {
             f.product = Product::Dequantized(Out::F32);
             return steps_loop::<S, MINI>(simd, &f, x, y, mask, p);
