@@ -157,6 +157,12 @@ impl MiniFormat {
         let k = ((1i32 << (sh - 1)) - 1).wrapping_sub((127 - self.bias) << 23);
         ((self.max_code + 1) << sh) - k - (self.max_code & 1)
     }
+
+    /// The f32 pattern of the largest finite value (`max_code` is a normal code).
+    const fn max_bits(&self) -> i32 {
+        let (e, m) = (self.max_code >> self.man, self.max_code & ((1 << self.man) - 1));
+        ((e - self.bias + 127) << 23) | (m << (23 - self.man))
+    }
 }
 
 /// The constants of the byte route (module docs) of a float format: the encode of
@@ -576,6 +582,65 @@ pub(crate) fn decode_minifloat_times<S: Simd>(simd: S, c: S::I, f: &MiniFormat, 
     v
 }
 
+/// `decode(encode(q))` as f32 without the codes (fake quantization's grid), for the lanes
+/// whose magnitude `|q|` (returned second) is below [`MiniFormat::overflow_from`]; the other
+/// lanes (overflow, NaN) are replaced by [`round_minifloat_specials`]. In f32 arithmetic
+/// (the division's environment: round to nearest even, no flushing):
+///
+/// ```text
+/// E   = max(bits(|q|) & 0x7f80_0000, bits(2^emin))  // |q|'s binade 2^e, the subnormals' e = emin
+/// big = f32(E + ((23 - M) << 23))                    // 2^(e + 23 - M)
+/// r   = (|q| + big) - big                            // |q| rounded to a multiple of 2^(e - M)
+/// v   = r | sign(q)                                  // fnuz: no sign where r is zero
+/// ```
+///
+/// `|q| + big` lies in `[big, 2 big]`, whose f32 step is `2^(e - M)`, the format's step in
+/// |q|'s binade (its subnormal step below `2^emin`): the addition rounds `|q|` half to even
+/// on the format's grid, a mantissa carry included (`2^(e+1)`, the next binade's first
+/// value), and the subtraction is exact. Below the overflow boundary the rounding never
+/// passes max (the boundary is where it would), and `e` is at most the format's largest
+/// exponent. A zero result keeps q's sign (a negative quotient that rounds to zero is the
+/// code -0), except in the fnuz formats, which have no -0. No operand is subnormal unless
+/// q is.
+///
+/// `sq` carries q's sign and NaN lanes: `q` itself, or where `q` comes from Markstein's
+/// division, its first product `x * r` (the corrected `q` is then NaN for an infinite or
+/// huge quotient, and may be +0 for one below f32's subnormals: the same grid value).
+#[inline(always)]
+pub(crate) fn round_minifloat<S: Simd>(simd: S, q: S::F, sq: S::F, f: &MiniFormat) -> (S::F, S::F) {
+    let a = simd.f32_of(simd.and_i(simd.bits(q), simd.splat_i(i32::MAX)));
+    let e = simd.max_i(simd.and_i(simd.bits(a), simd.splat_i(0x7f80_0000)), simd.splat_i((f.emin() + 127) << 23));
+    let big = simd.f32_of(simd.add_i(e, simd.splat_i((23 - f.man as i32) << 23)));
+    let r = simd.sub(simd.add(a, big), big);
+    let sign = simd.and_i(simd.bits(sq), simd.splat_i(i32::MIN));
+    let v = simd.f32_of(simd.or_i(simd.bits(r), sign));
+    let v = if f.unsigned_zero { simd.select(simd.eq(r, simd.splat(0.0)), r, v) } else { v };
+    (v, a)
+}
+
+/// [`round_minifloat`]'s `v` with the lanes at or past the overflow boundary replaced: a
+/// NaN quotient gives the canonical NaN (float4 / float6 have no NaN: the zero of the
+/// opposite sign, `-0` for `+NaN`, as their encoder's ml_dtypes parity codes); an overflow
+/// (`±inf` included) gives `±max` with saturation, else `±inf` in the IEEE format (e5m2)
+/// and the canonical NaN in the others.
+#[inline(always)]
+pub(crate) fn round_minifloat_specials<S: Simd>(simd: S, q: S::F, sq: S::F, v: S::F, f: &MiniFormat) -> S::F {
+    let sign = simd.and_i(simd.bits(sq), simd.splat_i(i32::MIN));
+    let canonical = simd.splat(qdq_ref::float::CANONICAL_NAN);
+    let over = simd.lt_i(simd.splat_i(f.overflow_from() - 1), simd.and_i(simd.bits(q), simd.splat_i(i32::MAX)));
+    let ovf = if f.ovf[0] == f.max_code {
+        simd.f32_of(simd.or_i(sign, simd.splat_i(f.max_bits())))
+    } else if f.ieee {
+        simd.f32_of(simd.or_i(sign, simd.splat_i(0x7f80_0000)))
+    } else {
+        canonical
+    };
+    let v = simd.select(over, ovf, v);
+    let has_nan = f.ieee || f.nan_all_ones || f.nan_is_neg_zero;
+    let nan = if has_nan { canonical } else { simd.f32_of(simd.xor_i(sign, simd.splat_i(i32::MIN))) };
+    simd.select(simd.is_nan(sq), nan, v)
+}
+
 /// Widens f16 bit patterns (low 16 bits of each lane) to f32, exactly, as IEEE 754 (and
 /// F16C, NEON, `half`) convert: a NaN keeps its sign and payload and comes out quiet.
 #[inline(always)]
@@ -782,6 +847,62 @@ mod tests {
                 let q = f32::from_bits(b);
                 let want = qdq_ref::quantize::representable(q as f64, None, t);
                 assert_eq!(((b & 0x7fff_ffff) as i32) < limit, want, "id {id}: q = {b:#010x} ({q:e})");
+            }
+        }
+    }
+
+    /// [`round_minifloat`] (with [`round_minifloat_specials`] where the lane is not below
+    /// `overflow_from`) is the reference's `decode(encode(q))` bit for bit, NaN as the
+    /// canonical NaN, for every compile-time format: every 4099th f32 pattern, each code's
+    /// value and midpoints ±2 patterns, the overflow boundary ±300, small patterns and the
+    /// specials, both signs. (`cargo xtask exhaustive` runs all 2^32 through fake
+    /// quantization on every ISA.)
+    #[test]
+    fn round_minifloat_is_decode_of_encode() {
+        for id in 2..=12u8 {
+            let f = MiniFormat::of_id(id);
+            let (t, sat) = type_of_id(id);
+            let rf = qdq_ref::float::FloatFormat::of(t).unwrap();
+            let limit = f.overflow_from();
+            let mut xs: Vec<u32> = (0..=u32::MAX / 4099).map(|i| i * 4099).collect();
+            xs.extend((-300i32..=300).map(|d| limit.wrapping_add(d) as u32));
+            for c in 0..=rf.max_code() {
+                let v = rf.decode(c) as f32;
+                let next = if c < rf.max_code() { rf.decode(c + 1) as f32 } else { 2.0 * v };
+                for w in [v, (v + next) / 2.0] {
+                    xs.extend((-2i32..=2).map(|d| w.to_bits().wrapping_add(d as u32)));
+                }
+            }
+            xs.extend(0..=300u32);
+            xs.extend([0x7f80_0000, 0x7f80_0001, 0x7fc0_0000, 0x7fff_ffff, 0x7f7f_ffff]);
+            let xs: Vec<u32> = xs.into_iter().flat_map(|b| [b & 0x7fff_ffff, b | 0x8000_0000]).collect();
+            for chunk in xs.chunks(L) {
+                let mut q = [0f32; L];
+                for (qk, &b) in q.iter_mut().zip(chunk) {
+                    *qk = f32::from_bits(b);
+                }
+                let (v, a) = round_minifloat(Scalar, q, q, &f);
+                let fixed = round_minifloat_specials(Scalar, q, q, v, &f);
+                for (l, &b) in chunk.iter().enumerate() {
+                    let fits = a[l] < f32::from_bits(limit as u32);
+                    let got = if fits { v[l] } else { fixed[l] };
+                    assert_eq!(fixed[l].to_bits(), got.to_bits(), "id {id}: the specials changed a lane that fits");
+                    let want = rf.decode(rf.encode(f32::from_bits(b) as f64, sat)) as f32;
+                    let want = if want.is_nan() { qdq_ref::float::CANONICAL_NAN } else { want };
+                    assert_eq!(got.to_bits(), want.to_bits(), "id {id}: q = {b:#010x} ({:e})", f32::from_bits(b));
+                }
+            }
+            // Markstein's corrected quotient as `q`, its first product as `sq`: NaN for an
+            // infinite or huge quotient, +0 for one below f32's subnormals.
+            for (q, sq) in [(f32::NAN, f32::INFINITY), (f32::NAN, f32::MAX), (f32::NAN, 1e30), (0.0, 1e-45), (0.0, 0.0)]
+            {
+                for sq in [sq, -sq] {
+                    let (v, _) = round_minifloat(Scalar, [q; L], [sq; L], &f);
+                    let got = round_minifloat_specials(Scalar, [q; L], [sq; L], v, &f)[0];
+                    let want = rf.decode(rf.encode(sq as f64, sat)) as f32;
+                    let want = if want.is_nan() { qdq_ref::float::CANONICAL_NAN } else { want };
+                    assert_eq!(got.to_bits(), want.to_bits(), "id {id}: q = {q:e}, sq = {sq:e}");
+                }
             }
         }
     }

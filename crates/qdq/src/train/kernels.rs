@@ -28,13 +28,16 @@
 //! Padding lanes of partial vectors compute on zero input and are masked to `-0`, the
 //! neutral element of IEEE addition, before any sum.
 
-use crate::codec::{decode_minifloat, encode_minifloat_checked, MiniFormat, MINI_RUNTIME};
-use crate::dequantize::{store, store_out, Out};
+use crate::codec::{
+    decode_minifloat, encode_minifloat_checked, round_minifloat, round_minifloat_specials, MiniFormat, MINI_RUNTIME,
+};
+use crate::dequantize::{store, store_as, store_out, Out};
 use crate::isa::{IsaKernel, Kernel};
 use crate::quantize::{
-    divide, fast_lanes, fast_scale, group, load_codes, mini_adds_zero, mini_quotients_x4, quantize_vec_d,
-    quantize_vec_m, redo_tiny, sat8_step_masked, sat_step_dequantized, seq_lanes, slow_scale_lanes, splat_lanes,
-    store_codes, store_codes_x4, zero_points_int, Encode, GroupParams, Job, Lanes, Prec, Spec, Src, ANY, DIV_FAST,
+    divide, fast_lanes, fast_scale, group, load_codes, load_x, mini_adds_zero, mini_quotient, mini_quotients_x4,
+    quantize_vec_d, quantize_vec_m, redo_tiny, sat8_step_masked, sat_step_dequantized, seq_lanes, slow_scale_lanes,
+    splat_lanes, store_codes, store_codes_x4, zero_points_int, Encode, GroupParams, Job, Lanes, Prec, Spec, Src, ANY,
+    DIV_FAST,
 };
 use crate::segments::Segments;
 use crate::simd::Simd;
@@ -385,6 +388,7 @@ impl TrainBlocks<'_, '_> {
         let pair = block == 2 * lanes;
         let per_unit = if pair { 1 } else { block / step };
         let codes = mini_codes_x4::<S, MINI>() && matches!(product, Product::Codes);
+        let fmt = mini_format::<MINI>(&f.sp);
         // The lanes every block shares (zero point 0, Markstein's range).
         let (zero, base) = (simd.splat(0.0), fast_lanes(simd, 0.0, 0.0, 0));
         let mut gp = GroupParams::EMPTY;
@@ -420,12 +424,16 @@ impl TrainBlocks<'_, '_> {
                 left -= 1;
                 let pa = Lanes { divisor: sa, raw: sa, r: ra, ..base };
                 let pb = Lanes { divisor: sb, raw: sb, r: rb, ..base };
-                let w = if codes {
-                    mini_codes_step::<S, MINI>(simd, &f.sp, xq, yq, &pa, &pb)
-                } else {
-                    forward_step::<S, MINI>(simd, &f, xq, yq, &pa, &pb)
+                let m = mq.as_mut().and_then(|c| c.next());
+                let w = match product {
+                    Product::Codes if codes => mini_codes_step::<S, MINI>(simd, &f.sp, xq, yq, &pa, &pb),
+                    Product::Dequantized(out) if S::HAS_FMA => {
+                        fake_mini_step(simd, &f.sp, &fmt, out, xq, yq, m, [&pa, &pb]);
+                        continue;
+                    }
+                    _ => forward_step::<S, MINI>(simd, &f, xq, yq, &pa, &pb),
                 };
-                if let Some(m) = mq.as_mut().and_then(|c| c.next()) {
+                if let Some(m) = m {
                     m.copy_from_slice(&w.to_le_bytes()[..lanes / 2]);
                 }
             }
@@ -559,6 +567,21 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8> RunOp<S> for Forwar
                 None => {
                     let loop_ = TrainSat8 { sp, x: xb, y: yb, mask: &mut [], p };
                     simd.enter(TrainFakeLoop::<S, false, SRC, PREC>(loop_, out))
+                }
+            };
+        }
+        // Fake quantization to a float format that adds no zero point: the quotients
+        // rounded to the format's grid in f32 (a kernel of its own; f32 output a constant).
+        if let (true, Product::Dequantized(out), Encode::Mini { add_zero: false, .. }) =
+            (MINI != 0 && S::HAS_FMA, f.product, sp.enc)
+        {
+            let mask = self.mask.as_deref_mut().map(|m| &mut m[e / 8..(e + len) / 8]);
+            let k = TrainFakeMiniLoop::<S, MINI, true, SRC, PREC> { sp, out, x: xb, y: yb, mask, p };
+            return match out {
+                Out::F32 => simd.enter(k),
+                _ => {
+                    let TrainFakeMiniLoop { sp, out, x, y, mask, p } = k;
+                    simd.enter(TrainFakeMiniLoop::<S, MINI, false, SRC, PREC> { sp, out, x, y, mask, p })
                 }
             };
         }
@@ -700,6 +723,122 @@ fn mini_codes_step<S: Simd, const MINI: u8>(
         w |= u64::from(simd.mask_bits(fits)) << (v * S::LANES);
     }
     w
+}
+
+/// A step of fake quantization to a float format that adds no zero point (every scale in
+/// the fast range, on an ISA with FMA): the quotients (vectors 0, 1 with `pa`, 2, 3 with
+/// `pb`; Markstein's division, the last [`Simd::DIV_QUOTIENTS`] by the divide instruction),
+/// each rounded to the format's grid in f32 by [`round_minifloat`] (the lanes past the
+/// overflow boundary, NaN among them, by [`round_minifloat_specials`] when a vector has
+/// any), times the scale, stored into `out` (`yq` holds exactly the step's bytes; every
+/// NaN is already the canonical one). The step's mask bits (`|q|` below
+/// `MiniFormat::overflow_from`, as for the codes) go to `mq`, its `LANES / 2` bytes, a
+/// vector's bytes as it comes where a vector fills whole bytes.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn fake_mini_step<S: Simd>(
+    simd: S,
+    sp: &Spec,
+    fmt: &MiniFormat,
+    out: Out,
+    xq: &[u8],
+    yq: &mut [u8],
+    mut mq: Option<&mut [u8]>,
+    [pa, pb]: [&Lanes<S>; 2],
+) {
+    let (lanes, vb, ob) = (S::LANES, S::LANES * sp.src.size(), S::LANES * out.size());
+    let limit = simd.splat(f32::from_bits(fmt.overflow_from() as u32));
+    let all = u32::MAX >> (32 - lanes);
+    let mut w = 0u64;
+    for v in 0..4 {
+        let p = if v < 2 { pa } else { pb };
+        let fast = v + S::DIV_QUOTIENTS < 4;
+        let (q, sq) = fake_quotient(simd, sp, &xq[v * vb..(v + 1) * vb], p, fast);
+        let (r, a) = round_minifloat(simd, q, sq, fmt);
+        let bits = simd.mask_bits(simd.lt(a, limit));
+        let r = if bits == all { r } else { round_minifloat_specials(simd, q, sq, r, fmt) };
+        store_as(simd, out, simd.mul(r, p.raw), false, &mut yq[v * ob..(v + 1) * ob]);
+        match mq.as_deref_mut() {
+            Some(m) if lanes >= 8 => {
+                m[v * lanes / 8..(v + 1) * lanes / 8].copy_from_slice(&bits.to_le_bytes()[..lanes / 8]);
+            }
+            _ => w |= u64::from(bits) << (v * lanes),
+        }
+    }
+    if let (Some(m), true) = (mq, lanes < 8) {
+        m.copy_from_slice(&w.to_le_bytes()[..lanes / 2]);
+    }
+}
+
+/// The quotient of one vector for [`fake_mini_step`], and the vector that carries its sign
+/// and NaN lanes ([`round_minifloat`]'s `sq`). By Markstein's division in f32 (`fast`, FMA)
+/// that is the first product `x * r`: its sign is the quotient's, and it is NaN exactly
+/// where x is. The corrected quotient (the magnitude) can differ from the IEEE one only
+/// where both give the same grid value: NaN for infinite or huge x (an overflow either
+/// way, `|q|` past the boundary) and zero for a quotient below f32's subnormals. Else
+/// (another precision, or the divide instruction) the quotient itself, twice.
+#[inline(always)]
+fn fake_quotient<S: Simd>(simd: S, sp: &Spec, xb: &[u8], p: &Lanes<S>, fast: bool) -> (S::F, S::F) {
+    if fast && S::HAS_FMA && sp.prec == Prec::F32 {
+        let x = load_x(simd, sp, xb);
+        let q0 = simd.mul(x, p.r);
+        return (simd.fma(simd.fnma(q0, p.divisor, x), p.r, q0), q0);
+    }
+    let q = mini_quotient(simd, sp, xb, p, false, fast, false);
+    (q, q)
+}
+
+/// The steps of [`fake_mini_step`] over one broadcast scale, a kernel of its own: the
+/// format `MINI` (a compile-time id, or [`MINI_RUNTIME`]: the job's), f32 output where
+/// `F32` (a constant, so the stores fold), the mask bits stored as they come where there
+/// is a mask. `SRC` and `PREC` as for [`TrainSat8Loop`].
+struct TrainFakeMiniLoop<'a, 'y, S: Simd, const MINI: u8, const F32: bool, const SRC: u8, const PREC: u8> {
+    sp: &'a Spec,
+    out: Out,
+    x: &'a [u8],
+    y: &'y mut [u8],
+    mask: Option<&'y mut [u8]>,
+    p: &'a Lanes<S>,
+}
+
+impl<S: Simd, const MINI: u8, const F32: bool, const SRC: u8, const PREC: u8> IsaKernel<S>
+    for TrainFakeMiniLoop<'_, '_, S, MINI, F32, SRC, PREC>
+{
+    type Output = ();
+    #[inline(always)]
+    fn run_on(self, simd: S) {
+        let TrainFakeMiniLoop { sp, out, x, y, mask, p } = self;
+        let sp = &sp.fold::<SRC, PREC, ANY>();
+        let out = if F32 { Out::F32 } else { out };
+        let fmt = mini_format::<MINI>(sp);
+        // (A copy: its vectors stay in registers.)
+        let p = &{ *p };
+        let lanes = S::LANES;
+        let xs = x.chunks_exact(4 * lanes * sp.src.size());
+        let ys = y.chunks_exact_mut(4 * lanes * out.size());
+        match mask {
+            Some(m) => {
+                for ((xq, yq), mq) in xs.zip(ys).zip(m.chunks_exact_mut(lanes / 2)) {
+                    fake_mini_step(simd, sp, &fmt, out, xq, yq, Some(mq), [p, p]);
+                }
+            }
+            None => {
+                for (xq, yq) in xs.zip(ys) {
+                    fake_mini_step(simd, sp, &fmt, out, xq, yq, None, [p, p]);
+                }
+            }
+        }
+    }
+}
+
+/// The format of a float-format job: the compile-time `MINI`'s, or the job's own for
+/// [`MINI_RUNTIME`].
+#[inline(always)]
+fn mini_format<const MINI: u8>(sp: &Spec) -> MiniFormat {
+    match sp.enc {
+        Encode::Mini { fmt, .. } if MINI == MINI_RUNTIME => fmt,
+        _ => MiniFormat::of_id(MINI),
+    }
 }
 
 /// The steps of [`mini_codes_step`] over one broadcast scale, a kernel of its own (its
