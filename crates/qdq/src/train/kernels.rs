@@ -11,7 +11,11 @@
 //!   codes as integers and dequantizes them in-register (`quantize::sat_step_dequantized`:
 //!   a lane is in range exactly where the clamp keeps it). The codes of e4m3fn and e5m2
 //!   take QuantizeLinear's four-vector float encoder (`Simd::store_mini_x4`), and the mask
-//!   bit is `|q| < MiniFormat::overflow_from()` on the quotient. Blocked along the last
+//!   bit is `|q| < MiniFormat::overflow_from()` on the quotient. Fake quantization to a
+//!   float format without a zero point never forms the codes: the quotient is rounded to
+//!   the format's grid in f32 (`codec::round_minifloat`, one add and one subtract of a
+//!   power of two), the lanes past the overflow boundary replaced only in vectors that
+//!   have any, then multiplied by the scale (`fake_mini_step`). Blocked along the last
 //!   axis, whole groups of blocks (one per lane) take their scales by one vector load and
 //!   their reciprocals by one division (`TrainBlocks`).
 //! * [`elementwise`]: the backward passes without reductions: `(lda * dy) / s_P` under the

@@ -260,3 +260,74 @@ pub fn all_f32_inputs_through_every_minifloat_encoder() {
         start.elapsed().as_secs_f64()
     );
 }
+
+/// All 2^32 f32 inputs through fake quantization to every float format (both saturate
+/// modes of float8), scale 1 and f32 output, with the mask, on every ISA: `y` must be the
+/// reference's `decode(encode(x))` bit for bit (NaN as the canonical NaN) and the mask bit
+/// the reference's `representable`. (The kernels round the quotient to the format's grid
+/// in f32 instead of encoding it.)
+pub fn all_f32_inputs_through_fake_quantize_to_every_minifloat() {
+    let targets: Vec<(DataType, bool)> = DataType::QUANTIZED
+        .iter()
+        .filter(|t| t.is_minifloat())
+        .flat_map(|t| if t.is_float8() { vec![(*t, true), (*t, false)] } else { vec![(*t, true)] })
+        .collect();
+    const CHUNK: u64 = 1 << 20;
+    let chunks = (1u64 << 32) / CHUNK;
+    let start = std::time::Instant::now();
+    (0..chunks).into_par_iter().for_each(|c| {
+        // Scrambled within the chunk, as in the encoder check.
+        let x: Vec<f32> = (0..CHUNK).map(|i| f32::from_bits((c * CHUNK + (i * 0x9e3b5) % CHUNK) as u32)).collect();
+        let n = x.len();
+        for &(out, sat) in &targets {
+            let fmt = qdq::float::FloatFormat::of(out).unwrap();
+            let mut want = vec![0f32; n];
+            let mut want_mask = vec![0u8; n / 8];
+            for (i, v) in x.iter().enumerate() {
+                let d = fmt.decode(fmt.encode(*v as f64, sat)) as f32;
+                want[i] = if d.is_nan() { qdq::float::CANONICAL_NAN } else { d };
+                if qdq_ref::quantize::representable(*v as f64, None, out) {
+                    want_mask[i / 8] |= 1 << (i % 8);
+                }
+            }
+            let opts = QuantizeOptions { output: out, saturate: sat, precision: None };
+            let p = qdq::train::QuantParams {
+                scale: Values::F32(&[1.0]),
+                zero_point: None,
+                layout: Layout::PerTensor,
+                opts,
+            };
+            for isa in isas() {
+                let (mut got, mut mask) = (vec![0f32; n], vec![0u8; n / 8]);
+                qdq::train::fake_quantize_with(
+                    &Config::sequential().with_isa(isa),
+                    Values::F32(&x),
+                    &p,
+                    ValuesMut::F32(&mut got),
+                    Some(&mut mask),
+                )
+                .unwrap();
+                if let Some(i) = (0..n).find(|&i| got[i].to_bits() != want[i].to_bits()) {
+                    panic!(
+                        "{isa} {out} sat={sat}: x = {:#010x}: want {:#010x}, got {:#010x}",
+                        x[i].to_bits(),
+                        want[i].to_bits(),
+                        got[i].to_bits()
+                    );
+                }
+                if let Some(i) = (0..n).find(|&i| (mask[i / 8] ^ want_mask[i / 8]) >> (i % 8) & 1 != 0) {
+                    panic!("{isa} {out} sat={sat}: mask of x = {:#010x}", x[i].to_bits());
+                }
+            }
+        }
+        if c % 512 == 511 {
+            eprintln!("{}/{} chunks, {:.0} s", c + 1, chunks, start.elapsed().as_secs_f64());
+        }
+    });
+    eprintln!(
+        "all 2^32 f32 inputs x {} fake quantizations x {:?}: identical to qdq-ref ({:.0} s)",
+        targets.len(),
+        isas(),
+        start.elapsed().as_secs_f64()
+    );
+}
