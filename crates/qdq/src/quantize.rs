@@ -584,7 +584,7 @@ pub(crate) fn mini_adds_zero<const MINI: u8>(sp: &Spec) -> bool {
 /// One vector of x as the division takes it: widened to f32, then rounded to the division
 /// precision unless the source type is exact in it.
 #[inline(always)]
-pub(crate) fn load_x<S: Simd>(simd: S, sp: &Spec, xb: &[u8]) -> S::F {
+fn load_x<S: Simd>(simd: S, sp: &Spec, xb: &[u8]) -> S::F {
     let x = sp.src.load(simd, xb);
     if sp.src_exact {
         x

@@ -38,10 +38,9 @@ use crate::codec::{
 use crate::dequantize::{store, store_as, store_out, Out};
 use crate::isa::{IsaKernel, Kernel};
 use crate::quantize::{
-    divide, fast_lanes, fast_scale, group, load_codes, load_x, mini_adds_zero, mini_quotient, mini_quotients_x4,
-    quantize_vec_d, quantize_vec_m, redo_tiny, sat8_step_masked, sat_step_dequantized, seq_lanes, slow_scale_lanes,
-    splat_lanes, store_codes, store_codes_x4, zero_points_int, Encode, GroupParams, Job, Lanes, Prec, Spec, Src, ANY,
-    DIV_FAST,
+    divide, fast_lanes, fast_scale, group, load_codes, mini_adds_zero, mini_quotients_x4, quantize_vec_d,
+    quantize_vec_m, redo_tiny, sat8_step_masked, sat_step_dequantized, seq_lanes, slow_scale_lanes, splat_lanes,
+    store_codes, store_codes_x4, zero_points_int, Encode, GroupParams, Job, Lanes, Prec, Spec, Src, ANY, DIV_FAST,
 };
 use crate::segments::Segments;
 use crate::simd::Simd;
@@ -273,7 +272,7 @@ impl<const MINI: u8, const F32: bool> Kernel for TrainMiniBlocksOf<'_, '_, MINI,
         if F32 {
             tb.out = Some(Out::F32);
         }
-        tb.mini_groups::<S, MINI>(simd)
+        tb.mini_groups::<S, MINI, F32>(simd)
     }
 }
 
@@ -381,7 +380,7 @@ impl TrainBlocks<'_, '_> {
     /// [`mini_codes_step`] where the ISA has the format's encoder, else (and fake
     /// quantization) by the forward's general route ([`forward_step`]).
     #[inline(always)]
-    fn mini_groups<S: Simd, const MINI: u8>(self, simd: S) -> usize {
+    fn mini_groups<S: Simd, const MINI: u8, const F32: bool>(self, simd: S) -> usize {
         let TrainBlocks { job, sp, out, begin, end, block, y, mask, mut k } = self;
         let product = out.map_or(Product::Codes, Product::Dequantized);
         let f = Fwd { job, sp: sp.fold::<0, 0, ANY>(), product, begin };
@@ -432,7 +431,7 @@ impl TrainBlocks<'_, '_> {
                 let w = match product {
                     Product::Codes if codes => mini_codes_step::<S, MINI>(simd, &f.sp, xq, yq, &pa, &pb),
                     Product::Dequantized(out) if S::HAS_FMA => {
-                        fake_mini_step(simd, &f.sp, &fmt, out, xq, yq, m, [&pa, &pb]);
+                        fake_mini_step::<S, F32>(simd, &f.sp, &fmt, out, xq, yq, m, [&pa, &pb]);
                         continue;
                     }
                     _ => forward_step::<S, MINI>(simd, &f, xq, yq, &pa, &pb),
@@ -576,16 +575,16 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8> RunOp<S> for Forwar
         }
         // Fake quantization to a float format that adds no zero point: the quotients
         // rounded to the format's grid in f32 (a kernel of its own; f32 output a constant).
-        if let (true, Product::Dequantized(out), Encode::Mini { add_zero: false, .. }) =
-            (MINI != 0 && S::HAS_FMA, f.product, sp.enc)
+        if let (true, Product::Dequantized(out), Encode::Mini { add_zero: false, .. }, Prec::F32) =
+            (MINI != 0 && S::HAS_FMA, f.product, sp.enc, sp.prec)
         {
             let mask = self.mask.as_deref_mut().map(|m| &mut m[e / 8..(e + len) / 8]);
-            let k = TrainFakeMiniLoop::<S, MINI, true, SRC, PREC> { sp, out, x: xb, y: yb, mask, p };
+            let k = TrainFakeMiniLoop::<S, MINI, true, SRC> { sp, out, x: xb, y: yb, mask, p };
             return match out {
                 Out::F32 => simd.enter(k),
                 _ => {
                     let TrainFakeMiniLoop { sp, out, x, y, mask, p } = k;
-                    simd.enter(TrainFakeMiniLoop::<S, MINI, false, SRC, PREC> { sp, out, x, y, mask, p })
+                    simd.enter(TrainFakeMiniLoop::<S, MINI, false, SRC> { sp, out, x, y, mask, p })
                 }
             };
         }
@@ -740,7 +739,7 @@ fn mini_codes_step<S: Simd, const MINI: u8>(
 /// vector's bytes as it comes where a vector fills whole bytes.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn fake_mini_step<S: Simd>(
+fn fake_mini_step<S: Simd, const F32: bool>(
     simd: S,
     sp: &Spec,
     fmt: &MiniFormat,
@@ -750,6 +749,7 @@ fn fake_mini_step<S: Simd>(
     mut mq: Option<&mut [u8]>,
     [pa, pb]: [&Lanes<S>; 2],
 ) {
+    debug_assert!(S::HAS_FMA && sp.prec == Prec::F32 && (!F32 || out == Out::F32));
     let (lanes, vb, ob) = (S::LANES, S::LANES * sp.src.size(), S::LANES * out.size());
     let limit = simd.splat(f32::from_bits(fmt.overflow_from() as u32));
     let all = u32::MAX >> (32 - lanes);
@@ -761,7 +761,13 @@ fn fake_mini_step<S: Simd>(
         let (r, a) = round_minifloat(simd, q, sq, fmt);
         let bits = simd.mask_bits(simd.lt(a, limit));
         let r = if bits == all { r } else { round_minifloat_specials(simd, q, sq, r, fmt) };
-        store_as(simd, out, simd.mul(r, p.raw), false, &mut yq[v * ob..(v + 1) * ob]);
+        let (y, yv) = (simd.mul(r, p.raw), &mut yq[v * ob..(v + 1) * ob]);
+        // (A constant condition: the f32 kernels hold no other store, in every profile.)
+        if const { F32 } {
+            simd.store_f32(y, yv);
+        } else {
+            store_as(simd, out, y, false, yv);
+        }
         match mq.as_deref_mut() {
             Some(m) if lanes >= 8 => {
                 m[v * lanes / 8..(v + 1) * lanes / 8].copy_from_slice(&bits.to_le_bytes()[..lanes / 8]);
@@ -774,21 +780,21 @@ fn fake_mini_step<S: Simd>(
     }
 }
 
-/// The quotient of one vector for [`fake_mini_step`], and the vector that carries its sign
-/// and NaN lanes ([`round_minifloat`]'s `sq`). By Markstein's division in f32 (`fast`, FMA)
-/// that is the first product `x * r`: its sign is the quotient's, and it is NaN exactly
-/// where x is. The corrected quotient (the magnitude) can differ from the IEEE one only
-/// where both give the same grid value: NaN for infinite or huge x (an overflow either
-/// way, `|q|` past the boundary) and zero for a quotient below f32's subnormals. Else
-/// (another precision, or the divide instruction) the quotient itself, twice.
+/// The f32 quotient of one vector for [`fake_mini_step`], and the vector that carries its
+/// sign and NaN lanes ([`round_minifloat`]'s `sq`). By Markstein's division (`fast`) that
+/// is the first product `x * r`: its sign is the quotient's, and it is NaN exactly where x
+/// is. The corrected quotient (the magnitude) can differ from the IEEE one only where both
+/// give the same grid value: NaN for infinite or huge x (an overflow either way, `|q|` past
+/// the boundary) and zero for a quotient below f32's subnormals. By the divide instruction,
+/// the quotient itself, twice.
 #[inline(always)]
 fn fake_quotient<S: Simd>(simd: S, sp: &Spec, xb: &[u8], p: &Lanes<S>, fast: bool) -> (S::F, S::F) {
-    if fast && S::HAS_FMA && sp.prec == Prec::F32 {
-        let x = load_x(simd, sp, xb);
+    let x = sp.src.load(simd, xb);
+    if fast {
         let q0 = simd.mul(x, p.r);
         return (simd.fma(simd.fnma(q0, p.divisor, x), p.r, q0), q0);
     }
-    let q = mini_quotient(simd, sp, xb, p, false, fast, false);
+    let q = simd.div(x, p.divisor);
     (q, q)
 }
 
@@ -796,7 +802,7 @@ fn fake_quotient<S: Simd>(simd: S, sp: &Spec, xb: &[u8], p: &Lanes<S>, fast: boo
 /// format `MINI` (a compile-time id, or [`MINI_RUNTIME`]: the job's), f32 output where
 /// `F32` (a constant, so the stores fold), the mask bits stored as they come where there
 /// is a mask. `SRC` and `PREC` as for [`TrainSat8Loop`].
-struct TrainFakeMiniLoop<'a, 'y, S: Simd, const MINI: u8, const F32: bool, const SRC: u8, const PREC: u8> {
+struct TrainFakeMiniLoop<'a, 'y, S: Simd, const MINI: u8, const F32: bool, const SRC: u8> {
     sp: &'a Spec,
     out: Out,
     x: &'a [u8],
@@ -805,14 +811,14 @@ struct TrainFakeMiniLoop<'a, 'y, S: Simd, const MINI: u8, const F32: bool, const
     p: &'a Lanes<S>,
 }
 
-impl<S: Simd, const MINI: u8, const F32: bool, const SRC: u8, const PREC: u8> IsaKernel<S>
-    for TrainFakeMiniLoop<'_, '_, S, MINI, F32, SRC, PREC>
+impl<S: Simd, const MINI: u8, const F32: bool, const SRC: u8> IsaKernel<S>
+    for TrainFakeMiniLoop<'_, '_, S, MINI, F32, SRC>
 {
     type Output = ();
     #[inline(always)]
     fn run_on(self, simd: S) {
         let TrainFakeMiniLoop { sp, out, x, y, mask, p } = self;
-        let sp = &sp.fold::<SRC, PREC, ANY>();
+        let sp = &sp.fold::<SRC, 0, ANY>();
         let out = if F32 { Out::F32 } else { out };
         let fmt = mini_format::<MINI>(sp);
         // (A copy: its vectors stay in registers.)
@@ -823,12 +829,12 @@ impl<S: Simd, const MINI: u8, const F32: bool, const SRC: u8, const PREC: u8> Is
         match mask {
             Some(m) => {
                 for ((xq, yq), mq) in xs.zip(ys).zip(m.chunks_exact_mut(lanes / 2)) {
-                    fake_mini_step(simd, sp, &fmt, out, xq, yq, Some(mq), [p, p]);
+                    fake_mini_step::<S, F32>(simd, sp, &fmt, out, xq, yq, Some(mq), [p, p]);
                 }
             }
             None => {
                 for (xq, yq) in xs.zip(ys) {
-                    fake_mini_step(simd, sp, &fmt, out, xq, yq, None, [p, p]);
+                    fake_mini_step::<S, F32>(simd, sp, &fmt, out, xq, yq, None, [p, p]);
                 }
             }
         }
