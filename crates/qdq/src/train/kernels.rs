@@ -391,7 +391,6 @@ impl TrainBlocks<'_, '_> {
         let pair = block == 2 * lanes;
         let per_unit = if pair { 1 } else { block / step };
         let codes = mini_codes_x4::<S, MINI>() && matches!(product, Product::Codes);
-        let fmt = mini_format::<MINI>(&f.sp);
         // The lanes every block shares (zero point 0, Markstein's range).
         let (zero, base) = (simd.splat(0.0), fast_lanes(simd, 0.0, 0.0, 0));
         let mut gp = GroupParams::EMPTY;
@@ -431,6 +430,7 @@ impl TrainBlocks<'_, '_> {
                 let w = match product {
                     Product::Codes if codes => mini_codes_step::<S, MINI>(simd, &f.sp, xq, yq, &pa, &pb),
                     Product::Dequantized(out) if S::HAS_FMA => {
+                        let fmt = mini_format::<MINI>(&f.sp);
                         fake_mini_step::<S, F32>(simd, &f.sp, &fmt, out, xq, yq, m, [&pa, &pb]);
                         continue;
                     }
