@@ -210,14 +210,19 @@ pub fn every_code_of_every_type_through_dequantize() {
     }
 }
 
-/// All 2^32 f32 bit patterns through every float8 / float6 / float4 encoder (scale 1, so the
-/// quotient is the input), both saturate modes, every ISA, against the reference encoder.
-pub fn all_f32_inputs_through_every_minifloat_encoder() {
-    let targets: Vec<(DataType, bool)> = DataType::QUANTIZED
+/// Every float format with its saturate modes (both for float8; float4 / float6 always
+/// saturate).
+fn minifloat_targets() -> Vec<(DataType, bool)> {
+    DataType::QUANTIZED
         .iter()
         .filter(|t| t.is_minifloat())
         .flat_map(|t| if t.is_float8() { vec![(*t, true), (*t, false)] } else { vec![(*t, true)] })
-        .collect();
+        .collect()
+}
+
+/// Runs `check` on all 2^32 f32 bit patterns, in chunks of 2^20 on rayon's pool, printing
+/// progress and, at the end, `what` with the elapsed time.
+fn all_f32_chunks(what: &str, check: impl Fn(&[f32]) + Sync) {
     const CHUNK: u64 = 1 << 20;
     let chunks = (1u64 << 32) / CHUNK;
     let start = std::time::Instant::now();
@@ -227,6 +232,23 @@ pub fn all_f32_inputs_through_every_minifloat_encoder() {
         // within a vector step would go unseen, as neighbouring patterns almost always
         // share a code and the codes change only at aligned patterns.
         let x: Vec<f32> = (0..CHUNK).map(|i| f32::from_bits((c * CHUNK + (i * 0x9e3b5) % CHUNK) as u32)).collect();
+        check(&x);
+        if c % 512 == 511 {
+            eprintln!("{}/{} chunks, {:.0} s", c + 1, chunks, start.elapsed().as_secs_f64());
+        }
+    });
+    eprintln!(
+        "all 2^32 f32 inputs x {what} x {:?}: identical to qdq-ref ({:.0} s)",
+        isas(),
+        start.elapsed().as_secs_f64()
+    );
+}
+
+/// All 2^32 f32 bit patterns through every float8 / float6 / float4 encoder (scale 1, so the
+/// quotient is the input), both saturate modes, every ISA, against the reference encoder.
+pub fn all_f32_inputs_through_every_minifloat_encoder() {
+    let targets = minifloat_targets();
+    all_f32_chunks(&format!("{} encoders", targets.len()), |x| {
         for &(out, sat) in &targets {
             let fmt = qdq::float::FloatFormat::of(out).unwrap();
             let bytes = out.byte_len(x.len()).unwrap();
@@ -239,7 +261,7 @@ pub fn all_f32_inputs_through_every_minifloat_encoder() {
                 let mut got = vec![0u8; bytes];
                 qdq::quantize_with(
                     &Config::sequential().with_isa(isa),
-                    Values::F32(&x),
+                    Values::F32(x),
                     &qparams(Values::F32(&[1.0]), None, Layout::PerTensor, &opts),
                     qdq::PackedMut::new(opts.output, &mut got),
                 )
@@ -249,16 +271,7 @@ pub fn all_f32_inputs_through_every_minifloat_encoder() {
                 });
             }
         }
-        if c % 512 == 511 {
-            eprintln!("{}/{} chunks, {:.0} s", c + 1, chunks, start.elapsed().as_secs_f64());
-        }
     });
-    eprintln!(
-        "all 2^32 f32 inputs x {} encoders x {:?}: identical to qdq-ref ({:.0} s)",
-        targets.len(),
-        isas(),
-        start.elapsed().as_secs_f64()
-    );
 }
 
 /// All 2^32 f32 inputs through fake quantization to every float format (both saturate
@@ -267,17 +280,8 @@ pub fn all_f32_inputs_through_every_minifloat_encoder() {
 /// the reference's `representable`. (The kernels round the quotient to the format's grid
 /// in f32 instead of encoding it.)
 pub fn all_f32_inputs_through_fake_quantize_to_every_minifloat() {
-    let targets: Vec<(DataType, bool)> = DataType::QUANTIZED
-        .iter()
-        .filter(|t| t.is_minifloat())
-        .flat_map(|t| if t.is_float8() { vec![(*t, true), (*t, false)] } else { vec![(*t, true)] })
-        .collect();
-    const CHUNK: u64 = 1 << 20;
-    let chunks = (1u64 << 32) / CHUNK;
-    let start = std::time::Instant::now();
-    (0..chunks).into_par_iter().for_each(|c| {
-        // Scrambled within the chunk, as in the encoder check.
-        let x: Vec<f32> = (0..CHUNK).map(|i| f32::from_bits((c * CHUNK + (i * 0x9e3b5) % CHUNK) as u32)).collect();
+    let targets = minifloat_targets();
+    all_f32_chunks(&format!("{} fake quantizations", targets.len()), |x| {
         let n = x.len();
         for &(out, sat) in &targets {
             let fmt = qdq::float::FloatFormat::of(out).unwrap();
@@ -301,7 +305,7 @@ pub fn all_f32_inputs_through_fake_quantize_to_every_minifloat() {
                 let (mut got, mut mask) = (vec![0f32; n], vec![0u8; n / 8]);
                 qdq::train::fake_quantize_with(
                     &Config::sequential().with_isa(isa),
-                    Values::F32(&x),
+                    Values::F32(x),
                     &p,
                     ValuesMut::F32(&mut got),
                     Some(&mut mask),
@@ -320,14 +324,5 @@ pub fn all_f32_inputs_through_fake_quantize_to_every_minifloat() {
                 }
             }
         }
-        if c % 512 == 511 {
-            eprintln!("{}/{} chunks, {:.0} s", c + 1, chunks, start.elapsed().as_secs_f64());
-        }
     });
-    eprintln!(
-        "all 2^32 f32 inputs x {} fake quantizations x {:?}: identical to qdq-ref ({:.0} s)",
-        targets.len(),
-        isas(),
-        start.elapsed().as_secs_f64()
-    );
 }
