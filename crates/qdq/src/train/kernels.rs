@@ -228,8 +228,8 @@ fn blocks_fit<S: Simd>(job: &Job<'_>, product: Product, mask: bool, begin: usize
 /// range: per group one vector of scales, one vector division for their reciprocals, the
 /// zero points by a vector load (integer types); then per block (or pair of two-vector
 /// blocks) its broadcast parameters and the four-vector steps of [`TrainSat8Loop`] /
-/// [`TrainFakeLoop`] (integer types) or of [`mini_codes_step`] / [`forward_step`] (float
-/// formats).
+/// [`TrainFakeLoop`] (integer types) or of [`mini_codes_step`] / [`forward_step`] /
+/// [`fake_mini_step`] (float formats).
 /// `y` and `mask` hold the range's bytes (`mask` empty without one); `out` is the
 /// dequantized output (`None`: the codes). Returns the first block it did not take.
 struct TrainBlocks<'a, 'y> {
@@ -377,8 +377,9 @@ impl TrainBlocks<'_, '_> {
     /// The groups of a float format that adds no zero point: per block its broadcast
     /// divisor and reciprocal (the zero points 0), then its steps, vectors 0, 1 of a step
     /// from one block and 2, 3 from the next when a block is two vectors: the codes by
-    /// [`mini_codes_step`] where the ISA has the format's encoder, else (and fake
-    /// quantization) by the forward's general route ([`forward_step`]).
+    /// [`mini_codes_step`] where the ISA has the format's encoder, else by the forward's
+    /// general route ([`forward_step`]); fake quantization by [`fake_mini_step`] (`F32`:
+    /// the output is f32, a constant).
     #[inline(always)]
     fn mini_groups<S: Simd, const MINI: u8, const F32: bool>(self, simd: S) -> usize {
         let TrainBlocks { job, sp, out, begin, end, block, y, mask, mut k } = self;
@@ -801,7 +802,7 @@ fn fake_quotient<S: Simd>(simd: S, sp: &Spec, xb: &[u8], p: &Lanes<S>, fast: boo
 /// The steps of [`fake_mini_step`] over one broadcast scale, a kernel of its own: the
 /// format `MINI` (a compile-time id, or [`MINI_RUNTIME`]: the job's), f32 output where
 /// `F32` (a constant, so the stores fold), the mask bits stored as they come where there
-/// is a mask. `SRC` and `PREC` as for [`TrainSat8Loop`].
+/// is a mask. `SRC` as for [`TrainSat8Loop`]; the division precision is f32.
 struct TrainFakeMiniLoop<'a, 'y, S: Simd, const MINI: u8, const F32: bool, const SRC: u8> {
     sp: &'a Spec,
     out: Out,
