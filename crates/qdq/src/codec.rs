@@ -618,16 +618,16 @@ pub(crate) fn round_minifloat<S: Simd>(simd: S, q: S::F, sq: S::F, f: &MiniForma
     (v, a)
 }
 
-/// [`round_minifloat`]'s `v` with the lanes at or past the overflow boundary replaced: a
-/// NaN quotient gives the canonical NaN (float4 / float6 have no NaN: the zero of the
-/// opposite sign, `-0` for `+NaN`, as their encoder's ml_dtypes parity codes); an overflow
-/// (`±inf` included) gives `±max` with saturation, else `±inf` in the IEEE format (e5m2)
-/// and the canonical NaN in the others.
+/// [`round_minifloat`]'s `v` with the lanes whose `|q|` (`a`, its second result) is at or
+/// past the overflow boundary replaced: a NaN quotient gives the canonical NaN (float4 /
+/// float6 have no NaN: the zero of the opposite sign, `-0` for `+NaN`, as their encoder's
+/// ml_dtypes parity codes); an overflow (`±inf` included) gives `±max` with saturation,
+/// else `±inf` in the IEEE format (e5m2) and the canonical NaN in the others.
 #[inline(always)]
-pub(crate) fn round_minifloat_specials<S: Simd>(simd: S, q: S::F, sq: S::F, v: S::F, f: &MiniFormat) -> S::F {
+pub(crate) fn round_minifloat_specials<S: Simd>(simd: S, a: S::F, sq: S::F, v: S::F, f: &MiniFormat) -> S::F {
     let sign = simd.and_i(simd.bits(sq), simd.splat_i(i32::MIN));
     let canonical = simd.splat(qdq_ref::float::CANONICAL_NAN);
-    let over = simd.lt_i(simd.splat_i(f.overflow_from() - 1), simd.and_i(simd.bits(q), simd.splat_i(i32::MAX)));
+    let over = simd.lt_i(simd.splat_i(f.overflow_from() - 1), simd.bits(a));
     let ovf = if f.ovf[0] == f.max_code {
         simd.f32_of(simd.or_i(sign, simd.splat_i(f.max_bits())))
     } else if f.ieee {
@@ -882,7 +882,7 @@ mod tests {
                     *qk = f32::from_bits(b);
                 }
                 let (v, a) = round_minifloat(Scalar, q, q, &f);
-                let fixed = round_minifloat_specials(Scalar, q, q, v, &f);
+                let fixed = round_minifloat_specials(Scalar, a, q, v, &f);
                 for (l, &b) in chunk.iter().enumerate() {
                     let fits = a[l] < f32::from_bits(limit as u32);
                     let got = if fits { v[l] } else { fixed[l] };
@@ -897,8 +897,8 @@ mod tests {
             for (q, sq) in [(f32::NAN, f32::INFINITY), (f32::NAN, f32::MAX), (f32::NAN, 1e30), (0.0, 1e-45), (0.0, 0.0)]
             {
                 for sq in [sq, -sq] {
-                    let (v, _) = round_minifloat(Scalar, [q; L], [sq; L], &f);
-                    let got = round_minifloat_specials(Scalar, [q; L], [sq; L], v, &f)[0];
+                    let (v, a) = round_minifloat(Scalar, [q; L], [sq; L], &f);
+                    let got = round_minifloat_specials(Scalar, a, [sq; L], v, &f)[0];
                     let want = rf.decode(rf.encode(sq as f64, sat)) as f32;
                     let want = if want.is_nan() { qdq_ref::float::CANONICAL_NAN } else { want };
                     assert_eq!(got.to_bits(), want.to_bits(), "id {id}: q = {q:e}, sq = {sq:e}");

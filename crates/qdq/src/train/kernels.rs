@@ -580,13 +580,9 @@ impl<S: Simd, const SRC: u8, const PREC: u8, const MINI: u8> RunOp<S> for Forwar
             (MINI != 0 && S::HAS_FMA, f.product, sp.enc, sp.prec)
         {
             let mask = self.mask.as_deref_mut().map(|m| &mut m[e / 8..(e + len) / 8]);
-            let k = TrainFakeMiniLoop::<S, MINI, true, SRC> { sp, out, x: xb, y: yb, mask, p };
             return match out {
-                Out::F32 => simd.enter(k),
-                _ => {
-                    let TrainFakeMiniLoop { sp, out, x, y, mask, p } = k;
-                    simd.enter(TrainFakeMiniLoop::<S, MINI, false, SRC> { sp, out, x, y, mask, p })
-                }
+                Out::F32 => simd.enter(TrainFakeMiniLoop::<S, MINI, true, SRC> { sp, out, x: xb, y: yb, mask, p }),
+                _ => simd.enter(TrainFakeMiniLoop::<S, MINI, false, SRC> { sp, out, x: xb, y: yb, mask, p }),
             };
         }
         // Float codes with the format's four-vector encoder (constant conditions).
@@ -761,7 +757,7 @@ fn fake_mini_step<S: Simd, const F32: bool>(
         let (q, sq) = fake_quotient(simd, sp, &xq[v * vb..(v + 1) * vb], p, fast);
         let (r, a) = round_minifloat(simd, q, sq, fmt);
         let bits = simd.mask_bits(simd.lt(a, limit));
-        let r = if bits == all { r } else { round_minifloat_specials(simd, q, sq, r, fmt) };
+        let r = if bits == all { r } else { round_minifloat_specials(simd, a, sq, r, fmt) };
         let (y, yv) = (simd.mul(r, p.raw), &mut yq[v * ob..(v + 1) * ob]);
         // (A constant condition: the f32 kernels hold no other store, in every profile.)
         if const { F32 } {
@@ -971,9 +967,7 @@ impl Fwd<'_> {
     fn dequantized<S: Simd, const MINI: u8>(&self, simd: S, p: &Lanes<S>, codes: S::I) -> S::F {
         let d = match self.sp.enc {
             // (A compile-time id's format folds into the decoder.)
-            Encode::Mini { fmt, .. } if MINI != 0 => {
-                decode_minifloat(simd, codes, &if MINI == MINI_RUNTIME { fmt } else { MiniFormat::of_id(MINI) })
-            }
+            Encode::Mini { .. } if MINI != 0 => decode_minifloat(simd, codes, &mini_format::<MINI>(&self.sp)),
             _ => simd.cvt_f32(simd.sub_i(codes, p.z)),
         };
         simd.mul(d, p.raw)
