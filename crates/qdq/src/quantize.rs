@@ -1913,9 +1913,15 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
         let tile = nv * lanes;
         let mut params = [fast_lanes(simd, 1.0, 1.0, 0); AXIS_TILE_VECTORS];
         let mut zq = [[simd.splat_i(0); 4]; AXIS_TILE_VECTORS / 4];
-        while g0 < r1 {
-            let (kb, next) = rows.group(g0);
-            let g1 = next.min(r1);
+        // Rows of one, two or four vectors taking steps across rows: rows a step
+        // (`2^shift`), and the parameters of a step's four vectors (once here, not per group:
+        // three divisions by `nv`, and one by the rows a step, on the critical path of each
+        // group's set-up).
+        let shift = (4 / nv.clamp(1, 4)).trailing_zeros();
+        let at = [0, 1 % nv, 2 % nv, 3 % nv];
+        // The groups counted on from one to the next (two divisions a group fewer).
+        for (kb, first, g1) in rows.groups(g0, r1) {
+            g0 = first;
             // What the step reads (divisor, reciprocal, zero point) from whole vector
             // loads (the zero points by `zero_points_int`).
             let (mut slow, mut packs) = (0, BITS == 16);
@@ -1948,9 +1954,8 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
                 // rows, the parameters repeating; rows left short of a step (the range's or
                 // an axis's end) go back to the caller. Rows of four (a step each) take the
                 // same loop: one run of steps instead of a run of rows of one step.
-                let per_step = 4 / nv;
-                let full = g0 + (g1 - g0) / per_step * per_step;
-                let p = [&params[0], &params[1 % nv], &params[2 % nv], &params[3 % nv]];
+                let full = g0 + ((g1 - g0) >> shift << shift);
+                let p = [&params[at[0]], &params[at[1]], &params[at[2]], &params[at[3]]];
                 let z = simd.zero_points_x4([p[0].z, p[1].z, p[2].z, p[3].z]);
                 let (e0, e1) = (g0 * channels, full * channels);
                 let xb = &x[e0 * xs..e1 * xs];
