@@ -594,7 +594,8 @@ impl Simd for Avx2 {
     }
     #[inline(always)]
     fn load_u4(self, b: &[u8]) -> __m256i {
-        let w = u32::from_le_bytes(b[..4].try_into().unwrap_or([0; 4]));
+        let b = &b[..4];
+        let w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
         {
             let bytes = sse::unpack_nibbles(self.0, self.0.sse2._mm_cvtsi32_si128(w as i32));
             self.0.avx2._mm256_and_si256(self.0.avx2._mm256_cvtepu8_epi32(bytes), self.0.avx._mm256_set1_epi32(0xf))
@@ -663,7 +664,8 @@ impl Simd for Avx2 {
     }
     #[inline(always)]
     fn load_u2(self, b: &[u8]) -> __m256i {
-        let w = u16::from_le_bytes(b[..2].try_into().unwrap_or([0; 2]));
+        let b = &b[..2];
+        let w = u16::from_le_bytes([b[0], b[1]]);
         {
             let v = self.0.sse2._mm_cvtsi32_si128(w as i32);
             let rep = self

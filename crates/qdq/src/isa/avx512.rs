@@ -519,7 +519,8 @@ impl Simd for Avx512 {
     }
     #[inline(always)]
     fn load_u2(self, b: &[u8]) -> __m512i {
-        let w = u32::from_le_bytes(b[..4].try_into().unwrap_or([0; 4]));
+        let b = &b[..4];
+        let w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
         // SAFETY: value-only SSSE3 / AVX-512 intrinsics (V4 token).
         unsafe {
             let v = _mm_cvtsi32_si128(w as i32);

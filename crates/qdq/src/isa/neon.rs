@@ -271,7 +271,8 @@ impl Simd for Neon {
     }
     #[inline(always)]
     fn load_i8(self, b: &[u8]) -> int32x4_t {
-        let w = u32::from_le_bytes(b[..4].try_into().unwrap_or([0; 4]));
+        let b = &b[..4];
+        let w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
         {
             let bytes = self.0.neon.vreinterpret_s8_u32(self.0.neon.vdup_n_u32(w));
             self.0.neon.vmovl_s16(self.0.neon.vget_low_s16(self.0.neon.vmovl_s8(bytes)))
@@ -279,7 +280,8 @@ impl Simd for Neon {
     }
     #[inline(always)]
     fn load_u8(self, b: &[u8]) -> int32x4_t {
-        let w = u32::from_le_bytes(b[..4].try_into().unwrap_or([0; 4]));
+        let b = &b[..4];
+        let w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
         {
             let bytes = self.0.neon.vreinterpret_u8_u32(self.0.neon.vdup_n_u32(w));
             self.0
@@ -289,7 +291,7 @@ impl Simd for Neon {
     }
     #[inline(always)]
     fn load_u4(self, b: &[u8]) -> int32x4_t {
-        self.spread(u16::from_le_bytes(b[..2].try_into().unwrap_or([0; 2])) as u32, 0xf, [0, -4, -8, -12])
+        self.spread(u16::from_le_bytes([b[0], b[1]]) as u32, 0xf, [0, -4, -8, -12])
     }
     #[inline(always)]
     fn load_u2(self, b: &[u8]) -> int32x4_t {
