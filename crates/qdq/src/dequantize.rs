@@ -482,8 +482,10 @@ impl<const BITS: u8, const MINI: u8, const OUT: u8> Kernel for BlockedLastOf<'_,
         // blocked-last32 (two vectors a block, otherwise unchanged) 7 %.
         let x4 = (BITS == 4 || (BITS == 6 && S::U6X4) || BITS == 8) && xstep.is_multiple_of(4 * lanes * bits / 8);
         let one_x4 = (x4 || BITS == 2) && xstep == 4 * lanes * bits / 8;
+        // The group's scales and zero points (plus the flip), a lane per block, written
+        // whole by each group that reads them (zeroed once, not per group).
+        let (mut sb, mut zb) = ([0u8; 64], [0u8; 64]);
         while k0 < k1 {
-            let (mut sb, mut zb) = ([0u8; 64], [0u8; 64]);
             // Whole groups take the loop of their own below, the rest the tail's loop. With
             // integer codes, only groups of finite scales: the loop then never
             // canonicalises NaN (`needs_canon`), a test less per block. Float codes keep
