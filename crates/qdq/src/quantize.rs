@@ -1994,7 +1994,7 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
     }
 }
 
-/// Consecutive groups of 16 (at the range's end `LANES`) contiguous full blocks of
+/// Consecutive groups of [`GROUP_BLOCKS`] (at the range's end `LANES`) contiguous full blocks of
 /// [`run_blocked_sat8`] whose scales are all in the fast range, from block `k`, as a kernel
 /// of its own: per group its vectors of scale parameters, then tight steps with no
 /// per-block checks. The blocks tile each row exactly (the caller's condition), so block `k`
@@ -2056,10 +2056,9 @@ impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
         let xs = sp.src.size();
         let n_scales = job.scale.len() / job.scale_kind.size();
         let all = ((1u64 << lanes) - 1) as u32;
-        // Groups of `GROUP_BLOCKS` blocks (two vectors of parameters on AVX2, one on
+        // Groups of `GROUP_BLOCKS` blocks (eight vectors of parameters on AVX2, four on
         // AVX-512) where the range has them, else of `LANES`: the per-group work (slices,
-        // their bounds, the loop set-up) is fixed, so the larger group halves it per block
-        // on AVX2.
+        // their bounds, the loop set-up) is fixed, so the larger group spreads it.
         let mut gp = GroupParamsOf::<GROUP_BLOCKS>::EMPTY;
         loop {
             let e_group = k * block;
@@ -2106,7 +2105,7 @@ impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
 /// of the AVX2 blocked-last32 kernel's 1.68, at 64 it is 0.05 (1.53 in all).
 const GROUP_BLOCKS: usize = 64;
 
-/// The codes of one group of `LANES` (or up to 16) consecutive whole blocks of `block`
+/// The codes of one group of `LANES` (or up to `N`) consecutive whole blocks of `block`
 /// elements (`x` their elements, `y` their codes; `block` two vectors or a multiple of
 /// four) with the group's parameters `gp`, every scale in the fast range: steps of four
 /// vectors, vectors 0, 1 from block `ja` and 2, 3 from `jb`, the unit's second block for

@@ -546,7 +546,7 @@ pub fn blocked_last_8bit() {
                 let layout = Layout::Blocked { outer, axis_len, inner: 1, block };
                 // A third of the cases with every scale in the kernels' fast range, so that
                 // runs of 64 blocks (the blocked kernel's group) occur; the rest with one
-                // scale in 9 from the full mix, about one in 27 slow.
+                // scale in 9 from the full mix, about one in 33 slow.
                 let mixed = rng.below(3) != 0;
                 let scales: Vec<f32> = (0..outer * nb)
                     .map(|_| if mixed && rng.below(9) == 0 { scale_value(&mut rng) } else { rng.unit() * 0.5 + 1e-3 })
