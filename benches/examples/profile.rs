@@ -21,6 +21,10 @@
 //! `THRESHOLD=N` runs the default parallel mode (rayon's global pool, `RAYON_NUM_THREADS`
 //! threads) with `Config::parallel_threshold` set to `N`, instead of one thread: the probe
 //! for where the pool starts to pay on a host.
+//!
+//! `ALT=1` alternates the calls between one and two of each step's four quotients by the
+//! divide instruction on AVX2 (`qdq::tuning::set_avx2_extra_divide`), times each call, and
+//! prints both settings' rates and their ratio: an A/B of the two in one process.
 
 use qdq::{Config, Isa};
 use qdq_benches::{full_matrix, scaled_matrix, training_matrix};
@@ -88,6 +92,37 @@ fn main() -> ExitCode {
         },
     };
     let mut p = c.prepare(n);
+    // ALT=1: alternate the calls between one and two AVX2 quotients per step by the divider
+    // (`qdq::tuning`), timing each call; prints both medians and their ratio.
+    if std::env::var_os("ALT").is_some() {
+        let mut t = [Vec::new(), Vec::new()];
+        for i in 0..iters {
+            qdq::tuning::set_avx2_extra_divide(Some(i % 2 == 1));
+            let start = std::time::Instant::now();
+            if let Err(e) = p.run(&cfg) {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+            t[i % 2].push(start.elapsed().as_secs_f64());
+        }
+        for v in &mut t {
+            v.sort_by(f64::total_cmp);
+        }
+        let at = |v: &[f64], q: usize| v.get(v.len() * q / 100).map_or(f64::NAN, |s| n as f64 / s / 1e9);
+        let (one, two) = (&t[0], &t[1]);
+        println!(
+            "{case} {} n={n}: one divide min {:.3} p25 {:.3} median {:.3} | two min {:.3} p25 {:.3} median {:.3} Gelem/s | two / one {:.3}",
+            isa.name(),
+            at(one, 0),
+            at(one, 25),
+            at(one, 50),
+            at(two, 0),
+            at(two, 25),
+            at(two, 50),
+            at(two, 50) / at(one, 50)
+        );
+        return ExitCode::SUCCESS;
+    }
     for _ in 0..iters {
         if let Err(e) = p.run(&cfg) {
             eprintln!("error: {e}");

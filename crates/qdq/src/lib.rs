@@ -132,6 +132,8 @@ mod walk;
 pub struct ReadmeDoctests;
 
 pub use config::{Config, ThreadPool};
+#[doc(hidden)]
+pub use isa::tuning;
 pub use isa::Isa;
 pub use qdq_ref::{
     bf16, dtype, element, f16, float, layout, packing, schema, Attribute, DataType, DequantizeAttributes,

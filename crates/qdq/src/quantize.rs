@@ -268,6 +268,8 @@ pub(crate) struct Job<'a> {
     pub out: DataType,
     pub enc: Encode,
     pub layout: Layout,
+    /// [`crate::isa::avx2_extra_divide`], read once per call on the calling thread.
+    pub extra_div: bool,
 }
 
 impl<'a> Job<'a> {
@@ -305,7 +307,8 @@ impl<'a> Job<'a> {
         };
         let src_exact = matches!((src, prec), (Src::F32, Prec::F32) | (Src::F16, Prec::F16) | (Src::Bf16, Prec::Bf16))
             || (prec == Prec::F32 && src != Src::I32);
-        Some(Job { src, x, scale_kind, scale, zero_point, prec, src_exact, out, enc, layout })
+        let extra_div = crate::isa::avx2_extra_divide();
+        Some(Job { src, x, scale_kind, scale, zero_point, prec, src_exact, out, enc, layout, extra_div })
     }
 
     /// The zero point's value at scale index `k` (0 when absent).
@@ -426,6 +429,11 @@ pub(crate) struct Spec {
     pub src_exact: bool,
     pub enc: Encode,
     pub bits: u32,
+    /// Whether the integer fast paths take one quotient of each step more than
+    /// [`Simd::DIV_QUOTIENTS`] from the divide instruction, where that is above 0 (AVX2 on
+    /// AMD's cores: [`crate::isa::avx2_extra_divide`]). Run time: a second set of kernels
+    /// would double AVX2's code for a few per cent.
+    pub extra_div: bool,
 }
 
 pub(crate) const ANY: u8 = u8::MAX;
@@ -433,8 +441,15 @@ pub(crate) const ANY: u8 = u8::MAX;
 impl Spec {
     #[inline(always)]
     pub(crate) fn resolve<const SRC: u8, const PREC: u8, const BITS: u8>(job: &Job<'_>) -> Spec {
-        Spec { src: job.src, prec: job.prec, src_exact: job.src_exact, enc: job.enc, bits: job.out.bits() }
-            .fold::<SRC, PREC, BITS>()
+        Spec {
+            src: job.src,
+            prec: job.prec,
+            src_exact: job.src_exact,
+            enc: job.enc,
+            bits: job.out.bits(),
+            extra_div: job.extra_div,
+        }
+        .fold::<SRC, PREC, BITS>()
     }
 
     /// The spec with the compile-time parts of a variant in place of the run-time values
@@ -457,7 +472,7 @@ impl Spec {
         let bits = if BITS == ANY { self.bits } else { BITS as u32 };
         // f32 arithmetic, or a source in its own precision: no rounding of x.
         let src_exact = if PREC == 0 || (SRC == PREC && SRC != ANY) { true } else { self.src_exact };
-        Spec { src, prec, src_exact, enc: self.enc, bits }
+        Spec { src, prec, src_exact, enc: self.enc, bits, extra_div: self.extra_div }
     }
 }
 
@@ -691,7 +706,8 @@ fn sat8_step<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::I;
 }
 
 /// The unclamped quotients of a step of the 8-bit fast path (vector `k` of `x` with `p[k]`):
-/// in f32 precision the last [`Simd::DIV_QUOTIENTS`] by the divide instruction, the others
+/// in f32 precision the last [`Simd::DIV_QUOTIENTS`] (one more where [`Spec::extra_div`])
+/// by the divide instruction, the others
 /// by Markstein's division (both the correctly rounded quotient); in a 16-bit precision
 /// all four as `round_P(x * r)` (module docs). Each leaves an infinite, NaN or out-of-range
 /// lane to the conversion check.
@@ -701,7 +717,8 @@ fn sat8_quotients<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [
     let mut q = [simd.splat(0.0); 4];
     for (k, qk) in q.iter_mut().enumerate() {
         let xb = &x[k * vb..(k + 1) * vb];
-        *qk = if S::DIV_QUOTIENTS > 0 && k >= 4 - S::DIV_QUOTIENTS && sp.prec == Prec::F32 {
+        let div = k >= 4 - S::DIV_QUOTIENTS || (sp.extra_div && k + 1 == 4 - S::DIV_QUOTIENTS);
+        *qk = if S::DIV_QUOTIENTS > 0 && div && sp.prec == Prec::F32 {
             quotient_div(simd, sp, xb, p[k])
         } else {
             quotient_sat::<S, false>(simd, sp, xb, p[k])

@@ -43,6 +43,38 @@ pulp::simd_type!({
     }
 });
 
+/// Whether this CPU's divide unit keeps up with two of the four ymm quotients of each step
+/// of the integer quantizers ([`crate::isa::avx2_extra_divide`]): AMD's Zen cores (family
+/// 17h and later, and Hygon's), whose `vdivps ymm` issues every 3 to 3.5 cycles (Zen 2 to
+/// 4) beside four vector pipes, where two divisions per step ran 1.03-1.07x faster than
+/// one on Zen 4 (docs/benchmark-history.md, stop 63). Intel's cores issue one every 5
+/// cycles (Skylake to Alder Lake; 10-14 on Haswell and Broadwell), where a second would
+/// make the divider the bound: they keep one.
+pub(crate) fn divider_keeps_up() -> bool {
+    // (`__cpuid` is a safe function in newer Rust releases and an unsafe one in older ones
+    // the minimum supported Rust may be: the block serves both.)
+    // SAFETY: `cpuid` exists on every x86_64 CPU; leaf 0 (vendor, highest leaf) always, and
+    // leaf 1 (family) is read only where leaf 0 reports it.
+    #[allow(unused_unsafe)]
+    let (v0, v1) = unsafe {
+        let v0 = __cpuid(0);
+        (v0, if v0.eax >= 1 { __cpuid(1).eax } else { 0 })
+    };
+    let mut vendor = [0u8; 12];
+    for (d, r) in vendor.chunks_exact_mut(4).zip([v0.ebx, v0.edx, v0.ecx]) {
+        d.copy_from_slice(&r.to_le_bytes());
+    }
+    divider_keeps_up_on(&vendor, v1)
+}
+
+/// [`divider_keeps_up`] of the CPU whose vendor string is `vendor` and whose `cpuid` leaf 1
+/// `eax` (the signature: family, model, stepping) is `signature`.
+fn divider_keeps_up_on(vendor: &[u8; 12], signature: u32) -> bool {
+    let base = (signature >> 8) & 0xf;
+    let family = if base == 0xf { base + ((signature >> 20) & 0xff) } else { base };
+    matches!(vendor, b"AuthenticAMD" | b"HygonGenuine") && family >= 0x17
+}
+
 /// The AVX2 ISA token.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Avx2(#[allow(dead_code)] pub V3F16c);
@@ -352,6 +384,7 @@ impl Simd for Avx2 {
     const U4_TABLE16: bool = true;
     // One divide per step: its unit takes a ymm division every 3 cycles on Zen 4 (5 on
     // Skylake-class cores), next to the 4 * 3 multiply-adds it replaces a quarter of.
+    // On AMD's cores a second (`Spec::extra_div`, chosen at run time).
     const DIV_QUOTIENTS: usize = 1;
     // The float8 / float4 steps run about 20 cycles per four vectors on Zen 4 (the byte
     // route's encode), next to which four divisions (12 cycles there, 20 on Skylake-class
@@ -1098,5 +1131,27 @@ impl Simd for Avx2 {
         // SAFETY: F16C's value-only `vcvtps2ph` (RNE immediate) and `vcvtph2ps` (exact);
         // the V3F16c token proves F16C (module docs).
         unsafe { _mm256_cvtph_ps(_mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(a)) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::divider_keeps_up_on;
+
+    #[test]
+    fn divider_choice_by_vendor_and_family() {
+        let amd = b"AuthenticAMD";
+        // Zen 2 (EPYC 7002), Zen 3 (EPYC 7003), Zen 4 (EPYC 9004): family 17h, 19h, 19h.
+        for sig in [0x0083_0f10, 0x00a0_0f11, 0x00a1_0f11] {
+            assert!(divider_keeps_up_on(amd, sig), "{sig:#x}");
+        }
+        assert!(divider_keeps_up_on(b"HygonGenuine", 0x0090_0f01)); // family 18h
+                                                                    // AMD family 15h (Bulldozer class) and 10h; Intel Skylake-SP and Haswell (family 6).
+        assert!(!divider_keeps_up_on(amd, 0x0060_0f12));
+        assert!(!divider_keeps_up_on(amd, 0x0010_0f42));
+        assert!(!divider_keeps_up_on(b"GenuineIntel", 0x0005_0654));
+        assert!(!divider_keeps_up_on(b"GenuineIntel", 0x0003_06c3));
+        // A family of 17h or more from another vendor.
+        assert!(!divider_keeps_up_on(b"GenuineIntel", 0x0080_0f00));
     }
 }

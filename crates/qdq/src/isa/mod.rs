@@ -242,6 +242,67 @@ impl<K: IsaKernel<S>, S: Simd> pulp::NullaryFnOnce for Call<K, S> {
     }
 }
 
+/// Whether the integer quantizers' AVX2 steps take a second of their four quotients from
+/// the divide instruction (`quantize::Spec::extra_div`, one more than
+/// [`Simd::DIV_QUOTIENTS`]): where this CPU's divider keeps up with
+/// two ymm divisions beside the step's other work. Detected once (and cached) from the
+/// CPU's vendor and family ([`avx2::divider_keeps_up`]); [`tuning::set_avx2_extra_divide`]
+/// overrides it on the calling thread. Both choices give the same, correctly rounded
+/// quotients: only the speed differs. `false` off x86_64.
+pub(crate) fn avx2_extra_divide() -> bool {
+    if let Some(v) = tuning::OVERRIDE.with(std::cell::Cell::get) {
+        return v;
+    }
+    static CACHE: AtomicU8 = AtomicU8::new(u8::MAX);
+    match CACHE.load(Ordering::Relaxed) {
+        0 => false,
+        1 => true,
+        _ => {
+            #[cfg(target_arch = "x86_64")]
+            let v = avx2::divider_keeps_up();
+            #[cfg(not(target_arch = "x86_64"))]
+            let v = false;
+            CACHE.store(u8::from(v), Ordering::Relaxed);
+            v
+        }
+    }
+}
+
+/// Choices that change how fast a path runs, never what it returns; not a stable
+/// interface: for qdq's own tests (which run each choice on every CPU) and benches.
+#[doc(hidden)]
+pub mod tuning {
+    use std::cell::Cell;
+
+    thread_local! {
+        pub(super) static OVERRIDE: Cell<Option<bool>> = const { Cell::new(None) };
+    }
+
+    /// Sets, on the calling thread, whether the AVX2 integer quantizers take a second
+    /// quotient of each four-vector step from the divide instruction (`None`: as detected
+    /// for this CPU), for the calls this thread makes from now on (their parallel parts
+    /// included); returns the previous setting. The results are the same either way.
+    ///
+    /// ```
+    /// let before = qdq::tuning::set_avx2_extra_divide(Some(true));
+    /// assert!(qdq::tuning::avx2_extra_divide());
+    /// qdq::tuning::set_avx2_extra_divide(before);
+    /// ```
+    pub fn set_avx2_extra_divide(v: Option<bool>) -> Option<bool> {
+        OVERRIDE.with(|o| o.replace(v))
+    }
+
+    /// The setting calls from this thread use now (see [`set_avx2_extra_divide`]).
+    ///
+    /// ```
+    /// let detected = qdq::tuning::avx2_extra_divide();
+    /// println!("AVX2 quotients by the divider: {} of 4", 1 + usize::from(detected));
+    /// ```
+    pub fn avx2_extra_divide() -> bool {
+        super::avx2_extra_divide()
+    }
+}
+
 /// Runs `k` on `isa`, which the caller has checked is available (an unavailable one runs
 /// the scalar path instead, so this can never execute an unsupported instruction).
 #[inline]

@@ -66,21 +66,29 @@ pub fn zero_codes(rng: &mut Rng, t: qdq::DataType, n: usize) -> Vec<u8> {
 pub static NO_THREADS: AtomicBool = AtomicBool::new(false);
 
 /// Every ISA of [`isas`], sequential, and (unless [`NO_THREADS`]) parallel with chunking
-/// forced on. Under a state of [`fpstate::set`], each configuration's loop body (the qdq
-/// calls and their comparisons) runs with that floating-point state on this thread and
-/// on the pool threads; whatever ran before the loop (the reference) ran in the default.
+/// forced on; on AVX2 also sequential with the other share of quotients by the divide
+/// instruction than this CPU's (`qdq::tuning::set_avx2_extra_divide`), so that both of the
+/// integer quantizers' variants run on every CPU. Under a state of [`fpstate::set`], each
+/// configuration's loop body (the qdq calls and their comparisons) runs with that
+/// floating-point state on this thread and on the pool threads; whatever ran before the
+/// loop (the reference) ran in the default.
 pub fn configs() -> Configs {
     let threads = !NO_THREADS.load(Ordering::Relaxed);
     let mut out = Vec::new();
     for isa in isas() {
-        out.push((format!("{isa}/seq"), qdq::Config::sequential().with_isa(isa)));
+        let seq = qdq::Config::sequential().with_isa(isa);
+        out.push((format!("{isa}/seq"), seq, None));
+        if isa == qdq::Isa::Avx2 {
+            let other = !qdq::tuning::avx2_extra_divide();
+            out.push((format!("{isa}/seq with {} of 4 quotients by vdivps", 1 + usize::from(other)), seq, Some(other)));
+        }
         if threads {
             let par = qdq::Config { isa: Some(isa), parallel: true, parallel_threshold: 0, pool: None };
-            out.push((format!("{isa}/par"), par));
-            out.push((format!("{isa}/pool"), par.with_pool(&TestPool)));
+            out.push((format!("{isa}/par"), par, None));
+            out.push((format!("{isa}/pool"), par.with_pool(&TestPool), None));
         }
     }
-    Configs { items: out.into_iter(), state: fpstate::current(), threads, saved: None }
+    Configs { items: out.into_iter(), state: fpstate::current(), threads, saved: None, divide: None }
 }
 
 /// An engine-style pool for the `*/pool` configurations: three workers (two scoped threads
@@ -111,16 +119,21 @@ impl qdq::ThreadPool for TestPool {
 
 /// The iterator of [`configs`]: applies the floating-point state for one item at a time.
 pub struct Configs {
-    items: std::vec::IntoIter<(String, qdq::Config<'static>)>,
+    items: std::vec::IntoIter<(String, qdq::Config<'static>, Option<bool>)>,
     state: Option<fpstate::State>,
     threads: bool,
     saved: Option<u64>,
+    /// The divider setting to restore, where an item changed it.
+    divide: Option<Option<bool>>,
 }
 
 impl Configs {
     fn undo(&mut self) {
         if let Some(old) = self.saved.take() {
             fpstate::restore(old, self.threads);
+        }
+        if let Some(old) = self.divide.take() {
+            qdq::tuning::set_avx2_extra_divide(old);
         }
     }
 }
@@ -129,7 +142,10 @@ impl Iterator for Configs {
     type Item = (String, qdq::Config<'static>);
     fn next(&mut self) -> Option<Self::Item> {
         self.undo();
-        let (name, cfg) = self.items.next()?;
+        let (name, cfg, divide) = self.items.next()?;
+        if let Some(d) = divide {
+            self.divide = Some(qdq::tuning::set_avx2_extra_divide(Some(d)));
+        }
         match self.state {
             Some(s) => {
                 self.saved = Some(fpstate::apply(s, self.threads));
