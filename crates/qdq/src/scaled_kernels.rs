@@ -2263,8 +2263,16 @@ fn block_codes_row<S: Simd>(
     // Groups of four vectors, as in `ort_codes_row`: every slice in chunks of exactly its
     // bytes, so the loop has no bounds checks.
     let (vb, gb, bw) = (4 * S::LANES, 16 * S::LANES, bits as usize);
-    let extra_div = crate::isa::avx2_extra_divide();
-    let sp = Spec { src: Src::F32, prec: Prec::F32, src_exact: true, enc: Encode::Int { qmin, qmax }, bits, extra_div };
+    // (One quotient by the divide instruction, as before `Spec::extra_div`: this runs on the
+    // pool's threads, where the caller's `qdq::tuning` setting is not in reach.)
+    let sp = Spec {
+        src: Src::F32,
+        prec: Prec::F32,
+        src_exact: true,
+        enc: Encode::Int { qmin, qmax },
+        bits,
+        extra_div: false,
+    };
     let xs = x[4 * e..][..4 * cols].chunks_exact(gb);
     let scales = b.s[..4 * cols].chunks_exact(gb).zip(b.rcp[..4 * cols].chunks_exact(gb));
     let zs = b.z[..4 * cols].chunks_exact(gb).zip(b.fast[..cols / S::LANES].chunks_exact(4));

@@ -280,8 +280,9 @@ pub mod tuning {
 
     /// Sets, on the calling thread, whether the AVX2 integer quantizers take a second
     /// quotient of each four-vector step from the divide instruction (`None`: as detected
-    /// for this CPU), for the calls this thread makes from now on (their parallel parts
-    /// included); returns the previous setting. The results are the same either way.
+    /// for this CPU), for the sequential calls (`Config::sequential`) this thread makes from
+    /// now on (which setting the pool's threads use for a parallel call's parts is left
+    /// unspecified); returns the previous setting. The results are the same either way.
     ///
     /// ```
     /// let before = qdq::tuning::set_avx2_extra_divide(Some(true));
