@@ -10,7 +10,7 @@
 
 use crate::config::{Cost, MAX_PARTS};
 use crate::isa::{self, Kernel};
-use crate::quantize::Job;
+use crate::quantize::{self, Job, Spec};
 use crate::simd::Simd;
 use crate::threads::for_parts;
 use crate::Config;
@@ -19,7 +19,7 @@ use std::sync::{Mutex, PoisonError};
 
 /// Elements per piece of the single-threaded quantize pass, which takes the pieces last to
 /// first: 256 KiB of `x`, a small fraction of a core's L2 (per-piece overhead is a few
-/// hundred instructions).
+/// hundred instructions). A multiple of every ISA's four-vector step.
 const BACK_PIECE: usize = 1 << 16;
 
 struct Range<'a>(&'a [u8]);
@@ -111,13 +111,47 @@ pub(crate) fn run(cfg: &Config<'_>, x: &[u8], y: &mut [u8]) -> Result<(f32, u8)>
     if cfg.chunk(n, Cost::Cheap).is_some() {
         crate::quantize_job(cfg, isa, &job, 0..n, y);
     } else {
-        // One thread: the quantize pass walks back from the end, a piece at a time, so that
-        // it starts on the bytes the range pass read last, which are still in cache (a
-        // call larger than the cache would otherwise read all of `x` from memory twice).
-        let ends = (0..n).step_by(BACK_PIECE).map(|b| (b, (b + BACK_PIECE).min(n)));
+        // One thread: the whole steps by `Bounded` where it applies, from the end backward;
+        // the rest (a short tail, or every element where it does not apply) by QuantizeLinear's
+        // kernels, the same way.
+        let done = isa::dispatch(isa, Bounded { job: &job, y: &mut *y });
+        let ends = (done..n).step_by(BACK_PIECE).map(|b| (b, (b + BACK_PIECE).min(n)));
         for (b, e) in ends.rev() {
             crate::quantize_job(cfg, isa, &job, b..e, &mut y[b..e]);
         }
     }
     Ok((scale, zp))
+}
+
+/// The single-threaded quantize pass over the whole four-vector steps of `x` from its
+/// start, where the scale is in the fast range of Markstein's division on an ISA with FMA;
+/// returns how many elements it did (0 where it does not apply). Every element is NaN or
+/// lies in the range the scale came from, so `|x / scale|` is at most about 255 and the
+/// conversion needs no check (QuantizeLinear's loop checks for infinite and huge
+/// quotients): [`quantize::sat_block_with_range`], whose saturating packs are the clamp to
+/// u8 and take NaN to 0, as the reference does. The pieces go from the end backward, so
+/// that the pass starts on the bytes the range pass read last, which are still in cache
+/// (a call larger than the cache would otherwise read all of `x` from memory twice).
+struct Bounded<'a, 'y> {
+    job: &'a Job<'a>,
+    y: &'y mut [u8],
+}
+
+impl Kernel for Bounded<'_, '_> {
+    type Output = usize;
+    #[inline(always)]
+    fn run<S: Simd>(self, simd: S) -> usize {
+        let Bounded { job, y } = self;
+        let p = quantize::splat_lanes(simd, job, 0);
+        if !S::HAS_FMA || !p.fast {
+            return 0;
+        }
+        let sp = Spec::resolve::<0, 0, 8>(job);
+        let steps = y.len() / (4 * S::LANES) * (4 * S::LANES);
+        let ends = (0..steps).step_by(BACK_PIECE).map(|b| (b, (b + BACK_PIECE).min(steps)));
+        for (b, e) in ends.rev() {
+            quantize::sat_block_with_range(simd, &sp, &job.x[4 * b..4 * e], &mut y[b..e], &p, false, 8);
+        }
+        steps
+    }
 }

@@ -462,13 +462,44 @@ pub fn dynamic_quantize_matches_reference() {
         if n > 5 && rng.below(3) == 0 {
             xs[rng.below(n)] = rng.pick(&F32_SPECIALS);
         }
-        let mut want = vec![0u8; n];
-        let w = qdq_ref::dynamic_quantize(&xs, &mut want).unwrap();
-        for (name, cfg) in configs() {
-            let mut got = vec![0u8; n];
-            let g = qdq::dynamic_quantize_with(&cfg, &xs, &mut got).unwrap();
-            assert_eq!((w.0.to_bits(), w.1), (g.0.to_bits(), g.1), "{name} n={n}");
-            assert_eq!(want, got, "{name} n={n}");
+        dynamic_case(&xs);
+    }
+    // Ranges of every kind (all positive, all negative, straddling zero, tiny and huge
+    // scales), each with its end points present, so that the codes at both ends (where
+    // the rounded zero point can push a code to -1 or 256 before saturation) occur; NaN
+    // elements in half of them.
+    for (i, n) in [37usize, 64, 1000, 4096, 70_001].into_iter().cycle().take(40).enumerate() {
+        let e = rng.below(60) as i32 - 30;
+        let scale = 2f32.powi(e);
+        let (a, b) = ((rng.unit() - 0.5) * 600.0 * scale, (rng.unit() - 0.5) * 600.0 * scale);
+        let (lo, hi) = (a.min(b), a.max(b));
+        let mut xs: Vec<f32> = (0..n).map(|_| lo + (hi - lo) * rng.unit()).collect();
+        xs[rng.below(n)] = lo;
+        xs[rng.below(n)] = hi;
+        if i % 2 == 0 {
+            for _ in 0..3 {
+                xs[rng.below(n)] = f32::NAN;
+            }
+        }
+        dynamic_case(&xs);
+    }
+}
+
+/// DynamicQuantizeLinear of `xs` in every configuration against the reference: scale (by
+/// bits), zero point and codes.
+fn dynamic_case(xs: &[f32]) {
+    let n = xs.len();
+    let mut want = vec![0u8; n];
+    let w = qdq_ref::dynamic_quantize(xs, &mut want).unwrap();
+    for (name, cfg) in configs() {
+        let mut got = vec![0u8; n];
+        let g = qdq::dynamic_quantize_with(&cfg, xs, &mut got).unwrap();
+        assert_eq!((w.0.to_bits(), w.1), (g.0.to_bits(), g.1), "{name} n={n}");
+        if let Some(i) = (0..n).find(|&i| want[i] != got[i]) {
+            panic!(
+                "{name} n={n} scale {:e} zp {}: element {i} x={:e}: want {} got {}",
+                w.0, w.1, xs[i], want[i], got[i]
+            );
         }
     }
 }
