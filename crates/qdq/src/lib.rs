@@ -68,7 +68,9 @@
 //! * **Runtime dispatch** ([`Isa`]): AVX-512, AVX2 + FMA + F16C, NEON, or portable code,
 //!   detected once; `QDQ_ISA` or [`Config::isa`] force a path.
 //! * **One algorithm per op** over a small primitive trait (`simd::Simd`): exact division
-//!   at multiply speed (Markstein's correction with a per-scale reciprocal), explicit
+//!   at multiply speed (Markstein's correction with a per-scale reciprocal; on AVX2 part
+//!   of each step's quotients by the divide instruction beside it, two of four on AMD's
+//!   cores, one elsewhere: the same quotients), explicit
 //!   round-half-even, clamping before every float-to-int conversion, in-register packing
 //!   and unpacking of 4-, 2- and 6-bit codes, branch-free float8/float6/float4 codecs
 //!   (float4 and float6 decoded by register table lookups where the ISA has them).
