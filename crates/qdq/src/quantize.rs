@@ -431,7 +431,7 @@ pub(crate) struct Spec {
     pub bits: u32,
     /// Whether the integer fast paths take one quotient of each step more than
     /// [`Simd::DIV_QUOTIENTS`] from the divide instruction, where that is above 0 (AVX2 on
-    /// AMD's cores: [`crate::isa::avx2_extra_divide`]). Run time: a second set of kernels
+    /// AMD's cores from Zen 2 on: [`crate::isa::avx2_extra_divide`]). Run time: a second set of kernels
     /// would double AVX2's code for a few per cent.
     pub extra_div: bool,
 }

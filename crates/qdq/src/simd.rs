@@ -49,7 +49,7 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// `quantize` module docs). The divider runs beside the FMA pipes, so handing it one
     /// vector of four relieves the pipes that bound those loops. Per-ISA, as measured
     /// (AVX2: 1; see docs/benchmark-history.md, stop 34). Where it is above 0, a job may
-    /// take one more (`quantize::Spec::extra_div`: AVX2 on AMD's cores, chosen at run time).
+    /// take one more (`quantize::Spec::extra_div`: AVX2 on AMD's cores from Zen 2 on, chosen at run time).
     const DIV_QUOTIENTS: usize = 0;
     /// [`Simd::DIV_QUOTIENTS`] for the float8 / float4 steps (`MiniX4Loop`, and the
     /// NVFP4 quantizer's pairs of blocks; MX scales are powers of two, multiplied by their

@@ -44,12 +44,14 @@ pulp::simd_type!({
 });
 
 /// Whether this CPU's divide unit keeps up with two of the four ymm quotients of each step
-/// of the integer quantizers ([`crate::isa::avx2_extra_divide`]): AMD's Zen cores (family
-/// 17h and later, and Hygon's), whose `vdivps ymm` issues every 3 to 3.5 cycles (Zen 2 to
-/// 4) beside four vector pipes, where two divisions per step ran 1.03-1.07x faster than
-/// one on Zen 4 (docs/benchmark-history.md, stop 63). Intel's cores issue one every 5
-/// cycles (Skylake to Alder Lake; 10-14 on Haswell and Broadwell), where a second would
-/// make the divider the bound: they keep one.
+/// of the integer quantizers ([`crate::isa::avx2_extra_divide`]): AMD's cores from Zen 2 on
+/// (family 17h from model 30h, and every later family), whose `vdivps ymm` issues every 3
+/// to 3.5 cycles beside four vector pipes, where two divisions per step ran 1.02-1.09x
+/// faster than one on Zen 4 (docs/benchmark-history.md, stop 63). Zen and Zen+ (family 17h
+/// below model 30h, and Hygon's cores built on them) split a ymm division in two 128-bit
+/// halves, one every 6 cycles, and Intel's cores issue one every 5 (Skylake to Alder Lake;
+/// 10-14 on Haswell and Broadwell): there a second would make the divider the bound, so
+/// they keep one.
 pub(crate) fn divider_keeps_up() -> bool {
     // (`__cpuid` is a safe function in newer Rust releases and an unsafe one in older ones
     // the minimum supported Rust may be: the block serves both.)
@@ -72,7 +74,9 @@ pub(crate) fn divider_keeps_up() -> bool {
 fn divider_keeps_up_on(vendor: &[u8; 12], signature: u32) -> bool {
     let base = (signature >> 8) & 0xf;
     let family = if base == 0xf { base + ((signature >> 20) & 0xff) } else { base };
-    matches!(vendor, b"AuthenticAMD" | b"HygonGenuine") && family >= 0x17
+    let model =
+        if base == 0xf { ((signature >> 4) & 0xf) | ((signature >> 12) & 0xf0) } else { (signature >> 4) & 0xf };
+    vendor == b"AuthenticAMD" && (family > 0x17 || (family == 0x17 && model >= 0x30))
 }
 
 /// The AVX2 ISA token.
@@ -384,7 +388,7 @@ impl Simd for Avx2 {
     const U4_TABLE16: bool = true;
     // One divide per step: its unit takes a ymm division every 3 cycles on Zen 4 (5 on
     // Skylake-class cores), next to the 4 * 3 multiply-adds it replaces a quarter of.
-    // On AMD's cores a second (`Spec::extra_div`, chosen at run time).
+    // On AMD's cores from Zen 2 on a second (`Spec::extra_div`, chosen at run time).
     const DIV_QUOTIENTS: usize = 1;
     // The float8 / float4 steps run about 20 cycles per four vectors on Zen 4 (the byte
     // route's encode), next to which four divisions (12 cycles there, 20 on Skylake-class
@@ -1141,17 +1145,21 @@ mod tests {
     #[test]
     fn divider_choice_by_vendor_and_family() {
         let amd = b"AuthenticAMD";
-        // Zen 2 (EPYC 7002), Zen 3 (EPYC 7003), Zen 4 (EPYC 9004): family 17h, 19h, 19h.
-        for sig in [0x0083_0f10, 0x00a0_0f11, 0x00a1_0f11] {
+        // Zen 2 (EPYC 7002, model 31h), Zen 3 (EPYC 7003), Zen 4 (EPYC 9004), Zen 5
+        // (family 1Ah).
+        for sig in [0x0083_0f10, 0x00a0_0f11, 0x00a1_0f11, 0x00b0_0f20] {
             assert!(divider_keeps_up_on(amd, sig), "{sig:#x}");
         }
-        assert!(divider_keeps_up_on(b"HygonGenuine", 0x0090_0f01)); // family 18h
-                                                                    // AMD family 15h (Bulldozer class) and 10h; Intel Skylake-SP and Haswell (family 6).
-        assert!(!divider_keeps_up_on(amd, 0x0060_0f12));
-        assert!(!divider_keeps_up_on(amd, 0x0010_0f42));
-        assert!(!divider_keeps_up_on(b"GenuineIntel", 0x0005_0654));
-        assert!(!divider_keeps_up_on(b"GenuineIntel", 0x0003_06c3));
-        // A family of 17h or more from another vendor.
-        assert!(!divider_keeps_up_on(b"GenuineIntel", 0x0080_0f00));
+        // Zen (EPYC 7001, model 01h) and Zen+ (model 08h), family 17h below model 30h; Hygon
+        // (family 18h, built on Zen); AMD family 15h (Bulldozer class) and 10h.
+        for sig in [0x0080_0f12, 0x0080_0f82, 0x0060_0f12, 0x0010_0f42] {
+            assert!(!divider_keeps_up_on(amd, sig), "{sig:#x}");
+        }
+        assert!(!divider_keeps_up_on(b"HygonGenuine", 0x0090_0f01));
+        // Intel Skylake-SP and Haswell (family 6), and a family of 17h or more from a
+        // vendor other than AMD.
+        for sig in [0x0005_0654, 0x0003_06c3, 0x0080_0f00, 0x00a0_0f11] {
+            assert!(!divider_keeps_up_on(b"GenuineIntel", sig), "{sig:#x}");
+        }
     }
 }
