@@ -22,6 +22,12 @@ use std::sync::{Mutex, PoisonError};
 /// hundred instructions). A multiple of every ISA's four-vector step.
 const BACK_PIECE: usize = 1 << 16;
 
+/// The pieces `[b, e)` of `lo..hi`, `BACK_PIECE` elements from `lo` (the last one
+/// shorter), last to first.
+fn pieces_backward(lo: usize, hi: usize) -> impl Iterator<Item = (usize, usize)> {
+    (lo..hi).step_by(BACK_PIECE).map(move |b| (b, (b + BACK_PIECE).min(hi))).rev()
+}
+
 struct Range<'a>(&'a [u8]);
 
 impl Kernel for Range<'_> {
@@ -115,8 +121,7 @@ pub(crate) fn run(cfg: &Config<'_>, x: &[u8], y: &mut [u8]) -> Result<(f32, u8)>
         // the rest (a short tail, or every element where it does not apply) by QuantizeLinear's
         // kernels, the same way.
         let done = isa::dispatch(isa, Bounded { job: &job, y: &mut *y });
-        let ends = (done..n).step_by(BACK_PIECE).map(|b| (b, (b + BACK_PIECE).min(n)));
-        for (b, e) in ends.rev() {
+        for (b, e) in pieces_backward(done, n) {
             crate::quantize_job(cfg, isa, &job, b..e, &mut y[b..e]);
         }
     }
@@ -148,8 +153,7 @@ impl Kernel for Bounded<'_, '_> {
         }
         let sp = Spec::resolve::<0, 0, 8>(job);
         let steps = y.len() / (4 * S::LANES) * (4 * S::LANES);
-        let ends = (0..steps).step_by(BACK_PIECE).map(|b| (b, (b + BACK_PIECE).min(steps)));
-        for (b, e) in ends.rev() {
+        for (b, e) in pieces_backward(0, steps) {
             quantize::sat_block_with_range(simd, &sp, &job.x[4 * b..4 * e], &mut y[b..e], &p, false, 8);
         }
         steps

@@ -246,7 +246,7 @@ impl<K: IsaKernel<S>, S: Simd> pulp::NullaryFnOnce for Call<K, S> {
 /// the divide instruction (`quantize::Spec::extra_div`, one more than
 /// [`Simd::DIV_QUOTIENTS`]): where this CPU's divider keeps up with
 /// two ymm divisions beside the step's other work. Detected once (and cached) from the
-/// CPU's vendor and family ([`avx2::divider_keeps_up`]); [`tuning::set_avx2_extra_divide`]
+/// CPU's vendor, family and model ([`avx2::divider_keeps_up`]); [`tuning::set_avx2_extra_divide`]
 /// overrides it on the calling thread. Both choices give the same, correctly rounded
 /// quotients: only the speed differs. `false` off x86_64.
 pub(crate) fn avx2_extra_divide() -> bool {
