@@ -298,7 +298,7 @@ pub(crate) fn store_as<S: Simd>(simd: S, out: Out, v: S::F, canon: bool, y: &mut
     let v = canonical(simd, v, canon);
     match out {
         Out::F32 => simd.store_f32(v, y),
-        Out::F16 => simd.store_u16(simd.f32_to_f16_bits(v), y),
+        Out::F16 => simd.store_f16(v, y),
         // No NaN here but the canonical one, which the plain rounding keeps.
         Out::Bf16 => simd.store_u16(bf16_rne_bits(simd, v), y),
     }

@@ -587,6 +587,13 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     fn f32_to_f16_bits(self, a: Self::F) -> Self::I {
         f32_to_f16_bits_generic(self, a)
     }
+    /// Stores `a` rounded to f16 (`2 * LANES` bytes): the patterns of
+    /// [`Simd::f32_to_f16_bits`], stored as [`Simd::store_u16`] stores them. ISAs whose
+    /// conversion has a cheaper route to memory override this.
+    #[inline(always)]
+    fn store_f16(self, a: Self::F, out: &mut [u8]) {
+        self.store_u16(self.f32_to_f16_bits(a), out)
+    }
     /// Rounds to the nearest f16 value (RNE, IEEE overflow to ±inf), widened back to f32; a
     /// NaN as [`Simd::f32_to_f16_bits`] narrows it, then widened. ISAs with both conversions
     /// in hardware override this.

@@ -11,9 +11,10 @@
 //! An [`Avx2`] value can only be built from the [`V3F16c`] token, whose construction checks
 //! every feature used here; the kernels run inside `V3F16c::vectorize`. Value intrinsics are
 //! pulp's safe token methods (`self.0.avx2._mm256_add_epi32(..)`); `unsafe` remains only for
-//! loads and stores, which go through slices of exactly the accessed length, and for the two
-//! value intrinsics pulp has no method for (F16C's conversions and x86-64's `movq`), each
-//! block with its own `SAFETY` comment.
+//! loads and stores, which go through slices of exactly the accessed length, for the two
+//! value intrinsics pulp has no method for (F16C's conversions and x86-64's `movq`), and for
+//! one empty `asm!` that keeps a conversion out of a store (`opaque_xmm`), each block with
+//! its own `SAFETY` comment.
 
 #![allow(unsafe_code)]
 
@@ -67,6 +68,17 @@ pub(crate) fn divider_keeps_up() -> bool {
         d.copy_from_slice(&r.to_le_bytes());
     }
     divider_keeps_up_on(&vendor, v1)
+}
+
+/// `h`, through an empty `asm!` that takes and returns it in an xmm register: the
+/// compiler can no longer see which instruction made it, so it cannot fold that
+/// instruction into a later store (see `store_f16`). No instruction is emitted.
+#[inline(always)]
+fn opaque_xmm(mut h: __m128i) -> __m128i {
+    // SAFETY: the template is empty: it reads and writes only `h`'s register, touches no
+    // memory, stack or flags, as the options state.
+    unsafe { core::arch::asm!("/* {0} */", inout(xmm_reg) h, options(pure, nomem, nostack, preserves_flags)) };
+    h
 }
 
 /// [`divider_keeps_up`] of the CPU whose vendor string is `vendor` and whose `cpuid` leaf 1
@@ -1129,6 +1141,20 @@ impl Simd for Avx2 {
         // V3F16c token proves F16C (module docs).
         let h = unsafe { _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(a) };
         self.0.avx2._mm256_cvtepu16_epi32(h)
+    }
+    #[inline(always)]
+    fn store_f16(self, a: __m256, out: &mut [u8]) {
+        // SAFETY: F16C's value-only `vcvtps2ph` (pulp has no F16C token methods); the
+        // V3F16c token proves F16C (module docs).
+        let h = unsafe { _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(a) };
+        // The conversion into a register, then a plain store. Left alone, the compiler
+        // folds the two into the store form of `vcvtps2ph`, which Zen 4 issues one per two
+        // cycles against 0.8 for the register form (1.1 with its store). The empty `asm!`
+        // hides where `h` comes from, so the fold cannot happen.
+        let h = opaque_xmm(h);
+        let out = &mut out[..16];
+        // SAFETY: `out` is exactly the 16 bytes written.
+        unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), h) }
     }
     #[inline(always)]
     fn round_f16(self, a: __m256) -> __m256 {
