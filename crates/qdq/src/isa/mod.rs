@@ -937,15 +937,17 @@ mod tests {
         }
     }
 
-    /// Each ISA's f16 conversions (`load_f16`, `f32_to_f16_bits`, which the ISAs with a
-    /// hardware or library conversion override) against the generic codec, bit for bit.
+    /// Each ISA's f16 conversions (`load_f16`, `f32_to_f16_bits`, `store_f16`, which the ISAs
+    /// with a hardware or library conversion override) against the generic codec, bit for
+    /// bit: the loads' and conversions' pairs, then the stores' pairs, and whether every
+    /// store left the bytes after its own `2 * LANES` alone.
     struct F16Conversions<'a>(&'a [u16], &'a [f32]);
 
     impl Kernel for F16Conversions<'_> {
-        type Output = Vec<(u32, u32)>;
-        fn run<S: Simd>(self, simd: S) -> Vec<(u32, u32)> {
+        type Output = (Vec<(u32, u32)>, Vec<(u32, u32)>, bool);
+        fn run<S: Simd>(self, simd: S) -> (Vec<(u32, u32)>, Vec<(u32, u32)>, bool) {
             use crate::codec::{f16_bits_to_f32, f32_to_f16_bits_generic};
-            let mut out = Vec::new();
+            let (mut out, mut stores, mut within) = (Vec::new(), Vec::new(), true);
             for chunk in self.0.chunks(S::LANES) {
                 let mut src = vec![0u8; 2 * S::LANES];
                 for (d, h) in src.chunks_exact_mut(2).zip(chunk) {
@@ -966,8 +968,13 @@ mod tests {
                 simd.store_i32(simd.f32_to_f16_bits(x), &mut a);
                 simd.store_i32(f32_to_f16_bits_generic(simd, x), &mut b);
                 out.extend(lanes(&a).zip(lanes(&b)).take(chunk.len()).map(|(g, w)| (g & 0xffff, w & 0xffff)));
+                let mut c = vec![0xa5u8; 4 * S::LANES];
+                simd.store_f16(x, &mut c);
+                let stored = c[..2 * S::LANES].chunks_exact(2).map(|h| u32::from(u16::from_le_bytes([h[0], h[1]])));
+                stores.extend(stored.zip(lanes(&b).map(|w| w & 0xffff)).take(chunk.len()));
+                within &= c[2 * S::LANES..].iter().all(|&v| v == 0xa5);
             }
-            out
+            (out, stores, within)
         }
     }
 
@@ -1002,8 +1009,18 @@ mod tests {
                 println!("{isa}: skipped, not on this CPU");
                 continue;
             }
-            let got = dispatch(isa, F16Conversions(&hs, &xs));
+            let (got, stores, within) = dispatch(isa, F16Conversions(&hs, &xs));
             assert_eq!(got.len(), hs.len() + xs.len());
+            assert_eq!(stores.len(), xs.len());
+            assert!(within, "{isa}: store_f16 wrote past its 2 * LANES bytes");
+            for ((g, w), x) in stores.iter().zip(&xs) {
+                assert_eq!(
+                    g,
+                    w,
+                    "{isa}: store_f16({x:e} = {:#010x}) stored {g:#x}, the generic codec gives {w:#x}",
+                    x.to_bits()
+                );
+            }
             for (i, (g, w)) in got.iter().enumerate() {
                 let what = match i.checked_sub(hs.len()) {
                     None => format!("load_f16({:#06x})", hs[i]),
@@ -1011,7 +1028,7 @@ mod tests {
                 };
                 assert_eq!(g, w, "{isa}: {what} = {g:#x}, the generic codec gives {w:#x}");
             }
-            println!("{isa}: {} values checked", got.len());
+            println!("{isa}: {} values checked", got.len() + stores.len());
         }
     }
 }
