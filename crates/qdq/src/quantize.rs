@@ -51,9 +51,8 @@
 //! Since `x * r` is never a midpoint of P there, these paths round it by Veltkamp's
 //! splitting (`Prec::round_split`: `t = v * (2^(24-p) + 1); t - (t - v)`, round to nearest on
 //! `p` bits, ties aside) instead of a narrowing and a widening: three multiply / subtract
-//! operations against F16C's two conversions (which ran the f16 -> i8 step about 1.2x
-//! slower on Zen 4: they share the conversion pipes with the quotient's own), or bf16's
-//! integer rounding. Its exponent range is f32's, which changes no integer
+//! operations against F16C's two conversions (with which a model of the f16 -> i8 step ran
+//! about 1.2x slower on Zen 4), or bf16's integer rounding. Its exponent range is f32's, which changes no integer
 //! result: f16 quotients at or beyond 65520 (f16's overflow threshold) round to 2^16 or
 //! more, finite and beyond every integer range these paths write; an infinite quotient, or
 //! one whose product overflows (`|v| >= 2^112` or so, bf16 only), becomes NaN, which the
