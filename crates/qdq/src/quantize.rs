@@ -767,7 +767,23 @@ fn sat8_step_store<S: Simd, const SIGNED: bool>(
     y: &mut [u8],
     bits: usize,
 ) {
-    let q = sat8_quotients(simd, sp, x, p);
+    sat8_store_quotients::<S, SIGNED>(simd, sp, sat8_quotients(simd, sp, x, p), x, p, z, y, bits);
+}
+
+/// The rest of [`sat8_step_store`] once the step's quotients `q` ([`sat8_quotients`] of
+/// `x` with `p`) are known: loops that compute them a step ahead call it.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn sat8_store_quotients<S: Simd, const SIGNED: bool>(
+    simd: S,
+    sp: &Spec,
+    q: [S::F; 4],
+    x: &[u8],
+    p: [&Lanes<S>; 4],
+    z: [S::I; 4],
+    y: &mut [u8],
+    bits: usize,
+) {
     let c = if S::PACK_CHECK {
         if simd.cvt_store_sat_x4(q, z, SIGNED, bits, y) {
             return;
@@ -910,8 +926,17 @@ fn sat8_loop<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, x: &[u8], y: &mut 
     let lanes = S::LANES;
     let vb = lanes * sp.src.size();
     let z = simd.zero_points_x4([p.z; 4]);
-    for (xb, yb) in x.chunks_exact(4 * vb).zip(y.chunks_exact_mut(4 * lanes * bits / 8)) {
-        sat8_step_store::<S, SIGNED>(simd, sp, xb, [p, p, p, p], z, yb, bits);
+    let (mut xs4, mut ys4) = (x.chunks_exact(4 * vb), y.chunks_exact_mut(4 * lanes * bits / 8));
+    if let Some(mut xa) = xs4.next() {
+        let mut q = sat8_quotients(simd, sp, xa, [p; 4]);
+        for (xb, ya) in xs4.zip(&mut ys4) {
+            let next = sat8_quotients(simd, sp, xb, [p; 4]);
+            sat8_store_quotients::<S, SIGNED>(simd, sp, q, xa, [p; 4], z, ya, bits);
+            (q, xa) = (next, xb);
+        }
+        if let Some(ya) = ys4.next() {
+            sat8_store_quotients::<S, SIGNED>(simd, sp, q, xa, [p; 4], z, ya, bits);
+        }
     }
 }
 
@@ -974,8 +999,17 @@ impl<S: Simd, const MINI: u8, const SRC: u8, const PREC: u8> IsaKernel<S> for Mi
             _ => MiniFormat::of_id(MINI),
         };
         let add_zero = mini_adds_zero::<MINI>(sp);
-        for (xq, yq) in x.chunks_exact(4 * lanes * xs).zip(y.chunks_exact_mut(4 * lanes * ob / 8)) {
-            simd.store_mini_x4(mini_quotients_x4(simd, sp, xq, [p; 4], add_zero), &fmt, yq);
+        let (mut xs4, mut ys4) = (x.chunks_exact(4 * lanes * xs), y.chunks_exact_mut(4 * lanes * ob / 8));
+        if let Some(x0) = xs4.next() {
+            let mut q = mini_quotients_x4(simd, sp, x0, [p; 4], add_zero);
+            for (xq, yq) in xs4.zip(&mut ys4) {
+                let next = mini_quotients_x4(simd, sp, xq, [p; 4], add_zero);
+                simd.store_mini_x4(q, &fmt, yq);
+                q = next;
+            }
+            if let Some(yq) = ys4.next() {
+                simd.store_mini_x4(q, &fmt, yq);
+            }
         }
     }
 }
@@ -1031,16 +1065,39 @@ impl<S: Simd, const MINI: u8, const BITS: u8> IsaKernel<S> for MiniRows<'_, '_, 
                 // loop with the parameters cycling for longer rows helped e4m3fn
                 // per-axis-last64, 2.52 -> 2.22 instructions per element, and cost e2m1 and
                 // e3m2 6-8 %: not taken.)
+                // Each step's quotients are computed while the step before is encoded and
+                // stored (as in `MiniX4Loop`).
                 let p4 = [&p[0], &p[1], &p[2], &p[3]];
-                for (xq, yq) in x.chunks_exact(4 * xv).zip(y.chunks_exact_mut(4 * yv)) {
-                    simd.store_mini_x4(mini_quotients_x4(simd, sp, xq, p4, add_zero), &fmt, yq);
+                let (mut xs4, mut ys4) = (x.chunks_exact(4 * xv), y.chunks_exact_mut(4 * yv));
+                if let Some(x0) = xs4.next() {
+                    let mut q = mini_quotients_x4(simd, sp, x0, p4, add_zero);
+                    for (xq, yq) in xs4.zip(&mut ys4) {
+                        let next = mini_quotients_x4(simd, sp, xq, p4, add_zero);
+                        simd.store_mini_x4(q, &fmt, yq);
+                        q = next;
+                    }
+                    if let Some(yq) = ys4.next() {
+                        simd.store_mini_x4(q, &fmt, yq);
+                    }
                 }
                 return;
             }
-            for (xr, yr) in x.chunks_exact(n * xv).zip(y.chunks_exact_mut(n * yv)) {
-                let steps = xr.chunks_exact(4 * xv).zip(yr.chunks_exact_mut(4 * yv));
-                for ((xq, yq), p4) in steps.zip(p.chunks_exact(4)) {
-                    let q = mini_quotients_x4(simd, sp, xq, [&p4[0], &p4[1], &p4[2], &p4[3]], add_zero);
+            // Longer rows: the steps as one sequence, step `j` with the parameters
+            // `p[4v..4v + 4]`, `v = j % (n / 4)` by a running index, each step's quotients
+            // computed while the step before is encoded.
+            let m = n / 4;
+            let (mut xs4, mut ys4) = (x.chunks_exact(4 * xv), y.chunks_exact_mut(4 * yv));
+            if let Some(x0) = xs4.next() {
+                let mut q = mini_quotients_x4(simd, sp, x0, [&p[0], &p[1], &p[2], &p[3]], add_zero);
+                let mut v = 0;
+                for (xq, yq) in xs4.zip(&mut ys4) {
+                    v = if v + 1 == m { 0 } else { v + 1 };
+                    let p4 = &p[4 * v..4 * v + 4];
+                    let next = mini_quotients_x4(simd, sp, xq, [&p4[0], &p4[1], &p4[2], &p4[3]], add_zero);
+                    simd.store_mini_x4(q, &fmt, yq);
+                    q = next;
+                }
+                if let Some(yq) = ys4.next() {
                     simd.store_mini_x4(q, &fmt, yq);
                 }
             }
@@ -1517,18 +1574,42 @@ impl<const MINI: u8, const PAIR: bool> Kernel for MiniGroupsOf<'_, '_, MINI, PAI
         let mut k = k0;
         for (xg, yg) in groups {
             simd.store_f32(kind.load(simd, scale, k), &mut d);
-            for (u, (xq, yq)) in xg.chunks_exact(xstep).zip(yg.chunks_exact_mut(ystep)).enumerate() {
-                // Step `u`: block `u`, or blocks `2u` and `2u + 1` (`% 16`: the same lanes,
-                // and no bounds test per step).
-                let (ja, jb) = if PAIR { ((2 * u) % 16, (2 * u + 1) % 16) } else { (u % 16, u % 16) };
-                let pa = Lanes { divisor: simd.splat(lane_f32(&d, ja)), ..one };
-                let pb = if PAIR { Lanes { divisor: simd.splat(lane_f32(&d, jb)), ..one } } else { pa };
-                simd.store_mini_x4(mini_quotients_x4(simd, &sp, xq, [&pa, &pa, &pb, &pb], false), &fmt, yq);
+            // Each step's quotients are computed while the step before is encoded and
+            // stored (as in `MiniX4Loop`).
+            let (mut xs4, mut ys4) = (xg.chunks_exact(xstep), yg.chunks_exact_mut(ystep));
+            if let Some(x0) = xs4.next() {
+                let (pa, pb) = mini_pair_params::<S, PAIR>(simd, &d, 0, &one);
+                let mut q = mini_quotients_x4(simd, &sp, x0, [&pa, &pa, &pb, &pb], false);
+                for (u, (xq, yq)) in xs4.zip(&mut ys4).enumerate() {
+                    let (pa, pb) = mini_pair_params::<S, PAIR>(simd, &d, u + 1, &one);
+                    let next = mini_quotients_x4(simd, &sp, xq, [&pa, &pa, &pb, &pb], false);
+                    simd.store_mini_x4(q, &fmt, yq);
+                    q = next;
+                }
+                if let Some(yq) = ys4.next() {
+                    simd.store_mini_x4(q, &fmt, yq);
+                }
             }
             k += lanes;
         }
         k - k0
     }
+}
+
+/// The divisors of step `u` of [`MiniGroupsOf`] from the group's scales `d`: block `u`'s
+/// twice, or those of blocks `2u` and `2u + 1` where `PAIR` (`% 16`: the same lanes, and no
+/// bounds test per step); the rest of `one`.
+#[inline(always)]
+fn mini_pair_params<S: Simd, const PAIR: bool>(
+    simd: S,
+    d: &[u8; 64],
+    u: usize,
+    one: &Lanes<S>,
+) -> (Lanes<S>, Lanes<S>) {
+    let (ja, jb) = if PAIR { ((2 * u) % 16, (2 * u + 1) % 16) } else { (u % 16, u % 16) };
+    let pa = Lanes { divisor: simd.splat(lane_f32(d, ja)), ..*one };
+    let pb = if PAIR { Lanes { divisor: simd.splat(lane_f32(d, jb)), ..*one } } else { pa };
+    (pa, pb)
 }
 
 /// The block size when [`BlockedVec`] takes a call: blocked along the last axis, blocks of
@@ -2150,6 +2231,13 @@ fn group_steps<S: Simd, const SIGNED: bool, const BITS: u8, const N: usize>(
         // chunks of a compile-time size, where chunks of the run-time unit divided twice a
         // group to count them.
         // (`pair` at compile time: a run-time one made the second block's vectors copies.)
+        if BITS != 16 {
+            match pair {
+                true => unit_steps_ahead::<S, SIGNED, N, true>(simd, sp, gp, bits, x, y),
+                false => unit_steps_ahead::<S, SIGNED, N, false>(simd, sp, gp, bits, x, y),
+            }
+            return;
+        }
         for (u, (xq, yq)) in x.chunks_exact(xstep).zip(y.chunks_exact_mut(ystep)).enumerate() {
             match pair {
                 true => group_unit::<S, SIGNED, BITS, N>(simd, sp, gp, packs, true, u, xq, yq),
@@ -2161,6 +2249,52 @@ fn group_steps<S: Simd, const SIGNED: bool, const BITS: u8, const N: usize>(
     for (u, (xu, yu)) in x.chunks_exact(unit * xs).zip(y.chunks_exact_mut(unit * bits / 8)).enumerate() {
         group_unit::<S, SIGNED, BITS, N>(simd, sp, gp, packs, pair, u, xu, yu);
     }
+}
+
+/// [`group_steps`]' units of one four-vector step for the 8-, 4- and 2-bit outputs
+/// (`bits`), each step's quotients computed while the step before is converted and
+/// stored: the divisions' latency then overlaps the previous step's packing instead of
+/// stalling it.
+#[inline(always)]
+fn unit_steps_ahead<S: Simd, const SIGNED: bool, const N: usize, const PAIR: bool>(
+    simd: S,
+    sp: &Spec,
+    gp: &GroupParamsOf<N>,
+    bits: usize,
+    x: &[u8],
+    y: &mut [u8],
+) {
+    let lanes = S::LANES;
+    let (xstep, ystep) = (4 * lanes * sp.src.size(), 4 * lanes * bits / 8);
+    let (mut xs4, mut ys4) = (x.chunks_exact(xstep), y.chunks_exact_mut(ystep));
+    let Some(mut xa) = xs4.next() else { return };
+    let (mut pa, mut pb) = unit_params::<S, N, PAIR>(simd, gp, 0);
+    let mut q = sat8_quotients(simd, sp, xa, [&pa, &pa, &pb, &pb]);
+    for (u, (xb, ya)) in xs4.zip(&mut ys4).enumerate() {
+        let (na, nb) = unit_params::<S, N, PAIR>(simd, gp, u + 1);
+        let next = sat8_quotients(simd, sp, xb, [&na, &na, &nb, &nb]);
+        let z = simd.zero_points_x4([pa.z, pa.z, pb.z, pb.z]);
+        sat8_store_quotients::<S, SIGNED>(simd, sp, q, xa, [&pa, &pa, &pb, &pb], z, ya, bits);
+        (q, xa, pa, pb) = (next, xb, na, nb);
+    }
+    if let Some(ya) = ys4.next() {
+        let z = simd.zero_points_x4([pa.z, pa.z, pb.z, pb.z]);
+        sat8_store_quotients::<S, SIGNED>(simd, sp, q, xa, [&pa, &pa, &pb, &pb], z, ya, bits);
+    }
+}
+
+/// The parameters of unit `u` of [`unit_steps_ahead`]: block `u`'s twice, or those of
+/// blocks `2u` and `2u + 1` where `PAIR`. (A function, not a closure: closures do not
+/// inherit the ISA's target features.)
+#[inline(always)]
+fn unit_params<S: Simd, const N: usize, const PAIR: bool>(
+    simd: S,
+    gp: &GroupParamsOf<N>,
+    u: usize,
+) -> (Lanes<S>, Lanes<S>) {
+    let ja = if PAIR { 2 * u } else { u };
+    let pa = gp.block(simd, ja);
+    (pa, if PAIR { gp.block(simd, ja + 1) } else { pa })
 }
 
 /// Unit `u` of [`group_steps`] (block `u`, or blocks `2u` and `2u + 1` where `pair`): its
