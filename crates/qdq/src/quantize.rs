@@ -1057,7 +1057,8 @@ impl<S: Simd, const SIGNED: bool, const SRC: u8, const PREC: u8> IsaKernel<S>
 /// [`Simd::store_mini_x4`] (entered where [`Simd::MINI_X4`]): four vectors' quotients
 /// ([`mini_quotient`], Markstein's division, the scale in the fast range, except the last
 /// [`Simd::MINI_DIV_QUOTIENTS`] by the divide instruction), then one
-/// encode-and-store. `x` and `y` hold exactly the steps' bytes; `SRC` and `PREC` are the
+/// encode-and-store, the quotients a step ahead ([`steps_ahead`]). `x` and `y` hold
+/// exactly the steps' bytes; `SRC` and `PREC` are the
 /// caller's variant, folded back into the spec (see [`Spec::fold`]).
 struct MiniX4Loop<'a, 'y, S: Simd, const MINI: u8, const SRC: u8, const PREC: u8> {
     sp: &'a Spec,
@@ -2278,6 +2279,7 @@ fn group_steps<S: Simd, const SIGNED: bool, const BITS: u8, const N: usize>(
         // chunks of a compile-time size, where chunks of the run-time unit divided twice a
         // group to count them.
         // (`pair` at compile time: a run-time one made the second block's vectors copies.)
+        // The 8-, 4- and 2-bit outputs with the quotients a step ahead ([`UnitSteps`]).
         if BITS != 16 {
             let marker = core::marker::PhantomData;
             match pair {
