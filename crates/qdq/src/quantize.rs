@@ -932,7 +932,7 @@ fn sat8_loop<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, x: &[u8], y: &mut 
 
 /// A loop of four-vector steps whose divisions run a step ahead ([`steps_ahead`]).
 trait AheadStep<S: Simd> {
-    /// What a step's store needs besides its input: its quotients (and parameters).
+    /// What a step's store takes of its divisions (its quotients).
     type Q: Copy;
     /// The next step's quotients, from its input `x` (the steps come in order).
     fn quotients(&mut self, simd: S, x: &[u8]) -> Self::Q;
@@ -943,8 +943,8 @@ trait AheadStep<S: Simd> {
 
 /// The steps of `t` over `x` (steps of `xstep` bytes) and `y` (`ystep` bytes), each step's
 /// quotients computed before the step ahead of it is converted and stored: the divisions'
-/// latency (11 cycles and more for `vdivps`) then overlaps that step's packing instead of
-/// stalling it (AVX2 e4m3fn per tensor: 1.14x on Zen 4). `x` and `y` hold exactly the
+/// latency (`vdivps ymm`: 11 cycles on Zen 4) then overlaps that step's packing instead of
+/// stalling it (AVX2 e4m3fn per tensor: 1.15x on Zen 4). `x` and `y` hold exactly the
 /// steps' bytes. The last turn computes the last step's quotients again rather than
 /// leave the loop for a store of its own: one store in the code, as an unoptimised build
 /// gives every inlined call its own stack slots.
@@ -1138,19 +1138,17 @@ impl<S: Simd, const MINI: u8, const BITS: u8> IsaKernel<S> for MiniRows<'_, '_, 
             let (fmt, add_zero) = (MiniFormat::of_id(MINI), mini_adds_zero::<MINI>(sp));
             if n == 4 {
                 // Rows of one step (32 channels on AVX2, 64 on AVX-512), the same parameters
-                // every step: one flat loop. (In the nested loop below LLVM rotated the
+                // every step, held as they are. (In a loop per row LLVM rotated the
                 // encoder's constants through other registers every step: AVX2 e4m3fn
-                // blocked-middle32 16 moves and a spill in 85 instructions a step. A flat
-                // loop with the parameters cycling for longer rows helped e4m3fn
-                // per-axis-last64, 2.52 -> 2.22 instructions per element, and cost e2m1 and
-                // e3m2 6-8 %: not taken, before the quotients ran a step ahead.)
+                // blocked-middle32 16 moves and a spill in 85 instructions a step.)
                 let steps = MiniStepsFixed { sp, fmt: &fmt, p: [&p[0], &p[1], &p[2], &p[3]], add_zero };
                 steps_ahead(simd, steps, x, 4 * xv, y, 4 * yv);
                 return;
             }
-            // Longer rows: the steps as one sequence, the parameters repeating (AVX2
-            // per-axis-last64 e4m3fn / e2m1 / e3m2 1.07x / 1.15x / 1.02x over a loop per
-            // row, once the quotients ran a step ahead).
+            // Longer rows: the steps as one sequence, the parameters repeating by a
+            // running index. (Against a loop per row, without the quotients a step ahead,
+            // this helped AVX2 e4m3fn per-axis-last64 and cost e2m1 and e3m2 6-8 %; with
+            // them, it measured 1.07x / 1.15x / 1.02x.)
             steps_ahead(simd, MiniSteps { sp, fmt: &fmt, p, v: 0, add_zero }, x, 4 * xv, y, 4 * yv);
             return;
         }
@@ -2256,8 +2254,8 @@ const GROUP_BLOCKS: usize = 64;
 /// four) with the group's parameters `gp`, every scale in the fast range: steps of four
 /// vectors, vectors 0, 1 from block `ja` and 2, 3 from `jb`, the unit's second block for
 /// two-vector blocks, else `ja` again (a quarter of a larger block). `packs`: [`packs16`]
-/// of the group (16 bits). Zipped chunks, not counters, and one copy of the step code (an
-/// unoptimised build gives each copy its own stack slots).
+/// of the group (16 bits). Zipped chunks, not counters, and one copy of the step code per
+/// route (an unoptimised build gives each copy its own stack slots).
 #[inline(always)]
 fn group_steps<S: Simd, const SIGNED: bool, const BITS: u8, const N: usize>(
     simd: S,
