@@ -2318,14 +2318,14 @@ struct UnitSteps<'a, S: Simd, const SIGNED: bool, const N: usize, const PAIR: bo
     _isa: core::marker::PhantomData<S>,
 }
 
-impl<S: Simd, const SIGNED: bool, const N: usize, const PAIR: bool> UnitSteps<'_, S, SIGNED, N, PAIR> {
-    /// The parameters of unit `u`.
-    #[inline(always)]
-    fn params(&self, simd: S, u: usize) -> (Lanes<S>, Lanes<S>) {
-        let ja = if PAIR { 2 * u } else { u };
-        let pa = self.gp.block(simd, ja);
-        (pa, if PAIR { self.gp.block(simd, ja + 1) } else { pa })
-    }
+/// The parameters of unit `u` of a group's steps ([`group_unit`], [`UnitSteps`]): block
+/// `u`'s twice, or those of blocks `2u` and `2u + 1` where `pair`.
+#[inline(always)]
+fn unit_params<S: Simd, const N: usize>(simd: S, gp: &GroupParamsOf<N>, pair: bool, u: usize) -> (Lanes<S>, Lanes<S>) {
+    let ja = if pair { 2 * u } else { u };
+    let pa = gp.block(simd, ja);
+    // (The steps of a larger block reuse its parameters, not read them again.)
+    (pa, if pair { gp.block(simd, ja + 1) } else { pa })
 }
 
 impl<S: Simd, const SIGNED: bool, const N: usize, const PAIR: bool> AheadStep<S> for UnitSteps<'_, S, SIGNED, N, PAIR> {
@@ -2333,13 +2333,13 @@ impl<S: Simd, const SIGNED: bool, const N: usize, const PAIR: bool> AheadStep<S>
     #[inline(always)]
     fn quotients(&mut self, simd: S, x: &[u8]) -> [S::F; 4] {
         // (Wrapped: the walk's last turn asks for one unit past the group's end.)
-        let (pa, pb) = self.params(simd, self.uq % if PAIR { N / 2 } else { N });
+        let (pa, pb) = unit_params(simd, self.gp, PAIR, self.uq % if PAIR { N / 2 } else { N });
         self.uq += 1;
         sat8_quotients(simd, self.sp, x, [&pa, &pa, &pb, &pb])
     }
     #[inline(always)]
     fn store(&mut self, simd: S, q: [S::F; 4], x: &[u8], y: &mut [u8]) {
-        let (pa, pb) = self.params(simd, self.us);
+        let (pa, pb) = unit_params(simd, self.gp, PAIR, self.us);
         self.us += 1;
         let z = simd.zero_points_x4([pa.z, pa.z, pb.z, pb.z]);
         sat8_store_quotients::<S, SIGNED>(simd, self.sp, q, x, [&pa, &pa, &pb, &pb], z, y, self.bits);
@@ -2362,10 +2362,7 @@ fn group_unit<S: Simd, const SIGNED: bool, const BITS: u8, const N: usize>(
 ) {
     let (lanes, bits) = (S::LANES, BITS as usize);
     let vb = lanes * sp.src.size();
-    let ja = if pair { 2 * u } else { u };
-    let pa = gp.block(simd, ja);
-    // (The steps of a larger block reuse its parameters, not read them again.)
-    let pb = if pair { gp.block(simd, ja + 1) } else { pa };
+    let (pa, pb) = unit_params(simd, gp, pair, u);
     let z = simd.zero_points_x4([pa.z, pa.z, pb.z, pb.z]);
     for (xq, yq) in xu.chunks_exact(4 * vb).zip(yu.chunks_exact_mut(4 * lanes * bits / 8)) {
         match BITS {
