@@ -57,7 +57,14 @@
 //! more, finite and beyond every integer range these paths write; an infinite quotient, or
 //! one whose product overflows (`|v| >= 2^112` or so, bf16 only), becomes NaN, which the
 //! conversion check sends to the exact redo. (The unchecked loops of the scaled quantizers,
-//! `sat8_loop_with_range` / `sat_block_with_range`, take f32 only.)
+//! `sat8_loop_with_range` / `sat_block_with_range`, take f32 only.) On ISAs with FMA the
+//! product goes inside the split (`Prec::round_split_product`: `t = x (r c);
+//! t - (t - x r)`, the inner difference one fused multiply-add from the exact product), three
+//! operations for the product and its rounding instead of four. A check of every pair of
+//! non-negative f16 (bf16) x and scale of the fast range found the same value as the split
+//! of `x * r` (below 2^-126 aside, where both round to the integer 0); the per-axis row
+//! tiles, whose reciprocals come from memory each step, keep the split of the product
+//! (`Spec::split_product`).
 
 use crate::codec::{bf16_bits_to_f32, encode_minifloat_checked, round_bf16, round_f16, MiniFormat, MINI_RUNTIME};
 use crate::isa::{IsaKernel, Kernel};
@@ -233,6 +240,28 @@ impl Prec {
         };
         let t = simd.mul(v, simd.splat(c));
         simd.sub(t, simd.sub(t, v))
+    }
+
+    /// [`Prec::round_split`] of the product `x * r`, with the product inside the split on
+    /// ISAs with FMA: `t = x * (r * c); t - (t - x * r)`, the inner difference by one fused
+    /// multiply-add from the exact product (three operations for the four of a product and
+    /// its split; `r * c` is loop-invariant wherever `r` is). For every f16 (bf16) `x` and
+    /// every f16 (bf16) scale in the fast range with `r = 1 / s` in f32, it gives the same
+    /// value as the split of `fl(x * r)` except below 2^-126 (f32's subnormals, where both
+    /// are far below every integer's rounding limit): an exhaustive check of all 2^30
+    /// (2^29) pairs of non-negative values. Huge or infinite products become NaN, as there.
+    #[inline(always)]
+    pub(crate) fn round_split_product<S: Simd>(self, simd: S, x: S::F, r: S::F) -> S::F {
+        let c = match self {
+            Prec::F32 => return simd.mul(x, r),
+            Prec::F16 => 8193.0,
+            Prec::Bf16 => 65537.0,
+        };
+        if !S::HAS_FMA {
+            return self.round_split(simd, simd.mul(x, r));
+        }
+        let t = simd.mul(x, simd.mul(r, simd.splat(c)));
+        simd.sub(t, simd.fnma(x, r, t))
     }
 
     pub(crate) fn round_scalar(self, v: f32) -> f32 {
@@ -434,6 +463,11 @@ pub(crate) struct Spec {
     /// AMD's cores from Zen 2 on: [`crate::isa::avx2_extra_divide`]). Run time: a second set of kernels
     /// would double AVX2's code for a few per cent.
     pub extra_div: bool,
+    /// Whether a 16-bit precision's quotients take the product inside the split
+    /// ([`Prec::round_split_product`]), which wants `r * c` loop-invariant: everywhere but
+    /// the per-axis row tiles, whose reciprocals come from memory each step (there the
+    /// extra multiply per vector measured 0.91-0.98x on Zen 4's AVX2).
+    pub split_product: bool,
 }
 
 pub(crate) const ANY: u8 = u8::MAX;
@@ -448,6 +482,7 @@ impl Spec {
             enc: job.enc,
             bits: job.out.bits(),
             extra_div: job.extra_div,
+            split_product: true,
         }
         .fold::<SRC, PREC, BITS>()
     }
@@ -472,7 +507,7 @@ impl Spec {
         let bits = if BITS == ANY { self.bits } else { BITS as u32 };
         // f32 arithmetic, or a source in its own precision: no rounding of x.
         let src_exact = if PREC == 0 || (SRC == PREC && SRC != ANY) { true } else { self.src_exact };
-        Spec { src, prec, src_exact, enc: self.enc, bits, extra_div: self.extra_div }
+        Spec { src, prec, src_exact, enc: self.enc, bits, extra_div: self.extra_div, split_product: self.split_product }
     }
 }
 
@@ -670,14 +705,20 @@ fn int_valid<S: Simd>(simd: S, q: S::F, r: S::I, p: &Lanes<S>) -> u32 {
 #[inline(always)]
 fn quotient_sat<S: Simd, const CLAMPED: bool>(simd: S, sp: &Spec, xb: &[u8], p: &Lanes<S>) -> S::F {
     let x = load_x(simd, sp, xb);
-    let q0 = simd.mul(x, p.r);
     if sp.prec != Prec::F32 {
         // A 16-bit precision rounds `x * r` itself: the same integer (module docs), never a
         // midpoint of P, so the split rounding serves. Its NaN for an infinite or huge
         // `x * r` goes to the caller's conversion check, whose redo (`CLAMPED`) rounds
         // exactly, keeping infinities for `cvt_rne_clamped`.
-        return if CLAMPED { sp.prec.round(simd, q0) } else { sp.prec.round_split(simd, q0) };
+        return if CLAMPED {
+            sp.prec.round(simd, simd.mul(x, p.r))
+        } else if sp.split_product {
+            sp.prec.round_split_product(simd, x, p.r)
+        } else {
+            sp.prec.round_split(simd, simd.mul(x, p.r))
+        };
     }
+    let q0 = simd.mul(x, p.r);
     let q0 = if CLAMPED { simd.clamp_abs(q0, simd.splat(LIM)) } else { q0 };
     let e = simd.fnma(q0, p.divisor, x);
     simd.fma(e, p.r, q0)
@@ -2051,7 +2092,7 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
     fn groups<S: Simd, const SIGNED: bool, const BITS: u8>(self, simd: S) -> usize {
         let AxisSat8Rows { job, sp, y, begin, rows, geometry: (mut g0, r1, c0, nv), .. } = self;
         let x = job.x;
-        let sp = sp.fold::<SRC, PREC, BITS>();
+        let sp = Spec { split_product: false, ..sp.fold::<SRC, PREC, BITS>() };
         let lanes = S::LANES;
         let (xs, channels, bits) = (sp.src.size(), rows.channels, BITS as usize);
         let tile = nv * lanes;

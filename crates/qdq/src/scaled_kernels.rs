@@ -2272,6 +2272,7 @@ fn block_codes_row<S: Simd>(
         enc: Encode::Int { qmin, qmax },
         bits,
         extra_div: false,
+        split_product: true,
     };
     let xs = x[4 * e..][..4 * cols].chunks_exact(gb);
     let scales = b.s[..4 * cols].chunks_exact(gb).zip(b.rcp[..4 * cols].chunks_exact(gb));
