@@ -60,9 +60,11 @@
 //! `sat8_loop_with_range` / `sat_block_with_range`, take f32 only.) On ISAs with FMA the
 //! product goes inside the split (`Prec::round_split_product`: `t = x (r c);
 //! t - (t - x r)`, the inner difference one fused multiply-add from the exact product), three
-//! operations for the product and its rounding instead of four. A check of every pair of
-//! non-negative f16 (bf16) x and scale of the fast range found the same value as the split
-//! of `x * r` (below 2^-126 aside, where both round to the integer 0); the per-axis row
+//! operations for the product and its rounding instead of four. It gives the split of
+//! `x * r` for every pair of non-negative f16 (bf16) x and scale of the fast range (below
+//! 2^-126 aside, where both round to the integer 0; the test
+//! `split_with_the_product_inside_matches_the_split_of_the_product` runs all 2^30 and
+//! 2^28 pairs on every ISA with FMA); the per-axis row
 //! tiles, whose reciprocals come from memory each step, keep the split of the product
 //! (`Spec::split_product`).
 
@@ -248,8 +250,8 @@ impl Prec {
     /// its split; `r * c` is loop-invariant wherever `r` is). For every f16 (bf16) `x` and
     /// every f16 (bf16) scale in the fast range with `r = 1 / s` in f32, it gives the same
     /// value as the split of `fl(x * r)` except below 2^-126 (f32's subnormals, where both
-    /// are far below every integer's rounding limit): an exhaustive check of all 2^30
-    /// (2^29) pairs of non-negative values. Huge or infinite products become NaN, as there.
+    /// are far below every integer's rounding limit; an exhaustive test of the non-negative
+    /// pairs, module docs). Huge or infinite products become NaN, as there.
     #[inline(always)]
     pub(crate) fn round_split_product<S: Simd>(self, simd: S, x: S::F, r: S::F) -> S::F {
         let c = match self {

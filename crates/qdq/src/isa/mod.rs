@@ -687,6 +687,90 @@ mod tests {
         }
     }
 
+    /// `Prec::round_split_product(x, 1 / s)` against `Prec::round_split(x * (1 / s))` for
+    /// every non-negative finite x of the precision (`self.0`: f16 or bf16) and every scale
+    /// `s` in `self.1`: the differing lanes as (x bits, s bits, product form, split form),
+    /// ignoring results below 2^-126 in both (integer 0 either way).
+    struct SplitProduct<'a>(crate::quantize::Prec, &'a [u16]);
+
+    impl Kernel for SplitProduct<'_> {
+        type Output = (Vec<(u16, u16, u32, u32)>, bool);
+        fn run<S: Simd>(self, simd: S) -> Self::Output {
+            use crate::quantize::Prec;
+            let SplitProduct(prec, scales) = self;
+            let value = |b: u16| match prec {
+                Prec::Bf16 => f32::from_bits((b as u32) << 16),
+                _ => half::f16::from_bits(b).to_f32(),
+            };
+            let top = if prec == Prec::Bf16 { 0x7f80u16 } else { 0x7c00 };
+            let mut bad = Vec::new();
+            if !S::HAS_FMA {
+                // The product form is the split of the product there.
+                return (bad, false);
+            }
+            for &sb in scales {
+                let r = 1.0 / value(sb);
+                let rv = simd.splat(r);
+                for x0 in (0..top).step_by(S::LANES) {
+                    let mut src = [0u8; 64];
+                    for t in 0..S::LANES {
+                        src[4 * t..4 * t + 4].copy_from_slice(&value((x0 + t as u16).min(top - 1)).to_le_bytes());
+                    }
+                    let x = simd.load_f32(&src);
+                    let (mut got, mut want) = ([0u8; 64], [0u8; 64]);
+                    simd.store_f32(prec.round_split_product(simd, x, rv), &mut got);
+                    simd.store_f32(prec.round_split(simd, simd.mul(x, rv)), &mut want);
+                    if got != want {
+                        for t in 0..S::LANES {
+                            let (g, w) = (crate::simd::lane_f32(&got, t), crate::simd::lane_f32(&want, t));
+                            let tiny = g.abs() < f32::MIN_POSITIVE && w.abs() < f32::MIN_POSITIVE;
+                            if g.to_bits() != w.to_bits() && !tiny {
+                                bad.push((x0 + t as u16, sb, g.to_bits(), w.to_bits()));
+                            }
+                        }
+                    }
+                }
+            }
+            (bad, S::HAS_FMA)
+        }
+    }
+
+    /// The 16-bit precisions' split with the product inside (`Prec::round_split_product`,
+    /// which takes the difference from the exact product where the ISA has FMA) gives the
+    /// split of the rounded product, for every non-negative f16 x and scale and every
+    /// non-negative bf16 x and bf16 scale in the fast range `[2^-30, 2^30]` (2^30 and 2^28
+    /// pairs; negative values mirror them).
+    #[test]
+    fn split_with_the_product_inside_matches_the_split_of_the_product() {
+        use crate::quantize::Prec;
+        let f16_scales: Vec<u16> = (1..0x7c00).collect();
+        let bf16_scales: Vec<u16> = (1..0x7f80u16)
+            .filter(|&b| (2f32.powi(-30)..=2f32.powi(30)).contains(&f32::from_bits((b as u32) << 16)))
+            .collect();
+        let mut fused = 0;
+        for isa in Isa::ALL {
+            if !isa.is_available() {
+                println!("{isa}: skipped, not on this CPU");
+                continue;
+            }
+            for (prec, scales) in [(Prec::F16, &f16_scales), (Prec::Bf16, &bf16_scales)] {
+                let (bad, fma) = dispatch(isa, SplitProduct(prec, scales));
+                if let Some(&(x, s, g, w)) = bad.first() {
+                    panic!("{isa} {prec:?}: x {x:#06x} s {s:#06x}: {g:#010x} against {w:#010x} ({} lanes)", bad.len());
+                }
+                fused += usize::from(fma);
+                match fma {
+                    true => println!("{isa} {prec:?}: {} scales checked", scales.len()),
+                    false => println!("{isa} {prec:?}: skipped, no FMA (the split of the product itself)"),
+                }
+            }
+        }
+        assert!(
+            fused > 0 || !Isa::ALL.iter().any(|i| i.is_available() && *i != Isa::Scalar),
+            "no ISA took the fused form"
+        );
+    }
+
     /// Each ISA's four-vector float8 / float4 store (`store_mini_x4`: the byte route on
     /// AVX2 and AVX-512) against the per-vector codec (`store_minifloat_x4`), for every
     /// format id with the route: the first differing step as (id, step, got, want).
