@@ -468,7 +468,7 @@ pub(crate) struct Spec {
     /// Whether a 16-bit precision's quotients take the product inside the split
     /// ([`Prec::round_split_product`]), which wants `r * c` loop-invariant: everywhere but
     /// the per-axis row tiles, whose reciprocals come from memory each step (there the
-    /// extra multiply per vector measured 0.91-0.98x on Zen 4's AVX2).
+    /// extra multiply per vector measured 0.91-0.99x on Zen 4's AVX2).
     pub split_product: bool,
 }
 
@@ -701,7 +701,8 @@ fn int_valid<S: Simd>(simd: S, q: S::F, r: S::I, p: &Lanes<S>) -> u32 {
 /// stays NaN); without, infinite or huge x make the correction NaN or the quotient beyond
 /// i32, which [`Simd::cvt_rne_x4`] (and [`Simd::cvt_store_sat_x4`]) reports. In a 16-bit
 /// precision there is no correction (module docs) and no clamp: without `CLAMPED`,
-/// `round_P(x * r)` by [`Prec::round_split`], which makes an infinite or overflowing
+/// `round_P(x * r)` by [`Prec::round_split_product`] (by [`Prec::round_split`] of the
+/// product where [`Spec::split_product`] is off), which makes an infinite or overflowing
 /// quotient NaN for the conversion check (so a caller without that check must be f32); with
 /// `CLAMPED` (the redo), the exact rounding, which keeps infinities for `cvt_rne_clamped`.
 #[inline(always)]
