@@ -64,9 +64,8 @@
 //! `x * r` for every pair of non-negative f16 (bf16) x and scale of the fast range (below
 //! 2^-126 aside, where both round to the integer 0; the test
 //! `split_with_the_product_inside_matches_the_split_of_the_product` runs all 2^30 and
-//! 2^28 pairs on every ISA with FMA); the per-axis row
-//! tiles, whose reciprocals come from memory each step, keep the split of the product
-//! (`Spec::split_product`).
+//! 2^28 pairs on every ISA with FMA); the per-axis row tiles, whose reciprocals come from
+//! memory each step, keep the split of the product (`Spec::split_product`).
 
 use crate::codec::{bf16_bits_to_f32, encode_minifloat_checked, round_bf16, round_f16, MiniFormat, MINI_RUNTIME};
 use crate::isa::{IsaKernel, Kernel};
@@ -251,15 +250,16 @@ impl Prec {
     /// every f16 (bf16) scale in the fast range with `r = 1 / s` in f32, it gives the same
     /// value as the split of `fl(x * r)` except below 2^-126 (f32's subnormals, where both
     /// are far below every integer's rounding limit; an exhaustive test of the non-negative
-    /// pairs, module docs). Huge or infinite products become NaN, as there.
+    /// pairs, module docs). Huge or infinite products become NaN, as there. `inside` false
+    /// (or no FMA): the split of the product, [`Prec::round_split`].
     #[inline(always)]
-    pub(crate) fn round_split_product<S: Simd>(self, simd: S, x: S::F, r: S::F) -> S::F {
+    pub(crate) fn round_split_product<S: Simd>(self, simd: S, x: S::F, r: S::F, inside: bool) -> S::F {
         let c = match self {
             Prec::F32 => return simd.mul(x, r),
             Prec::F16 => 8193.0,
             Prec::Bf16 => 65537.0,
         };
-        if !S::HAS_FMA {
+        if !(S::HAS_FMA && inside) {
             return self.round_split(simd, simd.mul(x, r));
         }
         let t = simd.mul(x, simd.mul(r, simd.splat(c)));
@@ -701,8 +701,8 @@ fn int_valid<S: Simd>(simd: S, q: S::F, r: S::I, p: &Lanes<S>) -> u32 {
 /// stays NaN); without, infinite or huge x make the correction NaN or the quotient beyond
 /// i32, which [`Simd::cvt_rne_x4`] (and [`Simd::cvt_store_sat_x4`]) reports. In a 16-bit
 /// precision there is no correction (module docs) and no clamp: without `CLAMPED`,
-/// `round_P(x * r)` by [`Prec::round_split_product`] (by [`Prec::round_split`] of the
-/// product where [`Spec::split_product`] is off), which makes an infinite or overflowing
+/// `round_P(x * r)` by [`Prec::round_split_product`] (the split of the product where
+/// [`Spec::split_product`] is off), which makes an infinite or overflowing
 /// quotient NaN for the conversion check (so a caller without that check must be f32); with
 /// `CLAMPED` (the redo), the exact rounding, which keeps infinities for `cvt_rne_clamped`.
 #[inline(always)]
@@ -715,10 +715,8 @@ fn quotient_sat<S: Simd, const CLAMPED: bool>(simd: S, sp: &Spec, xb: &[u8], p: 
         // exactly, keeping infinities for `cvt_rne_clamped`.
         return if CLAMPED {
             sp.prec.round(simd, simd.mul(x, p.r))
-        } else if sp.split_product {
-            sp.prec.round_split_product(simd, x, p.r)
         } else {
-            sp.prec.round_split(simd, simd.mul(x, p.r))
+            sp.prec.round_split_product(simd, x, p.r, sp.split_product)
         };
     }
     let q0 = simd.mul(x, p.r);
