@@ -22,6 +22,9 @@
 //! threads) with `Config::parallel_threshold` set to `N`, instead of one thread: the probe
 //! for where the pool starts to pay on a host.
 //!
+//! `GAP_US=N` sleeps `N` µs before each call and times the calls alone (median and best
+//! rates): with the `THRESHOLD` probe, a call that finds the pool's threads asleep.
+//!
 //! `ALT=1` alternates the calls between one and two of each step's four quotients by the
 //! divide instruction on AVX2 (`qdq::tuning::set_avx2_extra_divide`), times each call, and
 //! prints both settings' rates and their ratio: an A/B of the two in one process.
@@ -121,6 +124,24 @@ fn main() -> ExitCode {
             at(two, 50),
             at(two, 50) / at(one, 50)
         );
+        return ExitCode::SUCCESS;
+    }
+    // GAP_US=N: sleep N µs before each call (long enough for the pool's threads to fall
+    // asleep), time each call alone, and print the calls' median and best rates.
+    if let Some(gap) = std::env::var("GAP_US").ok().and_then(|v| v.parse::<u64>().ok()) {
+        let mut t = Vec::with_capacity(iters);
+        for _ in 0..iters {
+            std::thread::sleep(std::time::Duration::from_micros(gap));
+            let start = std::time::Instant::now();
+            if let Err(e) = p.run(&cfg) {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+            t.push(start.elapsed().as_secs_f64());
+        }
+        t.sort_by(f64::total_cmp);
+        let at = |q: usize| t.get(t.len() * q / 100).map_or(f64::NAN, |s| n as f64 / s / 1e9);
+        println!("{case} {} n={n} gap={gap}us: median {:.3} min-time {:.3} Gelem/s", isa.name(), at(50), at(0));
         return ExitCode::SUCCESS;
     }
     for _ in 0..iters {
