@@ -316,7 +316,7 @@ typedef struct qdq_config {
    */
   const struct qdq_thread_pool *pool;
   /**
-   * Calls of fewer elements stay on the calling thread; 0 means the default (2 Mi = 2097152;
+   * Calls of fewer elements stay on the calling thread; 0 means the default (1 Mi = 1048576;
    * counted in elements of the cheapest kernels, see the Rust `Config::parallel_threshold`).
    */
   size_t parallel_threshold;

@@ -193,7 +193,7 @@ pub struct qdq_config {
     pub isa: i32,
     /// The engine's pool, or NULL for the calling thread.
     pub pool: *const qdq_thread_pool,
-    /// Calls of fewer elements stay on the calling thread; 0 means the default (2 Mi = 2097152;
+    /// Calls of fewer elements stay on the calling thread; 0 means the default (1 Mi = 1048576;
     /// counted in elements of the cheapest kernels, see the Rust `Config::parallel_threshold`).
     pub parallel_threshold: usize,
 }

@@ -90,13 +90,15 @@ pub struct Config<'p> {
     /// e8m0-scaled dequantize, training, computed scales: `w` from 2 to 8) goes parallel from
     /// `parallel_threshold / w` elements.
     ///
-    /// The default, [`Config::DEFAULT_PARALLEL_THRESHOLD`] (2 Mi), is set so that the
-    /// parallel mode is never slower than one thread where waking a pool thread is slow
-    /// (about 15 µs on a 2-vCPU virtual machine, as long as the cheapest kernels take for
-    /// 200 Ki elements); hosts and pools that wake threads faster may lower it. On a
-    /// 16-core Xeon, two threads ran 8-bit per-tensor quantize and dequantize 1.8-2.4x
-    /// faster than one from 512 Ki elements, but at most 1.2x at 256 Ki and below one
-    /// thread's speed at 128 Ki: 512 Ki is a reasonable setting on such hosts.
+    /// The default, [`Config::DEFAULT_PARALLEL_THRESHOLD`] (1 Mi), is set so that calls
+    /// made back to back on rayon's pool (its threads awake) are never slower in parallel
+    /// than on one thread, with a margin: two threads ran the cheapest kernels 1.35-1.75x
+    /// faster than one at 512 Ki and 1 Mi elements on a 2-vCPU virtual machine, and
+    /// 1.8-2.4x from 512 Ki on a 16-core Xeon. A pool whose threads have fallen asleep
+    /// wakes them slowly on virtual machines: after a millisecond without calls, two
+    /// threads paid there only from about 4 Mi elements. An engine that calls qdq seldom,
+    /// between long stretches of other work, may raise the threshold; one that keeps the
+    /// pool busy may lower it to 512 Ki.
     pub parallel_threshold: usize,
     /// The engine's thread pool; `None` for rayon's global pool (see [`Config::parallel`]).
     pub pool: Option<&'p dyn ThreadPool>,
@@ -151,13 +153,13 @@ pub(crate) enum Cost {
 pub(crate) const MAX_PARTS: usize = 64;
 
 impl<'p> Config<'p> {
-    /// The default [`Config::parallel_threshold`]: 2 Mi elements (of the cheapest kernels).
+    /// The default [`Config::parallel_threshold`]: 1 Mi elements (of the cheapest kernels).
     ///
     /// ```
     /// assert_eq!(qdq::Config::default().parallel_threshold, qdq::Config::DEFAULT_PARALLEL_THRESHOLD);
-    /// assert_eq!(qdq::Config::DEFAULT_PARALLEL_THRESHOLD, 2 << 20);
+    /// assert_eq!(qdq::Config::DEFAULT_PARALLEL_THRESHOLD, 1 << 20);
     /// ```
-    pub const DEFAULT_PARALLEL_THRESHOLD: usize = 2 << 20;
+    pub const DEFAULT_PARALLEL_THRESHOLD: usize = 1 << 20;
 
     /// Single-threaded, best ISA: every call stays on the calling thread.
     ///
