@@ -265,3 +265,35 @@ impl<N, F: FnMut(N) -> Split<N>> Iterator for Leaves<N, F> {
         }
     }
 }
+
+#[cfg(all(test, feature = "rayon"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_caller_stops_spinning_for_a_part_that_does_not_finish() {
+        // A claimed part whose helper never reports back (descheduled, say): the spin gives
+        // up after its limit, and the scope's blocking wait takes over.
+        let p = Progress::default();
+        p.claimed.store(1, Ordering::Relaxed);
+        let start = Instant::now();
+        p.await_parts();
+        let waited = start.elapsed();
+        assert!(waited >= SPIN_LIMIT, "gave up after {waited:?}, before the limit");
+        assert_eq!(p.finished.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn the_caller_waits_for_the_last_claimed_part_or_the_limit() {
+        let p = Progress::default();
+        p.claimed.store(2, Ordering::Relaxed);
+        p.finished.store(1, Ordering::Relaxed);
+        std::thread::scope(|s| {
+            let start = Instant::now();
+            s.spawn(|| p.finished.fetch_add(1, Ordering::Release));
+            p.await_parts();
+            let (done, waited) = (p.finished.load(Ordering::Acquire), start.elapsed());
+            assert!(done == 2 || waited >= SPIN_LIMIT, "returned after {waited:?} with {done} of 2 parts finished");
+        });
+    }
+}
