@@ -60,13 +60,13 @@ pub(crate) fn for_parts<P: Send>(
             // The calling thread claims parts too, while `threads - 1` helpers queued on
             // rayon's pool join in as they wake: a late helper finds nothing left.
             let helpers = rayon::current_num_threads().min(count) - 1;
-            let progress = Progress::default();
+            let finished = AtomicUsize::new(0);
             rayon::in_place_scope(|s| {
                 for _ in 0..helpers {
-                    s.spawn(|_| while claim_and_run(&queue, f, Some(&progress)) {});
+                    s.spawn(|_| while claim_and_run(&queue, f, Some(&finished)) {});
                 }
-                while claim_and_run(&queue, f, Some(&progress)) {}
-                progress.await_parts();
+                while claim_and_run(&queue, f, Some(&finished)) {}
+                await_parts(&finished, count);
             });
         }
         Exec::Pool(pool) => pool.parallel_for(count, &task),
@@ -74,64 +74,48 @@ pub(crate) fn for_parts<P: Send>(
     while claim_and_run(&queue, f, None) {}
 }
 
-/// The parts of a call on rayon's pool that threads have claimed and finished.
-#[derive(Default)]
-struct Progress {
-    claimed: AtomicUsize,
-    finished: AtomicUsize,
-}
-
 /// How long the calling thread spins for parts that helpers still run before it blocks.
 #[cfg(feature = "rayon")]
 const SPIN_LIMIT: Duration = Duration::from_micros(100);
 
+/// Waits, spinning and then yielding, for at most [`SPIN_LIMIT`] until `finished` counts
+/// all `count` parts of the call. Called once the queue is empty (every part claimed, some
+/// perhaps still running on helpers). It is only a cheaper first stage of the scope's own
+/// wait, which follows and alone orders the parts' writes before the call returns:
+/// blocking there puts the calling thread to sleep, and on a 2-vCPU virtual machine waking
+/// it again when a helper finished cost as much as a whole call of 64-256 Ki elements of
+/// the cheapest kernels.
 #[cfg(feature = "rayon")]
-impl Progress {
-    /// Waits, spinning and then yielding, for at most [`SPIN_LIMIT`] until every claimed part
-    /// has finished. Called once the queue is empty, when the count of claimed parts is
-    /// final. It is only a cheaper first stage of the scope's own wait, which follows and
-    /// alone orders the parts' writes before the call returns: blocking there puts the
-    /// calling thread to sleep, and on a 2-vCPU virtual machine waking it again when a
-    /// helper finished cost as much as a whole call of 64-256 Ki elements of the cheapest
-    /// kernels.
-    fn await_parts(&self) {
-        let start = Instant::now();
-        let mut spins = 0u32;
-        while self.finished.load(Ordering::Acquire) < self.claimed.load(Ordering::Relaxed) {
-            if spins < 64 {
-                spins += 1;
-                std::hint::spin_loop();
-            } else if start.elapsed() < SPIN_LIMIT {
-                // Lets a helper that shares this core run its part.
-                std::thread::yield_now();
-            } else {
-                return;
-            }
+fn await_parts(finished: &AtomicUsize, count: usize) {
+    let start = Instant::now();
+    let mut spins = 0u32;
+    while finished.load(Ordering::Acquire) < count {
+        if spins < 64 {
+            spins += 1;
+            std::hint::spin_loop();
+        } else if start.elapsed() < SPIN_LIMIT {
+            // Lets a helper that shares this core run its part.
+            std::thread::yield_now();
+        } else {
+            return;
         }
     }
 }
 
-/// Claims the next part of `queue` and runs it; `false` when none was left. `progress`
-/// counts the part as claimed (under the queue's lock) and, once run, as finished.
+/// Claims the next part of `queue` and runs it; `false` when none was left. `finished`, if
+/// given, counts the part once it has run.
 fn claim_and_run<P: Send, I: Iterator<Item = (usize, P)>>(
     queue: &Mutex<I>,
     f: &(dyn Fn(usize, P) + Sync),
-    progress: Option<&Progress>,
+    finished: Option<&AtomicUsize>,
 ) -> bool {
-    let next = {
-        let mut q = queue.lock().unwrap_or_else(PoisonError::into_inner);
-        let next = q.next();
-        if let (Some(_), Some(pr)) = (&next, progress) {
-            pr.claimed.fetch_add(1, Ordering::Relaxed);
-        }
-        next
-        // The guard is dropped here: `f` runs unlocked.
-    };
+    // The guard is dropped at the end of this statement: `f` runs unlocked.
+    let next = queue.lock().unwrap_or_else(PoisonError::into_inner).next();
     match next {
         Some((k, p)) => {
             scoped(|| f(k, p));
-            if let Some(pr) = progress {
-                pr.finished.fetch_add(1, Ordering::Release);
+            if let Some(done) = finished {
+                done.fetch_add(1, Ordering::Release);
             }
             true
         }
@@ -273,27 +257,24 @@ mod tests {
 
     #[test]
     fn the_caller_stops_spinning_for_a_part_that_does_not_finish() {
-        // A claimed part whose helper never reports back (descheduled, say): the spin gives
-        // up after its limit, and the scope's blocking wait takes over.
-        let p = Progress::default();
-        p.claimed.store(1, Ordering::Relaxed);
+        // A part whose helper never reports back (descheduled, say): the spin gives up after
+        // its limit, and the scope's blocking wait takes over.
+        let finished = AtomicUsize::new(0);
         let start = Instant::now();
-        p.await_parts();
+        await_parts(&finished, 1);
         let waited = start.elapsed();
         assert!(waited >= SPIN_LIMIT, "gave up after {waited:?}, before the limit");
-        assert_eq!(p.finished.load(Ordering::Relaxed), 0);
+        assert_eq!(finished.load(Ordering::Relaxed), 0);
     }
 
     #[test]
     fn the_caller_waits_for_the_last_claimed_part_or_the_limit() {
-        let p = Progress::default();
-        p.claimed.store(2, Ordering::Relaxed);
-        p.finished.store(1, Ordering::Relaxed);
+        let finished = AtomicUsize::new(1);
         std::thread::scope(|s| {
             let start = Instant::now();
-            s.spawn(|| p.finished.fetch_add(1, Ordering::Release));
-            p.await_parts();
-            let (done, waited) = (p.finished.load(Ordering::Acquire), start.elapsed());
+            s.spawn(|| finished.fetch_add(1, Ordering::Release));
+            await_parts(&finished, 2);
+            let (done, waited) = (finished.load(Ordering::Acquire), start.elapsed());
             assert!(done == 2 || waited >= SPIN_LIMIT, "returned after {waited:?} with {done} of 2 parts finished");
         });
     }
