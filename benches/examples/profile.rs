@@ -25,6 +25,10 @@
 //! `GAP_US=N` sleeps `N` µs before each call and times the calls alone (median and best
 //! rates): with the `THRESHOLD` probe, a call that finds the pool's threads asleep.
 //!
+//! `INSIDE=1` makes every call from a worker of rayon's global pool (an engine that runs
+//! its graph on rayon) instead of from the main thread; with the `THRESHOLD` probe, qdq's
+//! helpers are then `rayon::join` jobs on that worker's stack.
+//!
 //! `ALT=1` alternates the calls between one and two of each step's four quotients by the
 //! divide instruction on AVX2 (`qdq::tuning::set_avx2_extra_divide`), times each call, and
 //! prints both settings' rates and their ratio: an A/B of the two in one process.
@@ -144,11 +148,17 @@ fn main() -> ExitCode {
         println!("{case} {} n={n} gap={gap}us: median {:.3} min-time {:.3} Gelem/s", isa.name(), at(50), at(0));
         return ExitCode::SUCCESS;
     }
-    for _ in 0..iters {
-        if let Err(e) = p.run(&cfg) {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
+    let mut calls = || {
+        for _ in 0..iters {
+            p.run(&cfg)?;
         }
+        Ok::<(), qdq::Error>(())
+    };
+    // A scope's body runs on a worker of the pool when called from outside it.
+    let done = if std::env::var_os("INSIDE").is_some() { rayon::scope(|_| calls()) } else { calls() };
+    if let Err(e) = done {
+        eprintln!("error: {e}");
+        return ExitCode::FAILURE;
     }
     // Printing the checksum keeps the calls observable.
     println!("{case} {} n={n} calls={iters} checksum={:016x}", isa.name(), p.output_checksum());

@@ -33,8 +33,9 @@
 //!   slices (`&[f32]`, `&[f16]`, `&[bf16]`, `&[i32]` in; `&mut [u8]`, `&mut [i8]`,
 //!   `&mut [u16]`, `&mut [i16]`, float8 element types such as [`Float8E4M3Fn`] out, or a
 //!   [`PackedMut`] / [`Packed`] view of packed sub-byte data) and a [`Params`]: the scales,
-//!   zero points and [`Layout`] (per tensor, per axis, blocked), built once. Nothing
-//!   allocates. `*_with` variants take a [`Config`] (ISA, threads); [`quantize_range`] and
+//!   zero points and [`Layout`] (per tensor, per axis, blocked), built once. qdq
+//!   allocates nothing (rayon boxes one small job per helper thread for a parallel call
+//!   made from outside its pool; none from a worker of the pool). `*_with` variants take a [`Config`] (ISA, threads); [`quantize_range`] and
 //!   [`dequantize_range`] compute a range of a call, for engines that shard work over their
 //!   own threads.
 //! * **Tensor API**: [`quantize_linear`], [`dequantize_linear`], [`dynamic_quantize_linear`]
@@ -210,7 +211,8 @@ fn quantize_job(cfg: &Config, isa: Isa, job: &quantize::Job<'_>, range: Range<us
 }
 
 /// QuantizeLinear of `x` with `params` into `y`, whose element type is the output type.
-/// Allocates nothing; large calls use rayon's pool ([`Config::default`]).
+/// qdq allocates nothing; large calls use rayon's pool ([`Config::default`]), where a call
+/// from outside the pool lets rayon box one small job per helper thread.
 ///
 /// * `x`: `&[f32]`, `&[f16]`, `&[bf16]` or `&[i32]` (a slice, `&Vec` or array).
 /// * `params`: the scales (one per tensor, per index of an axis, or per block; f32, f16,
@@ -404,7 +406,8 @@ pub(crate) fn dequantize_core(
 }
 
 /// DequantizeLinear of `x` with `params` into `y`, whose element type is the output type.
-/// Allocates nothing; large calls use rayon's pool ([`Config::default`]).
+/// qdq allocates nothing; large calls use rayon's pool ([`Config::default`]), where a call
+/// from outside the pool lets rayon box one small job per helper thread.
 ///
 /// * `x`: `&[u8]`, `&[i8]`, `&[u16]`, `&[i16]`, `&[i32]`, a float8 slice, or a [`Packed`]
 ///   view of packed sub-byte data ([`Packed::new`]).

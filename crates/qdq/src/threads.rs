@@ -3,9 +3,10 @@
 //! thread, rayon's pool, or an engine's [`ThreadPool`]. Every executor gets the same flat
 //! list of tasks; each task claims the next part under a lock (parts are handed out in
 //! order, so part `k` is the same whichever thread claims it) and runs it under the default
-//! floating-point environment. Nothing is allocated: the parts come from an iterator that
-//! splits the output buffers as it goes. Threads never share a byte, and the cut never
-//! changes a result.
+//! floating-point environment. qdq allocates nothing: the parts come from an iterator that
+//! splits the output buffers as it goes. (On rayon, from outside the pool, rayon boxes each
+//! helper's spawned job; from a worker of the pool the helpers are `rayon::join` jobs on
+//! the stack.) Threads never share a byte, and the cut never changes a result.
 
 use crate::config::{Cost, Exec};
 use crate::isa::fpenv::scoped;
@@ -61,13 +62,27 @@ pub(crate) fn for_parts<P: Send>(
             // rayon's pool join in as they wake: a late helper finds nothing left.
             let helpers = rayon::current_num_threads().min(count) - 1;
             let finished = AtomicUsize::new(0);
-            rayon::in_place_scope(|s| {
-                for _ in 0..helpers {
-                    s.spawn(|_| while claim_and_run(&queue, f, Some(&finished)) {});
-                }
-                while claim_and_run(&queue, f, Some(&finished)) {}
-                await_parts(&finished, count);
-            });
+            let helper = || while claim_and_run(&queue, f, Some(&finished)) {};
+            if rayon::current_thread_index().is_some() {
+                // On a worker of the pool (an engine running its graph on rayon): the
+                // helpers are `rayon::join`'s jobs, on this stack, so nothing is
+                // allocated.
+                join_helpers(helpers, &helper, &|| {
+                    helper();
+                    await_parts(&finished, count);
+                });
+            } else {
+                // From outside the pool only a spawned job lets the caller work too (a
+                // `join` would block it until the pool ran the whole call); rayon boxes
+                // each spawned job, one small allocation per helper.
+                rayon::in_place_scope(|s| {
+                    for _ in 0..helpers {
+                        s.spawn(|_| helper());
+                    }
+                    helper();
+                    await_parts(&finished, count);
+                });
+            }
         }
         Exec::Pool(pool) => pool.parallel_for(count, &task),
     }
@@ -80,11 +95,11 @@ const SPIN_LIMIT: Duration = Duration::from_micros(100);
 
 /// Waits, spinning and then yielding, for at most [`SPIN_LIMIT`] until `finished` counts
 /// all `count` parts of the call. Called once the queue is empty (every part claimed, some
-/// perhaps still running on helpers). It is only a cheaper first stage of the scope's own
-/// wait, which follows and alone orders the parts' writes before the call returns:
-/// blocking there puts the calling thread to sleep, and on a 2-vCPU virtual machine waking
-/// it again when a helper finished cost as much as a whole call of 64-256 Ki elements of
-/// the cheapest kernels.
+/// perhaps still running on helpers). It is only a cheaper first stage of rayon's own wait
+/// (the scope's, or `join`'s for a stolen helper), which follows and alone orders the
+/// parts' writes before the call returns. From outside the pool, blocking there puts the
+/// calling thread to sleep, and on a 2-vCPU virtual machine waking it again when a helper
+/// finished cost as much as a whole call of 64-256 Ki elements of the cheapest kernels.
 #[cfg(feature = "rayon")]
 fn await_parts(finished: &AtomicUsize, count: usize) {
     let start = Instant::now();
@@ -98,6 +113,19 @@ fn await_parts(finished: &AtomicUsize, count: usize) {
             std::thread::yield_now();
         } else {
             return;
+        }
+    }
+}
+
+/// Runs `caller` on this worker of rayon's pool while `helpers` jobs running `helper` wait
+/// in its queue for other workers to steal them (a job nobody stole runs here afterwards).
+/// Each job is a `rayon::join` on this stack: nothing is allocated.
+#[cfg(feature = "rayon")]
+fn join_helpers(helpers: usize, helper: &(dyn Fn() + Sync), caller: &(dyn Fn() + Sync)) {
+    match helpers {
+        0 => caller(),
+        h => {
+            rayon::join(|| join_helpers(h - 1, helper, caller), helper);
         }
     }
 }

@@ -46,6 +46,20 @@ fn large_parallel_per_axis_and_blocked() {
     common::differential::large_parallel_per_axis_and_blocked();
 }
 
+/// Calls made from a worker of a rayon pool (an engine that runs its graph on rayon): the
+/// `*/par` configurations then run on that pool, their helpers as `rayon::join` jobs on
+/// the worker's stack instead of jobs spawned from outside. Three threads: two helpers.
+#[test]
+fn calls_from_a_worker_of_a_rayon_pool() {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+    pool.install(|| {
+        assert!(rayon::current_thread_index().is_some());
+        common::differential::large_parallel_per_axis_and_blocked();
+        common::differential::dynamic_quantize_matches_reference();
+        common::differential::dequantize_every_input_type();
+    });
+}
+
 #[test]
 fn sixteen_bit_layouts_near_the_i32_range() {
     common::differential::sixteen_bit_layouts_near_the_i32_range();
