@@ -483,6 +483,39 @@ pub fn dynamic_quantize_matches_reference() {
         }
         dynamic_case(&xs);
     }
+    // The lower bound's edge patterns (the vector pass ranks bit patterns as u32): NaN with
+    // and without the sign bit and with payloads, -inf, -0, the smallest subnormals and
+    // the largest finite magnitudes, alone and beside ordinary values, in the vector part
+    // and in the tail of a call.
+    let edges = [
+        f32::from_bits(0xffc0_0000),
+        f32::from_bits(0xff80_0001),
+        f32::from_bits(0xffff_ffff),
+        f32::from_bits(0x7fc0_0001),
+        f32::from_bits(0x7f80_0001),
+        f32::NEG_INFINITY,
+        f32::INFINITY,
+        -0.0,
+        f32::from_bits(0x8000_0001),
+        f32::from_bits(0x0000_0001),
+        -f32::MAX,
+        f32::MAX,
+        -3.5,
+    ];
+    for n in [1usize, 7, 8, 31, 64, 100, 1000, 4099] {
+        for (i, &a) in edges.iter().enumerate() {
+            for &b in &edges[i..] {
+                for base in [0.0f32, 1.25, -0.75] {
+                    let mut xs = vec![base; n];
+                    xs[rng.below(n)] = a;
+                    let at = rng.below(n);
+                    xs[at] = b;
+                    xs[n - 1] = if i % 2 == 0 { a } else { xs[n - 1] };
+                    dynamic_case(&xs);
+                }
+            }
+        }
+    }
 }
 
 /// DynamicQuantizeLinear of `xs` in every configuration against the reference: scale (by
