@@ -809,11 +809,12 @@ fn sat8_step_store<S: Simd, const SIGNED: bool>(
     y: &mut [u8],
     bits: usize,
 ) {
-    sat8_store_quotients::<S, SIGNED>(simd, sp, sat8_quotients(simd, sp, x, p), x, p, z, y, bits);
+    sat8_store_quotients::<S, SIGNED>(simd, sp, sat8_quotients(simd, sp, x, p), x, p, z, y, bits, false);
 }
 
 /// The rest of [`sat8_step_store`] once the step's quotients `q` ([`sat8_quotients`] of
-/// `x` with `p`) are known: loops that compute them a step ahead call it.
+/// `x` with `p`) are known: loops that compute them a step ahead call it. `mid`: every zero
+/// point is the 8-bit type's middle ([`mid_zero_point`]; see [`Simd::cvt_store_sat_x4`]).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn sat8_store_quotients<S: Simd, const SIGNED: bool>(
@@ -825,9 +826,10 @@ fn sat8_store_quotients<S: Simd, const SIGNED: bool>(
     z: [S::I; 4],
     y: &mut [u8],
     bits: usize,
+    mid: bool,
 ) {
     let c = if S::PACK_CHECK {
-        if simd.cvt_store_sat_x4(q, z, SIGNED, bits, y) {
+        if simd.cvt_store_sat_x4(q, z, SIGNED, bits, mid, y) {
             return;
         }
         None
@@ -968,8 +970,20 @@ fn sat8_loop<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, x: &[u8], y: &mut 
     let lanes = S::LANES;
     let vb = lanes * sp.src.size();
     let z = simd.zero_points_x4([p.z; 4]);
-    let steps = Sat8Steps::<S, SIGNED> { sp, p: [p; 4], z, bits };
+    let all = ((1u64 << lanes) - 1) as u32;
+    let m = mid_zero_point::<SIGNED>(bits);
+    // (Read by the ISAs with the check after the packs, AVX2's: a predictable branch a step.)
+    let mid = S::PACK_CHECK && m.is_some_and(|m| simd.mask_bits(simd.eq_i(p.z, simd.splat_i(m))) & all == all);
+    let steps = Sat8Steps::<S, SIGNED> { sp, p: [p; 4], z, bits, mid };
     steps_ahead(simd, steps, x, 4 * vb, y, 4 * lanes * bits / 8);
+}
+
+/// The zero point at the middle of an 8-bit integer type (0 for i8, 128 for u8), the one
+/// symmetric quantization uses, for which the 8-bit stores may skip adding it
+/// ([`Simd::cvt_store_sat_x4`]); `None` for the 4- and 2-bit types (`bits`).
+#[inline(always)]
+fn mid_zero_point<const SIGNED: bool>(bits: usize) -> Option<i32> {
+    (bits == 8).then_some(if SIGNED { 0 } else { 128 })
 }
 
 /// A loop of four-vector steps whose divisions run a step ahead ([`steps_ahead`]).
@@ -1010,6 +1024,8 @@ struct Sat8Steps<'a, S: Simd, const SIGNED: bool> {
     p: [&'a Lanes<S>; 4],
     z: [S::I; 4],
     bits: usize,
+    /// Every zero point is the type's middle ([`mid_zero_point`]).
+    mid: bool,
 }
 
 impl<S: Simd, const SIGNED: bool> AheadStep<S> for Sat8Steps<'_, S, SIGNED> {
@@ -1020,7 +1036,7 @@ impl<S: Simd, const SIGNED: bool> AheadStep<S> for Sat8Steps<'_, S, SIGNED> {
     }
     #[inline(always)]
     fn store(&mut self, simd: S, q: [S::F; 4], x: &[u8], y: &mut [u8]) {
-        sat8_store_quotients::<S, SIGNED>(simd, self.sp, q, x, self.p, self.z, y, self.bits);
+        sat8_store_quotients::<S, SIGNED>(simd, self.sp, q, x, self.p, self.z, y, self.bits, self.mid);
     }
 }
 
@@ -2384,7 +2400,7 @@ impl<S: Simd, const SIGNED: bool, const N: usize, const PAIR: bool> AheadStep<S>
         let (pa, pb) = unit_params(simd, self.gp, PAIR, self.us);
         self.us += 1;
         let z = simd.zero_points_x4([pa.z, pa.z, pb.z, pb.z]);
-        sat8_store_quotients::<S, SIGNED>(simd, self.sp, q, x, [&pa, &pa, &pb, &pb], z, y, self.bits);
+        sat8_store_quotients::<S, SIGNED>(simd, self.sp, q, x, [&pa, &pa, &pb, &pb], z, y, self.bits, false);
     }
 }
 

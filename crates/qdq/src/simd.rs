@@ -409,9 +409,21 @@ pub(crate) trait Simd: Copy + Send + Sync + 'static {
     /// the conversion cannot vouch for every lane (the caller then redoes the step with
     /// clamps). ISAs may refuse more lanes than `cvt_rne_x4` does (AVX2 checks after the
     /// first saturating pack, which also refuses lanes at or below -32768), never fewer.
-    /// `z` is as [`Simd::zero_points_x4`] prepares it.
+    /// `z` is as [`Simd::zero_points_x4`] prepares it. `mid` tells that every zero point is
+    /// the middle of the 8-bit type (0 for i8, 128 for u8), where an ISA may skip adding
+    /// them (bits 8): `clamp(c + 128, 0, 255)` is `clamp(c, -128, 127)` with the top bit
+    /// flipped. It never changes a code, and ISAs are free to ignore it.
     #[inline(always)]
-    fn cvt_store_sat_x4(self, q: [Self::F; 4], z: [Self::I; 4], signed: bool, bits: usize, out: &mut [u8]) -> bool {
+    fn cvt_store_sat_x4(
+        self,
+        q: [Self::F; 4],
+        z: [Self::I; 4],
+        signed: bool,
+        bits: usize,
+        mid: bool,
+        out: &mut [u8],
+    ) -> bool {
+        let _ = mid;
         let Some(c) = self.cvt_rne_x4(q) else { return false };
         match bits {
             8 => self.store_sat8x4(c, z, signed, out),

@@ -17,6 +17,11 @@ fn quantize_from_f16_bf16_i32_and_other_scale_types() {
 }
 
 #[test]
+fn quantize_with_middle_zero_points() {
+    common::differential::quantize_with_middle_zero_points();
+}
+
+#[test]
 fn quantize_with_precision_attribute() {
     common::differential::quantize_with_precision_attribute();
 }

@@ -133,6 +133,12 @@ fn shapes(rng: &mut Rng) -> Vec<(Vec<usize>, i64, i64, Vec<usize>)> {
 }
 
 fn quantize_case(rng: &mut Rng, x_type: DataType, s_type: DataType, out: DataType, sat: bool, prec: i64) {
+    quantize_case_zp(rng, x_type, s_type, out, sat, prec, false);
+}
+
+/// [`quantize_case`], with every zero point the middle of the type (its code `2^(bits-1)`
+/// for unsigned types, 0 for signed ones) where `mid`.
+fn quantize_case_zp(rng: &mut Rng, x_type: DataType, s_type: DataType, out: DataType, sat: bool, prec: i64, mid: bool) {
     let opset = Opset::onnx(28);
     for (x_shape, axis, block, s_shape) in shapes(rng).into_iter().chain(SHORT_LENGTHS.map(|n| (vec![n], 0, 0, vec![])))
     {
@@ -143,7 +149,13 @@ fn quantize_case(rng: &mut Rng, x_type: DataType, s_type: DataType, out: DataTyp
         let sb = wide_bytes(s_type, &scales);
         let xs: Vec<f32> = (0..n).map(|i| x_value(rng, scales[i % scales.len()])).collect();
         let xb = wide_bytes(x_type, &xs);
+        let middle = out.int_range().map_or(0, |(lo, hi)| if lo < 0 { 0 } else { (hi as u32).div_ceil(2) });
         let zp = match rng.below(4) {
+            _ if mid => {
+                let mut b = vec![0u8; out.byte_len(scales.len()).unwrap()];
+                (0..scales.len()).for_each(|i| qdq::packing::set(out, &mut b, i, middle));
+                Some(b)
+            }
             0 => None,
             _ if out.is_minifloat() => Some(zero_codes(rng, out, scales.len())),
             _ => Some(random_codes(rng, out, scales.len())),
@@ -198,6 +210,21 @@ pub fn quantize_every_output_type_from_f32() {
     for out in DataType::QUANTIZED {
         for sat in [true, false] {
             quantize_case(&mut rng, DataType::F32, DataType::F32, out, sat, 0);
+        }
+    }
+}
+
+/// The 8-bit types with every zero point the type's middle (u8: 128, i8: 0), the one
+/// symmetric quantization uses, for which AVX2's stores skip adding it; and the other
+/// integer types alike.
+pub fn quantize_with_middle_zero_points() {
+    let mut rng = Rng::new(0x0d0d_0128_0000_0008);
+    for out in [DataType::U8, DataType::I8, DataType::U4, DataType::U16] {
+        for (x, s) in [(DataType::F32, DataType::F32), (DataType::F16, DataType::F16), (DataType::Bf16, DataType::F32)]
+        {
+            for sat in [true, false] {
+                quantize_case_zp(&mut rng, x, s, out, sat, 0, true);
+            }
         }
     }
 }
