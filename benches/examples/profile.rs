@@ -25,9 +25,10 @@
 //! `GAP_US=N` sleeps `N` µs before each call and times the calls alone (median and best
 //! rates): with the `THRESHOLD` probe, a call that finds the pool's threads asleep.
 //!
-//! `INSIDE=1` makes every call from a worker of rayon's global pool (an engine that runs
-//! its graph on rayon) instead of from the main thread; with the `THRESHOLD` probe, qdq's
-//! helpers are then `rayon::join` jobs on that worker's stack.
+//! `INSIDE=1` makes the calls of the plain loop (not those of `ALT` or `GAP_US`) from a
+//! worker of rayon's global pool (an engine that runs its graph on rayon) instead of from
+//! the main thread; with the `THRESHOLD` probe, qdq's helpers are then `rayon::join` jobs
+//! on that worker's stack.
 //!
 //! `ALT=1` alternates the calls between one and two of each step's four quotients by the
 //! divide instruction on AVX2 (`qdq::tuning::set_avx2_extra_divide`), times each call, and
@@ -155,7 +156,7 @@ fn main() -> ExitCode {
         Ok::<(), qdq::Error>(())
     };
     // A scope's body runs on a worker of the pool when called from outside it.
-    let done = if std::env::var_os("INSIDE").is_some() { rayon::scope(|_| calls()) } else { calls() };
+    let done = if std::env::var("INSIDE").is_ok_and(|v| v != "0") { rayon::scope(|_| calls()) } else { calls() };
     if let Err(e) = done {
         eprintln!("error: {e}");
         return ExitCode::FAILURE;

@@ -35,9 +35,9 @@
 //!   [`PackedMut`] / [`Packed`] view of packed sub-byte data) and a [`Params`]: the scales,
 //!   zero points and [`Layout`] (per tensor, per axis, blocked), built once. qdq
 //!   allocates nothing (rayon boxes one small job per helper thread for a parallel call
-//!   made from outside its pool; none from a worker of the pool). `*_with` variants take a [`Config`] (ISA, threads); [`quantize_range`] and
-//!   [`dequantize_range`] compute a range of a call, for engines that shard work over their
-//!   own threads.
+//!   made from outside its pool; none from a worker of the pool). `*_with` variants take
+//!   a [`Config`] (ISA, threads); [`quantize_range`] and [`dequantize_range`] compute a
+//!   range of a call, for engines that shard work over their own threads.
 //! * **Tensor API**: [`quantize_linear`], [`dequantize_linear`], [`dynamic_quantize_linear`]
 //!   and [`run_node`] take [`TensorRef`]s, attributes and the [`Opset`], enforce every
 //!   per-version rule of the ONNX schemas and return [`Tensor`]s (DynamicQuantizeLinear: a

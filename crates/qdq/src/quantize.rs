@@ -972,7 +972,8 @@ fn sat8_loop<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, x: &[u8], y: &mut 
     let z = simd.zero_points_x4([p.z; 4]);
     let all = ((1u64 << lanes) - 1) as u32;
     let m = mid_zero_point::<SIGNED>(bits);
-    // (Read by the ISAs with the check after the packs, AVX2's: a predictable branch a step.)
+    // (Read by the ISAs with the check after the packs, AVX2's: a predictable branch a
+    // step. Once a run: a call per tensor, a parallel part, a run of a per-axis call.)
     let mid = S::PACK_CHECK && m.is_some_and(|m| simd.mask_bits(simd.eq_i(p.z, simd.splat_i(m))) & all == all);
     let steps = Sat8Steps::<S, SIGNED> { sp, p: [p; 4], z, bits, mid };
     steps_ahead(simd, steps, x, 4 * vb, y, 4 * lanes * bits / 8);

@@ -286,7 +286,7 @@ mod tests {
     #[test]
     fn the_caller_stops_spinning_for_a_part_that_does_not_finish() {
         // A part whose helper never reports back (descheduled, say): the spin gives up after
-        // its limit, and the scope's blocking wait takes over.
+        // its limit, and rayon's own wait (the scope's, or `join`'s) takes over.
         let finished = AtomicUsize::new(0);
         let start = Instant::now();
         await_parts(&finished, 1);

@@ -8,13 +8,14 @@ mod common;
 fn main() {
     common::NO_THREADS.store(true, std::sync::atomic::Ordering::Relaxed);
     println!("ISAs: {:?}", qdq::Isa::available());
-    let checks: [(&str, fn()); 24] = [
+    let checks: [(&str, fn()); 25] = [
         ("quantize_every_output_type_from_f32", common::differential::quantize_every_output_type_from_f32),
         (
             "quantize_from_f16_bf16_i32_and_other_scale_types",
             common::differential::quantize_from_f16_bf16_i32_and_other_scale_types,
         ),
         ("quantize_with_precision_attribute", common::differential::quantize_with_precision_attribute),
+        ("quantize_with_middle_zero_points", common::differential::quantize_with_middle_zero_points),
         ("quantize_lengths_0_to_512_all_isas", common::differential::quantize_lengths_0_to_512_all_isas),
         ("dequantize_every_input_type", common::differential::dequantize_every_input_type),
         ("dynamic_quantize_matches_reference", common::differential::dynamic_quantize_matches_reference),

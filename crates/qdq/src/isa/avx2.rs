@@ -170,7 +170,7 @@ impl Avx2 {
     /// [`Avx2::store_sat8_packed`] where every zero point is the middle of the type (0 for
     /// i8, 128 for u8): no add. The i8 saturating pack is the clamp, and for u8 its top bit
     /// flipped adds 128 (`clamp(c, -128, 127) + 128 = clamp(c + 128, 0, 255)`): two adds a
-    /// step fewer on the pipes the quotients keep busy.
+    /// step fewer (u8: one xor instead) on the pipes the quotients keep busy.
     #[inline(always)]
     fn store_sat8_mid(self, c01: __m256i, c23: __m256i, signed: bool, out: &mut [u8]) {
         let (avx, avx2) = (self.0.avx, self.0.avx2);

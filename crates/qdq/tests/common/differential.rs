@@ -227,6 +227,42 @@ pub fn quantize_with_middle_zero_points() {
             }
         }
     }
+    // Long per-tensor runs of finite quotients within ±2^15 (ties at (k + 1/2) s among
+    // them, and codes beyond both ends of the 8-bit range), where whole steps pass the
+    // conversion check and take the store without the add; in some, one NaN, huge or
+    // infinite x, whose step is redone with the clamps.
+    for (out, mid) in [(DataType::U8, 128u32), (DataType::I8, 0)] {
+        for case in 0..24 {
+            let n = 4096 + rng.below(200);
+            let s = if case % 3 == 0 { 1.0 } else { rng.unit() * 0.5 + 1e-3 };
+            let span = [200.0f32, 1000.0, 40000.0][case % 3];
+            let mut xs: Vec<f32> = (0..n)
+                .map(|_| match rng.below(4) {
+                    0 => ((rng.below(600) as f32 - 300.0) + 0.5) * s,
+                    _ => (rng.unit() - 0.5) * span * s,
+                })
+                .collect();
+            if case % 2 == 1 {
+                for v in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 3e38] {
+                    xs[rng.below(n)] = v;
+                }
+            }
+            let zp = [mid as u8];
+            let params = qdq::Params::per_tensor(s).zero_points(qdq::Packed { dtype: out, len: 1, data: &zp });
+            let mut want = vec![0u8; n];
+            qdq_ref::quantize(&xs[..], &params, qdq::PackedMut::new(out, &mut want)).unwrap();
+            for (name, cfg) in configs() {
+                let mut got = vec![0u8; n];
+                qdq::quantize_with(&cfg, &xs[..], &params, qdq::PackedMut::new(out, &mut got)).unwrap();
+                if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
+                    panic!(
+                        "{name} {out} zero point {mid} scale {s:e}: element {i} x={:e} want {} got {}",
+                        xs[i], want[i], got[i]
+                    );
+                }
+            }
+        }
+    }
 }
 
 pub fn quantize_from_f16_bf16_i32_and_other_scale_types() {
@@ -510,7 +546,7 @@ pub fn dynamic_quantize_matches_reference() {
         }
         dynamic_case(&xs);
     }
-    // The lower bound's edge patterns (the vector pass ranks bit patterns as u32): NaN with
+    // The lower bound's edge patterns (ones a pass that ranked bit patterns as u32 got wrong): NaN with
     // and without the sign bit and with payloads, -inf, -0, the smallest subnormals and
     // the largest finite magnitudes, alone and beside ordinary values, in the vector part
     // and in the tail of a call.
