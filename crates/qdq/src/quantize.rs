@@ -956,8 +956,14 @@ fn sat16_step_store<S: Simd, const SIGNED: bool>(
 fn packs16<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, z: S::I) -> bool {
     let mid = if SIGNED { 0 } else { 32768 };
     let full = matches!(sp.enc, Encode::Int { qmin, qmax } if qmin - mid == -32768 && qmax - mid == 32767);
+    full && all_lanes_are(simd, z, mid)
+}
+
+/// Whether every lane of `v` is `m`.
+#[inline(always)]
+fn all_lanes_are<S: Simd>(simd: S, v: S::I, m: i32) -> bool {
     let all = ((1u64 << S::LANES) - 1) as u32;
-    full && simd.mask_bits(simd.eq_i(z, simd.splat_i(mid))) & all == all
+    simd.mask_bits(simd.eq_i(v, simd.splat_i(m))) & all == all
 }
 
 /// The 8-bit fast path over whole steps of four vectors, for the 8-, 4- and 2-bit integer
@@ -970,11 +976,9 @@ fn sat8_loop<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, x: &[u8], y: &mut 
     let lanes = S::LANES;
     let vb = lanes * sp.src.size();
     let z = simd.zero_points_x4([p.z; 4]);
-    let all = ((1u64 << lanes) - 1) as u32;
-    let m = mid_zero_point::<SIGNED>(bits);
     // (Read by the ISAs with the check after the packs, AVX2's: a predictable branch a
     // step. Once a run: a call per tensor, a parallel part, a run of a per-axis call.)
-    let mid = S::PACK_CHECK && m.is_some_and(|m| simd.mask_bits(simd.eq_i(p.z, simd.splat_i(m))) & all == all);
+    let mid = S::PACK_CHECK && mid_zero_point::<SIGNED>(bits).is_some_and(|m| all_lanes_are(simd, p.z, m));
     let steps = Sat8Steps::<S, SIGNED> { sp, p: [p; 4], z, bits, mid };
     steps_ahead(simd, steps, x, 4 * vb, y, 4 * lanes * bits / 8);
 }

@@ -66,10 +66,13 @@ pub(crate) fn for_parts<P: Send>(
             if rayon::current_thread_index().is_some() {
                 // On a worker of the pool (an engine running its graph on rayon): the
                 // helpers are `rayon::join`'s jobs, on this stack, so nothing is
-                // allocated.
-                join_helpers(helpers, &helper, &|| {
+                // allocated. Task 0 runs here first; the others wait in this worker's
+                // queue for other workers to steal them (one nobody stole runs here after).
+                rayon_for(0, helpers + 1, &|i| {
                     helper();
-                    await_parts(&finished, count);
+                    if i == 0 {
+                        await_parts(&finished, count);
+                    }
                 });
             } else {
                 // From outside the pool only a spawned job lets the caller work too (a
@@ -113,19 +116,6 @@ fn await_parts(finished: &AtomicUsize, count: usize) {
             std::thread::yield_now();
         } else {
             return;
-        }
-    }
-}
-
-/// Runs `caller` on this worker of rayon's pool while `helpers` jobs running `helper` wait
-/// in its queue for other workers to steal them (a job nobody stole runs here afterwards).
-/// Each job is a `rayon::join` on this stack: nothing is allocated.
-#[cfg(feature = "rayon")]
-fn join_helpers(helpers: usize, helper: &(dyn Fn() + Sync), caller: &(dyn Fn() + Sync)) {
-    match helpers {
-        0 => caller(),
-        h => {
-            rayon::join(|| join_helpers(h - 1, helper, caller), helper);
         }
     }
 }
