@@ -798,8 +798,9 @@ fn sat8_redo<S: Simd>(simd: S, sp: &Spec, x: &[u8], p: [&Lanes<S>; 4]) -> [S::I;
 /// [`Simd::store_sat8x4`] / [`Simd::store_sat4x4`] / [`Simd::store_sat2x4`]; a step the
 /// check refuses is redone with
 /// the clamps ([`sat8_redo`]). `z`: the zero points of `p`, as [`Simd::zero_points_x4`]
-/// prepares them.
+/// prepares them; `mid`: as [`sat8_store_quotients`]'.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn sat8_step_store<S: Simd, const SIGNED: bool>(
     simd: S,
     sp: &Spec,
@@ -808,8 +809,9 @@ fn sat8_step_store<S: Simd, const SIGNED: bool>(
     z: [S::I; 4],
     y: &mut [u8],
     bits: usize,
+    mid: bool,
 ) {
-    sat8_store_quotients::<S, SIGNED>(simd, sp, sat8_quotients(simd, sp, x, p), x, p, z, y, bits, false);
+    sat8_store_quotients::<S, SIGNED>(simd, sp, sat8_quotients(simd, sp, x, p), x, p, z, y, bits, mid);
 }
 
 /// The rest of [`sat8_step_store`] once the step's quotients `q` ([`sat8_quotients`] of
@@ -2170,7 +2172,7 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
                 for (xq, yq) in xb.chunks_exact(4 * lanes * xs).zip(yb.chunks_exact_mut(4 * lanes * bits / 8)) {
                     match BITS {
                         16 => sat16_step_store::<S, SIGNED>(simd, &sp, xq, p, packs, yq),
-                        _ => sat8_step_store::<S, SIGNED>(simd, &sp, xq, p, z, yq, bits),
+                        _ => sat8_step_store::<S, SIGNED>(simd, &sp, xq, p, z, yq, bits, false),
                     }
                 }
                 if full < g1 {
@@ -2190,7 +2192,7 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
                         let p = [&p[0], &p[1], &p[2], &p[3]];
                         match BITS {
                             16 => sat16_step_store::<S, SIGNED>(simd, &sp, xq, p, packs, yq),
-                            _ => sat8_step_store::<S, SIGNED>(simd, &sp, xq, p, *z, yq, bits),
+                            _ => sat8_step_store::<S, SIGNED>(simd, &sp, xq, p, *z, yq, bits, false),
                         }
                     }
                 }
@@ -2220,18 +2222,20 @@ struct BlockedGroups<'a, 'y, const SRC: u8, const PREC: u8> {
 }
 
 /// [`BlockedGroups`] with its final pack (`SIGNED`) and width at compile time: a kernel of
-/// its own per variant (an unoptimised build gives each its own frame).
-struct BlockedGroupsOf<'a, 'y, const SRC: u8, const PREC: u8, const SIGNED: bool, const BITS: u8>(
+/// its own per variant (an unoptimised build gives each its own frame). `MID`: the 8-bit
+/// kernel for groups whose zero points are all the type's middle ([`mid_zero_point`]),
+/// which skips adding them and stops at the first group that has another.
+struct BlockedGroupsOf<'a, 'y, const SRC: u8, const PREC: u8, const SIGNED: bool, const BITS: u8, const MID: bool>(
     BlockedGroups<'a, 'y, SRC, PREC>,
 );
 
-impl<const SRC: u8, const PREC: u8, const SIGNED: bool, const BITS: u8> Kernel
-    for BlockedGroupsOf<'_, '_, SRC, PREC, SIGNED, BITS>
+impl<const SRC: u8, const PREC: u8, const SIGNED: bool, const BITS: u8, const MID: bool> Kernel
+    for BlockedGroupsOf<'_, '_, SRC, PREC, SIGNED, BITS, MID>
 {
     type Output = usize;
     #[inline(always)]
     fn run<S: Simd>(self, simd: S) -> usize {
-        self.0.groups::<S, SIGNED, BITS>(simd)
+        self.0.groups::<S, SIGNED, BITS, MID>(simd)
     }
 }
 
@@ -2240,21 +2244,46 @@ impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
     #[inline(always)]
     fn enter<S: Simd>(self, simd: S) -> usize {
         match (self.signed, self.bits) {
-            (true, 8) => simd.enter(BlockedGroupsOf::<SRC, PREC, true, 8>(self)),
-            (false, 8) => simd.enter(BlockedGroupsOf::<SRC, PREC, false, 8>(self)),
+            (true, 8) => self.enter8::<S, true>(simd),
+            (false, 8) => self.enter8::<S, false>(simd),
             // 4-, 16- and 2-bit outputs from f32 only (see `run`; build time).
-            (true, 4) if SRC == 0 && PREC == 0 => simd.enter(BlockedGroupsOf::<SRC, PREC, true, 4>(self)),
-            (false, 4) if SRC == 0 && PREC == 0 => simd.enter(BlockedGroupsOf::<SRC, PREC, false, 4>(self)),
-            (true, 16) if SRC == 0 && PREC == 0 => simd.enter(BlockedGroupsOf::<SRC, PREC, true, 16>(self)),
-            (false, 16) if SRC == 0 && PREC == 0 => simd.enter(BlockedGroupsOf::<SRC, PREC, false, 16>(self)),
-            (true, 2) if SRC == 0 && PREC == 0 => simd.enter(BlockedGroupsOf::<SRC, PREC, true, 2>(self)),
-            (false, 2) if SRC == 0 && PREC == 0 => simd.enter(BlockedGroupsOf::<SRC, PREC, false, 2>(self)),
+            (true, 4) if SRC == 0 && PREC == 0 => simd.enter(BlockedGroupsOf::<SRC, PREC, true, 4, false>(self)),
+            (false, 4) if SRC == 0 && PREC == 0 => simd.enter(BlockedGroupsOf::<SRC, PREC, false, 4, false>(self)),
+            (true, 16) if SRC == 0 && PREC == 0 => simd.enter(BlockedGroupsOf::<SRC, PREC, true, 16, false>(self)),
+            (false, 16) if SRC == 0 && PREC == 0 => simd.enter(BlockedGroupsOf::<SRC, PREC, false, 16, false>(self)),
+            (true, 2) if SRC == 0 && PREC == 0 => simd.enter(BlockedGroupsOf::<SRC, PREC, true, 2, false>(self)),
+            (false, 2) if SRC == 0 && PREC == 0 => simd.enter(BlockedGroupsOf::<SRC, PREC, false, 2, false>(self)),
             _ => self.k,
         }
     }
 
+    /// The 8-bit kernels. Where block `k`'s zero point is the type's middle, on the ISAs
+    /// whose store reads the hint ([`Simd::PACK_CHECK`]) and from f32 x, first the `MID`
+    /// kernel for as long as whole groups have only middle zero points (symmetric
+    /// quantization's, every group), then the general one from where it stopped. A second
+    /// kernel rather than a flag per group: a branch per step in the general loop cost
+    /// what it saved (AVX2 i8 blocked-last32 0.98x), and a second loop in one kernel takes
+    /// an unoptimised build's frame past its limit.
     #[inline(always)]
-    fn groups<S: Simd, const SIGNED: bool, const BITS: u8>(self, simd: S) -> usize {
+    fn enter8<S: Simd, const SIGNED: bool>(mut self, simd: S) -> usize {
+        if const { S::PACK_CHECK && SRC == 0 && PREC == 0 } && self.mid_at_k::<SIGNED>() {
+            let y = &mut *self.y;
+            let head = BlockedGroups::<SRC, PREC> { y, ..self };
+            self.k = simd.enter(BlockedGroupsOf::<SRC, PREC, SIGNED, 8, true>(head));
+        }
+        simd.enter(BlockedGroupsOf::<SRC, PREC, SIGNED, 8, false>(self))
+    }
+
+    /// Whether block `k`'s zero point is the 8-bit type's middle (i8 without zero points).
+    #[inline(always)]
+    fn mid_at_k<const SIGNED: bool>(&self) -> bool {
+        let zp = self.job.zero_point.map_or(Some(0), |zp| zp.data.get(self.k).map(|&c| c as i8 as i32));
+        // (The code as i8: 0 is i8's middle, -128 (0x80) u8's.)
+        zp == Some(if SIGNED { 0 } else { -128 })
+    }
+
+    #[inline(always)]
+    fn groups<S: Simd, const SIGNED: bool, const BITS: u8, const MID: bool>(self, simd: S) -> usize {
         let BlockedGroups { job, y, begin, end, block, .. } = self;
         let mut k = self.k;
         let sp = Spec::resolve::<SRC, PREC, BITS>(&job);
@@ -2290,6 +2319,8 @@ impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
                 slow |= !simd.mask_bits(slow_scale_lanes(simd, divisor)) & all != all;
                 let z = zero_points_int::<S, SIGNED>(simd, &job, kh, bits);
                 packs = packs && packs16::<S, SIGNED>(simd, &sp, z);
+                // (`MID`: a zero point off the middle ends this kernel's groups.)
+                slow |= MID && !all_lanes_are(simd, z, if SIGNED { 0 } else { 128 });
                 gp.set_vector(simd, h, divisor, z);
             }
             // (A slow scale in either vector leaves the whole group to the caller.)
@@ -2299,7 +2330,7 @@ impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
             let n = nv * lanes;
             let x = &job.x[e_group * xs..(e_group + n * block) * xs];
             let yg = &mut y[(e_group - begin) * bits / 8..(e_group - begin + n * block) * bits / 8];
-            group_steps::<S, SIGNED, BITS, GROUP_BLOCKS>(simd, &sp, &gp, packs, block, x, yg);
+            group_steps::<S, SIGNED, BITS, GROUP_BLOCKS, MID>(simd, &sp, &gp, packs, block, x, yg);
             k += n;
         }
         k
@@ -2317,10 +2348,11 @@ const GROUP_BLOCKS: usize = 64;
 /// four) with the group's parameters `gp`, every scale in the fast range: steps of four
 /// vectors, vectors 0, 1 from block `ja` and 2, 3 from `jb`, the unit's second block for
 /// two-vector blocks, else `ja` again (a quarter of a larger block). `packs`: [`packs16`]
-/// of the group (16 bits). Zipped chunks, not counters, and one copy of the step code per
+/// of the group (16 bits). `MID`: every zero point of the group is the 8-bit type's
+/// middle (the `mid` hint of [`Simd::cvt_store_sat_x4`]). Zipped chunks, not counters, and one copy of the step code per
 /// route (an unoptimised build gives each copy its own stack slots).
 #[inline(always)]
-fn group_steps<S: Simd, const SIGNED: bool, const BITS: u8, const N: usize>(
+fn group_steps<S: Simd, const SIGNED: bool, const BITS: u8, const N: usize, const MID: bool>(
     simd: S,
     sp: &Spec,
     gp: &GroupParamsOf<N>,
@@ -2345,11 +2377,11 @@ fn group_steps<S: Simd, const SIGNED: bool, const BITS: u8, const N: usize>(
             let marker = core::marker::PhantomData;
             match pair {
                 true => {
-                    let steps = UnitSteps::<S, SIGNED, N, true> { sp, gp, bits, uq: 0, us: 0, _isa: marker };
+                    let steps = UnitSteps::<S, SIGNED, N, true, MID> { sp, gp, bits, uq: 0, us: 0, _isa: marker };
                     steps_ahead(simd, steps, x, xstep, y, ystep);
                 }
                 false => {
-                    let steps = UnitSteps::<S, SIGNED, N, false> { sp, gp, bits, uq: 0, us: 0, _isa: marker };
+                    let steps = UnitSteps::<S, SIGNED, N, false, MID> { sp, gp, bits, uq: 0, us: 0, _isa: marker };
                     steps_ahead(simd, steps, x, xstep, y, ystep);
                 }
             }
@@ -2357,14 +2389,14 @@ fn group_steps<S: Simd, const SIGNED: bool, const BITS: u8, const N: usize>(
         }
         for (u, (xq, yq)) in x.chunks_exact(xstep).zip(y.chunks_exact_mut(ystep)).enumerate() {
             match pair {
-                true => group_unit::<S, SIGNED, BITS, N>(simd, sp, gp, packs, true, u, xq, yq),
-                false => group_unit::<S, SIGNED, BITS, N>(simd, sp, gp, packs, false, u, xq, yq),
+                true => group_unit::<S, SIGNED, BITS, N, MID>(simd, sp, gp, packs, true, u, xq, yq),
+                false => group_unit::<S, SIGNED, BITS, N, MID>(simd, sp, gp, packs, false, u, xq, yq),
             }
         }
         return;
     }
     for (u, (xu, yu)) in x.chunks_exact(unit * xs).zip(y.chunks_exact_mut(unit * bits / 8)).enumerate() {
-        group_unit::<S, SIGNED, BITS, N>(simd, sp, gp, packs, pair, u, xu, yu);
+        group_unit::<S, SIGNED, BITS, N, MID>(simd, sp, gp, packs, pair, u, xu, yu);
     }
 }
 
@@ -2372,7 +2404,7 @@ fn group_steps<S: Simd, const SIGNED: bool, const BITS: u8, const N: usize>(
 /// (`bits`), through [`steps_ahead`]: unit `u` with the parameters of block `u` (twice), or
 /// of blocks `2u` and `2u + 1` where `PAIR`, by a running index for the quotients and one
 /// for the stores (which take the zero points, and the parameters again for a redo).
-struct UnitSteps<'a, S: Simd, const SIGNED: bool, const N: usize, const PAIR: bool> {
+struct UnitSteps<'a, S: Simd, const SIGNED: bool, const N: usize, const PAIR: bool, const MID: bool> {
     sp: &'a Spec,
     gp: &'a GroupParamsOf<N>,
     bits: usize,
@@ -2391,7 +2423,9 @@ fn unit_params<S: Simd, const N: usize>(simd: S, gp: &GroupParamsOf<N>, pair: bo
     (pa, if pair { gp.block(simd, ja + 1) } else { pa })
 }
 
-impl<S: Simd, const SIGNED: bool, const N: usize, const PAIR: bool> AheadStep<S> for UnitSteps<'_, S, SIGNED, N, PAIR> {
+impl<S: Simd, const SIGNED: bool, const N: usize, const PAIR: bool, const MID: bool> AheadStep<S>
+    for UnitSteps<'_, S, SIGNED, N, PAIR, MID>
+{
     type Q = [S::F; 4];
     #[inline(always)]
     fn quotients(&mut self, simd: S, x: &[u8]) -> [S::F; 4] {
@@ -2405,7 +2439,7 @@ impl<S: Simd, const SIGNED: bool, const N: usize, const PAIR: bool> AheadStep<S>
         let (pa, pb) = unit_params(simd, self.gp, PAIR, self.us);
         self.us += 1;
         let z = simd.zero_points_x4([pa.z, pa.z, pb.z, pb.z]);
-        sat8_store_quotients::<S, SIGNED>(simd, self.sp, q, x, [&pa, &pa, &pb, &pb], z, y, self.bits, false);
+        sat8_store_quotients::<S, SIGNED>(simd, self.sp, q, x, [&pa, &pa, &pb, &pb], z, y, self.bits, MID);
     }
 }
 
@@ -2413,7 +2447,7 @@ impl<S: Simd, const SIGNED: bool, const N: usize, const PAIR: bool> AheadStep<S>
 /// four-vector steps with the unit's parameters.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn group_unit<S: Simd, const SIGNED: bool, const BITS: u8, const N: usize>(
+fn group_unit<S: Simd, const SIGNED: bool, const BITS: u8, const N: usize, const MID: bool>(
     simd: S,
     sp: &Spec,
     gp: &GroupParamsOf<N>,
@@ -2430,7 +2464,7 @@ fn group_unit<S: Simd, const SIGNED: bool, const BITS: u8, const N: usize>(
     for (xq, yq) in xu.chunks_exact(4 * vb).zip(yu.chunks_exact_mut(4 * lanes * bits / 8)) {
         match BITS {
             16 => sat16_step_store::<S, SIGNED>(simd, sp, xq, [&pa, &pa, &pb, &pb], packs, yq),
-            _ => sat8_step_store::<S, SIGNED>(simd, sp, xq, [&pa, &pa, &pb, &pb], z, yq, bits),
+            _ => sat8_step_store::<S, SIGNED>(simd, sp, xq, [&pa, &pa, &pb, &pb], z, yq, bits, MID),
         }
     }
 }
@@ -2460,16 +2494,17 @@ pub(crate) struct GroupCodes<'a, 'y> {
     pub y: &'y mut [u8],
 }
 
-struct GroupCodesOf<'a, 'y, const SIGNED: bool, const BITS: u8>(GroupCodes<'a, 'y>);
+/// `MID`: every zero point of the group is the 8-bit type's middle ([`mid_zero_point`]).
+struct GroupCodesOf<'a, 'y, const SIGNED: bool, const BITS: u8, const MID: bool>(GroupCodes<'a, 'y>);
 
-impl<const SIGNED: bool, const BITS: u8> Kernel for GroupCodesOf<'_, '_, SIGNED, BITS> {
+impl<const SIGNED: bool, const BITS: u8, const MID: bool> Kernel for GroupCodesOf<'_, '_, SIGNED, BITS, MID> {
     type Output = ();
     #[inline(always)]
     fn run<S: Simd>(self, simd: S) {
         let GroupCodes { sp, gp, block, x, y } = self.0;
         let sp = sp.fold::<0, 0, BITS>();
         let packs = BITS == 16 && packs16::<S, SIGNED>(simd, &sp, simd.load_i32(gp.0[2].as_flattened()));
-        group_steps::<S, SIGNED, BITS, 16>(simd, &sp, gp, packs, block, x, y);
+        group_steps::<S, SIGNED, BITS, 16, MID>(simd, &sp, gp, packs, block, x, y);
     }
 }
 
@@ -2478,13 +2513,25 @@ impl GroupCodes<'_, '_> {
     #[inline(always)]
     pub(crate) fn enter<S: Simd>(self, simd: S) {
         let Encode::Int { qmin, .. } = self.sp.enc else { return };
+        // The kernel that skips the middle zero points (symmetric quantization's, MXINT8's)
+        // on the ISAs whose store reads the hint (built for those alone).
+        if const { S::PACK_CHECK } && self.sp.bits == 8 {
+            let m = if qmin < 0 { 0 } else { 128 };
+            if self.gp.zero_points(S::LANES).all(|z| z == m) {
+                match qmin < 0 {
+                    true => simd.enter(GroupCodesOf::<true, 8, true>(self)),
+                    false => simd.enter(GroupCodesOf::<false, 8, true>(self)),
+                }
+                return;
+            }
+        }
         match (qmin < 0, self.sp.bits) {
-            (true, 8) => simd.enter(GroupCodesOf::<true, 8>(self)),
-            (false, 8) => simd.enter(GroupCodesOf::<false, 8>(self)),
-            (true, 4) => simd.enter(GroupCodesOf::<true, 4>(self)),
-            (false, 4) => simd.enter(GroupCodesOf::<false, 4>(self)),
-            (true, 16) => simd.enter(GroupCodesOf::<true, 16>(self)),
-            (false, 16) => simd.enter(GroupCodesOf::<false, 16>(self)),
+            (true, 8) => simd.enter(GroupCodesOf::<true, 8, false>(self)),
+            (false, 8) => simd.enter(GroupCodesOf::<false, 8, false>(self)),
+            (true, 4) => simd.enter(GroupCodesOf::<true, 4, false>(self)),
+            (false, 4) => simd.enter(GroupCodesOf::<false, 4, false>(self)),
+            (true, 16) => simd.enter(GroupCodesOf::<true, 16, false>(self)),
+            (false, 16) => simd.enter(GroupCodesOf::<false, 16, false>(self)),
             _ => {}
         }
     }
@@ -2530,6 +2577,12 @@ impl<const N: usize> GroupParamsOf<N> {
         let mut g = GroupParamsOf::EMPTY;
         g.set(simd, divisor, z);
         g
+    }
+
+    /// The zero points of the first `n` blocks.
+    #[inline(always)]
+    pub(crate) fn zero_points(&self, n: usize) -> impl Iterator<Item = i32> + '_ {
+        self.0[2].iter().take(n).map(|&b| i32::from_le_bytes(b))
     }
 
     #[inline(always)]

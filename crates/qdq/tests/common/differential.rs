@@ -263,6 +263,69 @@ pub fn quantize_with_middle_zero_points() {
             }
         }
     }
+    // Blocked along the last axis, f32 x and scales in the fast range: long runs of whole
+    // groups (the blocked kernel's 64 blocks), blocks of two, four, eight and sixteen
+    // vectors (AVX2). Zero points: every one the middle; one block off the middle at a
+    // random place (the kernel that skips the add stops at its group, the general one goes
+    // on); the first block off the middle (the general kernel throughout); a scale outside
+    // the fast range among middle zero points (the skipping kernel stops there and starts
+    // again after it); none (i8's middle, not u8's). Whole calls and sub-ranges.
+    for (out, mid) in [(DataType::I8, 0u8), (DataType::U8, 128)] {
+        for block in [16usize, 32, 64, 128] {
+            for pattern in 0..5 {
+                let outer = 1 + rng.below(3);
+                let axis_len = block * (40 + rng.below(90));
+                let (n, k) = (outer * axis_len, outer * axis_len / block);
+                let layout = Layout::Blocked { outer, axis_len, inner: 1, block };
+                let mut scales: Vec<f32> = (0..k).map(|_| rng.unit() * 0.5 + 1e-3).collect();
+                let mut zp = vec![mid; k];
+                match pattern {
+                    1 => zp[rng.below(k)] = mid ^ (1 + rng.below(255) as u8),
+                    2 => zp[0] = mid.wrapping_add(1),
+                    3 => scales[rng.below(k)] = 1e-30,
+                    _ => {}
+                }
+                // Finite quotients within ±2^15 (ties among them), so that whole steps take
+                // the store without the add; one element in 400 from the full mix (NaN,
+                // inf, huge), whose step is redone with the clamps.
+                let xs: Vec<f32> = (0..n)
+                    .map(|i| {
+                        let s = scales[i / block];
+                        match rng.below(400) {
+                            0 => x_value(&mut rng, s),
+                            1..=100 => ((rng.below(600) as f32 - 300.0) + 0.5) * s,
+                            _ => (rng.unit() - 0.5) * 1000.0 * s,
+                        }
+                    })
+                    .collect();
+                let zpp = (pattern != 4).then_some(qdq::Packed { dtype: out, len: k, data: &zp });
+                let opts = qdq::QuantizeOptions::new(out);
+                let params = qparams(qdq::Values::F32(&scales), zpp, layout, &opts);
+                let x = qdq::Values::F32(&xs);
+                let mut want = vec![0u8; n];
+                qdq_ref::quantize(x, &params, qdq::PackedMut::new(out, &mut want)).unwrap();
+                for (name, cfg) in configs() {
+                    let mut got = vec![0u8; n];
+                    qdq::quantize_with(&cfg, x, &params, qdq::PackedMut::new(out, &mut got)).unwrap();
+                    if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
+                        panic!(
+                            "{name} {out} block {block} pattern {pattern}: element {i} x={:e} want {} got {}",
+                            xs[i], want[i], got[i]
+                        );
+                    }
+                    let start = rng.below(n);
+                    let stop = start + rng.below(n - start + 1);
+                    let mut part = vec![0u8; stop - start];
+                    qdq::quantize_range_with(&cfg, x, &params, start..stop, qdq::PackedMut::new(out, &mut part))
+                        .unwrap();
+                    assert!(
+                        part == want[start..stop],
+                        "{name} {out} block {block} pattern {pattern}: range {start}..{stop}"
+                    );
+                }
+            }
+        }
+    }
 }
 
 pub fn quantize_from_f16_bf16_i32_and_other_scale_types() {
