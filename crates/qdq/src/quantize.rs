@@ -985,6 +985,15 @@ fn sat8_loop<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, x: &[u8], y: &mut 
     steps_ahead(simd, steps, x, 4 * vb, y, 4 * lanes * bits / 8);
 }
 
+/// Whether the 8-bit zero point of scale index `k` is the type's middle ([`mid_zero_point`];
+/// i8 without zero points).
+#[inline(always)]
+fn mid_code_at<const SIGNED: bool>(job: &Job<'_>, k: usize) -> bool {
+    let zp = job.zero_point.map_or(Some(0), |zp| zp.data.get(k).map(|&c| c as i8 as i32));
+    // (The code as i8: 0 is i8's middle, -128 (0x80) u8's.)
+    zp == Some(if SIGNED { 0 } else { -128 })
+}
+
 /// The zero point at the middle of an 8-bit integer type (0 for i8, 128 for u8), the one
 /// symmetric quantization uses, for which the 8-bit stores may skip adding it
 /// ([`Simd::cvt_store_sat_x4`]); `None` for the 4- and 2-bit types (`bits`).
@@ -2079,18 +2088,20 @@ struct AxisSat8Rows<'a, const SRC: u8, const PREC: u8> {
 }
 
 /// [`AxisSat8Rows`] with its final pack (`SIGNED`) and width at compile time: a kernel of
-/// its own per variant (an unoptimised build gives each its own frame).
-struct AxisSat8RowsOf<'a, const SRC: u8, const PREC: u8, const SIGNED: bool, const BITS: u8>(
+/// its own per variant (an unoptimised build gives each its own frame). `MID`: the 8-bit
+/// kernel for groups whose zero points are all the type's middle ([`mid_zero_point`]),
+/// which skips adding them and stops at the first group that has another.
+struct AxisSat8RowsOf<'a, const SRC: u8, const PREC: u8, const SIGNED: bool, const BITS: u8, const MID: bool>(
     AxisSat8Rows<'a, SRC, PREC>,
 );
 
-impl<const SRC: u8, const PREC: u8, const SIGNED: bool, const BITS: u8> Kernel
-    for AxisSat8RowsOf<'_, SRC, PREC, SIGNED, BITS>
+impl<const SRC: u8, const PREC: u8, const SIGNED: bool, const BITS: u8, const MID: bool> Kernel
+    for AxisSat8RowsOf<'_, SRC, PREC, SIGNED, BITS, MID>
 {
     type Output = usize;
     #[inline(always)]
     fn run<S: Simd>(self, simd: S) -> usize {
-        self.0.groups::<S, SIGNED, BITS>(simd)
+        self.0.groups::<S, SIGNED, BITS, MID>(simd)
     }
 }
 
@@ -2099,21 +2110,41 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
     #[inline(always)]
     fn enter<S: Simd>(self, simd: S) -> usize {
         match (self.signed, self.sp.bits) {
-            (true, 8) => simd.enter(AxisSat8RowsOf::<SRC, PREC, true, 8>(self)),
-            (false, 8) => simd.enter(AxisSat8RowsOf::<SRC, PREC, false, 8>(self)),
+            (true, 8) => self.enter8::<S, true>(simd),
+            (false, 8) => self.enter8::<S, false>(simd),
             // 4-, 16- and 2-bit outputs from f32 only (see `run`; build time).
-            (true, 4) if SRC == 0 && PREC == 0 => simd.enter(AxisSat8RowsOf::<SRC, PREC, true, 4>(self)),
-            (false, 4) if SRC == 0 && PREC == 0 => simd.enter(AxisSat8RowsOf::<SRC, PREC, false, 4>(self)),
-            (true, 2) if SRC == 0 && PREC == 0 => simd.enter(AxisSat8RowsOf::<SRC, PREC, true, 2>(self)),
-            (false, 2) if SRC == 0 && PREC == 0 => simd.enter(AxisSat8RowsOf::<SRC, PREC, false, 2>(self)),
-            (true, 16) if SRC == 0 && PREC == 0 => simd.enter(AxisSat8RowsOf::<SRC, PREC, true, 16>(self)),
-            (false, 16) if SRC == 0 && PREC == 0 => simd.enter(AxisSat8RowsOf::<SRC, PREC, false, 16>(self)),
+            (true, 4) if SRC == 0 && PREC == 0 => simd.enter(AxisSat8RowsOf::<SRC, PREC, true, 4, false>(self)),
+            (false, 4) if SRC == 0 && PREC == 0 => simd.enter(AxisSat8RowsOf::<SRC, PREC, false, 4, false>(self)),
+            (true, 2) if SRC == 0 && PREC == 0 => simd.enter(AxisSat8RowsOf::<SRC, PREC, true, 2, false>(self)),
+            (false, 2) if SRC == 0 && PREC == 0 => simd.enter(AxisSat8RowsOf::<SRC, PREC, false, 2, false>(self)),
+            (true, 16) if SRC == 0 && PREC == 0 => simd.enter(AxisSat8RowsOf::<SRC, PREC, true, 16, false>(self)),
+            (false, 16) if SRC == 0 && PREC == 0 => simd.enter(AxisSat8RowsOf::<SRC, PREC, false, 16, false>(self)),
             _ => self.geometry.0,
         }
     }
 
+    /// The 8-bit kernels, as [`BlockedGroups`]' (`enter8`): the `MID` kernel first where
+    /// the first group's first zero point is the middle (AVX2, f32 x), then the general
+    /// one from the group where it stopped.
     #[inline(always)]
-    fn groups<S: Simd, const SIGNED: bool, const BITS: u8>(self, simd: S) -> usize {
+    fn enter8<S: Simd, const SIGNED: bool>(mut self, simd: S) -> usize {
+        if const { S::PACK_CHECK && SRC == 0 && PREC == 0 } {
+            let (g0, _, c0, _) = self.geometry;
+            let k = self.rows.group(g0).0 + c0;
+            if mid_code_at::<SIGNED>(&self.job, k) {
+                let y = &mut *self.y;
+                let head = AxisSat8Rows::<SRC, PREC> { y, ..self };
+                self.geometry.0 = simd.enter(AxisSat8RowsOf::<SRC, PREC, SIGNED, 8, true>(head));
+                if self.geometry.0 == self.geometry.1 {
+                    return self.geometry.0;
+                }
+            }
+        }
+        simd.enter(AxisSat8RowsOf::<SRC, PREC, SIGNED, 8, false>(self))
+    }
+
+    #[inline(always)]
+    fn groups<S: Simd, const SIGNED: bool, const BITS: u8, const MID: bool>(self, simd: S) -> usize {
         let AxisSat8Rows { job, sp, y, begin, rows, geometry: (mut g0, r1, c0, nv), .. } = self;
         let x = job.x;
         let sp = Spec { split_product: false, ..sp.fold::<SRC, PREC, BITS>() };
@@ -2140,6 +2171,8 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
                 slow |= simd.mask_bits(slow_scale_lanes(simd, divisor));
                 let z = zero_points_int::<S, SIGNED>(simd, &job, k, bits);
                 packs = packs && packs16::<S, SIGNED>(simd, &sp, z);
+                // (`MID`: a zero point off the middle ends this kernel's groups.)
+                slow |= u32::from(MID && !all_lanes_are(simd, z, if SIGNED { 0 } else { 128 }));
                 *p = Lanes { divisor, r: simd.div(simd.splat(1.0), divisor), z, ..*p };
             }
             if slow != 0 {
@@ -2172,7 +2205,7 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
                 for (xq, yq) in xb.chunks_exact(4 * lanes * xs).zip(yb.chunks_exact_mut(4 * lanes * bits / 8)) {
                     match BITS {
                         16 => sat16_step_store::<S, SIGNED>(simd, &sp, xq, p, packs, yq),
-                        _ => sat8_step_store::<S, SIGNED>(simd, &sp, xq, p, z, yq, bits, false),
+                        _ => sat8_step_store::<S, SIGNED>(simd, &sp, xq, p, z, yq, bits, MID),
                     }
                 }
                 if full < g1 {
@@ -2192,7 +2225,7 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
                         let p = [&p[0], &p[1], &p[2], &p[3]];
                         match BITS {
                             16 => sat16_step_store::<S, SIGNED>(simd, &sp, xq, p, packs, yq),
-                            _ => sat8_step_store::<S, SIGNED>(simd, &sp, xq, p, *z, yq, bits, false),
+                            _ => sat8_step_store::<S, SIGNED>(simd, &sp, xq, p, *z, yq, bits, MID),
                         }
                     }
                 }
@@ -2266,20 +2299,12 @@ impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
     /// an unoptimised build's frame past its limit.
     #[inline(always)]
     fn enter8<S: Simd, const SIGNED: bool>(mut self, simd: S) -> usize {
-        if const { S::PACK_CHECK && SRC == 0 && PREC == 0 } && self.mid_at_k::<SIGNED>() {
+        if const { S::PACK_CHECK && SRC == 0 && PREC == 0 } && mid_code_at::<SIGNED>(&self.job, self.k) {
             let y = &mut *self.y;
             let head = BlockedGroups::<SRC, PREC> { y, ..self };
             self.k = simd.enter(BlockedGroupsOf::<SRC, PREC, SIGNED, 8, true>(head));
         }
         simd.enter(BlockedGroupsOf::<SRC, PREC, SIGNED, 8, false>(self))
-    }
-
-    /// Whether block `k`'s zero point is the 8-bit type's middle (i8 without zero points).
-    #[inline(always)]
-    fn mid_at_k<const SIGNED: bool>(&self) -> bool {
-        let zp = self.job.zero_point.map_or(Some(0), |zp| zp.data.get(self.k).map(|&c| c as i8 as i32));
-        // (The code as i8: 0 is i8's middle, -128 (0x80) u8's.)
-        zp == Some(if SIGNED { 0 } else { -128 })
     }
 
     #[inline(always)]

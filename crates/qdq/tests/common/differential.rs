@@ -263,20 +263,37 @@ pub fn quantize_with_middle_zero_points() {
             }
         }
     }
-    // Blocked along the last axis, f32 x and scales in the fast range: long runs of whole
-    // groups (the blocked kernel's 64 blocks), blocks of two, four, eight and sixteen
-    // vectors (AVX2). Zero points: every one the middle; one block off the middle at a
-    // random place (the kernel that skips the add stops at its group, the general one goes
-    // on); the first block off the middle (the general kernel throughout); a scale outside
+    // The layouts with 8-bit kernels of their own, f32 x and scales in the fast range,
+    // long runs of whole groups: blocked along the last axis (the blocked kernel's groups of
+    // 64 blocks; blocks of two, four, eight and sixteen vectors on AVX2), per axis along
+    // the last axis and blocked along a middle one (the row tiles' groups; rows of one,
+    // two, four and more vectors). Zero points: every one the middle; one off the middle
+    // at a random place (the kernel that skips the add stops at its group, the general one
+    // goes on); the first off the middle (the general kernel throughout); a scale outside
     // the fast range among middle zero points (the skipping kernel stops there and starts
     // again after it); none (i8's middle, not u8's). Whole calls and sub-ranges.
     for (out, mid) in [(DataType::I8, 0u8), (DataType::U8, 128)] {
+        let mut layouts = Vec::new();
         for block in [16usize, 32, 64, 128] {
+            let (outer, axis_len) = (1 + rng.below(3), block * (40 + rng.below(90)));
+            layouts.push(Layout::Blocked { outer, axis_len, inner: 1, block });
+        }
+        for channels in [8usize, 16, 32, 64, 96, 200] {
+            layouts.push(Layout::PerAxis { outer: 100 + rng.below(200), axis_len: channels, inner: 1 });
+        }
+        for (inner, block) in [(8usize, 32usize), (16, 4), (32, 32), (64, 8), (96, 16)] {
+            let (outer, axis_len) = (1 + rng.below(3), block * (3 + rng.below(6)));
+            layouts.push(Layout::Blocked { outer, axis_len, inner, block });
+        }
+        for layout in layouts {
             for pattern in 0..5 {
-                let outer = 1 + rng.below(3);
-                let axis_len = block * (40 + rng.below(90));
-                let (n, k) = (outer * axis_len, outer * axis_len / block);
-                let layout = Layout::Blocked { outer, axis_len, inner: 1, block };
+                let n = match layout {
+                    Layout::PerAxis { outer, axis_len, inner } | Layout::Blocked { outer, axis_len, inner, .. } => {
+                        outer * axis_len * inner
+                    }
+                    Layout::PerTensor => unreachable!(),
+                };
+                let k = layout.scale_count(n).unwrap();
                 let mut scales: Vec<f32> = (0..k).map(|_| rng.unit() * 0.5 + 1e-3).collect();
                 let mut zp = vec![mid; k];
                 match pattern {
@@ -290,7 +307,7 @@ pub fn quantize_with_middle_zero_points() {
                 // inf, huge), whose step is redone with the clamps.
                 let xs: Vec<f32> = (0..n)
                     .map(|i| {
-                        let s = scales[i / block];
+                        let s = scales[layout.scale_index(i)];
                         match rng.below(400) {
                             0 => x_value(&mut rng, s),
                             1..=100 => ((rng.below(600) as f32 - 300.0) + 0.5) * s,
@@ -309,7 +326,7 @@ pub fn quantize_with_middle_zero_points() {
                     qdq::quantize_with(&cfg, x, &params, qdq::PackedMut::new(out, &mut got)).unwrap();
                     if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
                         panic!(
-                            "{name} {out} block {block} pattern {pattern}: element {i} x={:e} want {} got {}",
+                            "{name} {out} {layout:?} pattern {pattern}: element {i} x={:e} want {} got {}",
                             xs[i], want[i], got[i]
                         );
                     }
@@ -320,7 +337,7 @@ pub fn quantize_with_middle_zero_points() {
                         .unwrap();
                     assert!(
                         part == want[start..stop],
-                        "{name} {out} block {block} pattern {pattern}: range {start}..{stop}"
+                        "{name} {out} {layout:?} pattern {pattern}: range {start}..{stop}"
                     );
                 }
             }
