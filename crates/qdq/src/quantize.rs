@@ -989,9 +989,9 @@ fn sat8_loop<S: Simd, const SIGNED: bool>(simd: S, sp: &Spec, x: &[u8], y: &mut 
 /// i8 without zero points).
 #[inline(always)]
 fn mid_code_at<const SIGNED: bool>(job: &Job<'_>, k: usize) -> bool {
-    let zp = job.zero_point.map_or(Some(0), |zp| zp.data.get(k).map(|&c| c as i8 as i32));
-    // (The code as i8: 0 is i8's middle, -128 (0x80) u8's.)
-    zp == Some(if SIGNED { 0 } else { -128 })
+    // (The stored byte is the value for both types' middles: i8's 0, u8's 128.)
+    let zp = job.zero_point.map_or(Some(0), |zp| zp.data.get(k).map(|&c| i32::from(c)));
+    zp == Some(mid8(SIGNED))
 }
 
 /// The zero point at the middle of an 8-bit integer type (0 for i8, 128 for u8), the one
@@ -999,7 +999,17 @@ fn mid_code_at<const SIGNED: bool>(job: &Job<'_>, k: usize) -> bool {
 /// ([`Simd::cvt_store_sat_x4`]); `None` for the 4- and 2-bit types (`bits`).
 #[inline(always)]
 fn mid_zero_point<const SIGNED: bool>(bits: usize) -> Option<i32> {
-    (bits == 8).then_some(if SIGNED { 0 } else { 128 })
+    (bits == 8).then_some(mid8(SIGNED))
+}
+
+/// The middle of an 8-bit integer type: 0 for i8 (`signed`), 128 for u8.
+#[inline(always)]
+const fn mid8(signed: bool) -> i32 {
+    if signed {
+        0
+    } else {
+        128
+    }
 }
 
 /// A loop of four-vector steps whose divisions run a step ahead ([`steps_ahead`]).
@@ -2072,10 +2082,12 @@ fn tile_lanes<S: Simd>(simd: S, job: &Job<'_>, k: usize, valid: usize) -> Lanes<
 
 /// The groups of rows of one channel tile (`geometry = (g0, r1, first channel, vectors
 /// nv)`: from the group starting at row `g0`, rows before `r1`) on the saturating 8-bit
-/// path, as a kernel of its own (once per tile, and again after a group it leaves):
-/// per group the tile's parameters (in this kernel's frame, which no store through `y`
-/// can alias), then its rows. Stops at the first group with a scale outside the fast
-/// range and returns its first row (else `r1`).
+/// path, as a kernel of its own (once per tile, and again after a group it leaves; 8-bit
+/// outputs may enter the `MID` kernel of [`AxisSat8RowsOf`] first): per group the tile's
+/// parameters (in this kernel's frame, which no store through `y` can alias), then its
+/// rows. Stops at the first group with a scale outside the fast range (in the `MID`
+/// kernel, or with a zero point off the middle) and returns its first row, at the first
+/// row a short group leaves for the caller, or at `r1`.
 struct AxisSat8Rows<'a, const SRC: u8, const PREC: u8> {
     job: Job<'a>,
     sp: Spec,
@@ -2172,7 +2184,7 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
                 let z = zero_points_int::<S, SIGNED>(simd, &job, k, bits);
                 packs = packs && packs16::<S, SIGNED>(simd, &sp, z);
                 // (`MID`: a zero point off the middle ends this kernel's groups.)
-                slow |= u32::from(MID && !all_lanes_are(simd, z, if SIGNED { 0 } else { 128 }));
+                slow |= u32::from(MID && !all_lanes_are(simd, z, mid8(SIGNED)));
                 *p = Lanes { divisor, r: simd.div(simd.splat(1.0), divisor), z, ..*p };
             }
             if slow != 0 {
@@ -2240,7 +2252,9 @@ impl<const SRC: u8, const PREC: u8> AxisSat8Rows<'_, SRC, PREC> {
 /// [`run_blocked_sat8`] whose scales are all in the fast range, from block `k`, as a kernel
 /// of its own: per group its vectors of scale parameters, then tight steps with no
 /// per-block checks. The blocks tile each row exactly (the caller's condition), so block `k`
-/// starts at element `k * block`. Returns the first block it does not cover.
+/// starts at element `k * block`. Returns the first block it does not cover: the first of
+/// a group with a scale outside the fast range (or, in the `MID` kernel of
+/// [`BlockedGroupsOf`], with a zero point off the middle), or the end of the range's groups.
 struct BlockedGroups<'a, 'y, const SRC: u8, const PREC: u8> {
     job: Job<'a>,
     y: &'y mut [u8],
@@ -2345,7 +2359,7 @@ impl<const SRC: u8, const PREC: u8> BlockedGroups<'_, '_, SRC, PREC> {
                 let z = zero_points_int::<S, SIGNED>(simd, &job, kh, bits);
                 packs = packs && packs16::<S, SIGNED>(simd, &sp, z);
                 // (`MID`: a zero point off the middle ends this kernel's groups.)
-                slow |= MID && !all_lanes_are(simd, z, if SIGNED { 0 } else { 128 });
+                slow |= MID && !all_lanes_are(simd, z, mid8(SIGNED));
                 gp.set_vector(simd, h, divisor, z);
             }
             // (A slow scale in either vector leaves the whole group to the caller.)
@@ -2429,6 +2443,7 @@ fn group_steps<S: Simd, const SIGNED: bool, const BITS: u8, const N: usize, cons
 /// (`bits`), through [`steps_ahead`]: unit `u` with the parameters of block `u` (twice), or
 /// of blocks `2u` and `2u + 1` where `PAIR`, by a running index for the quotients and one
 /// for the stores (which take the zero points, and the parameters again for a redo).
+/// `MID`: as [`group_steps`]'.
 struct UnitSteps<'a, S: Simd, const SIGNED: bool, const N: usize, const PAIR: bool, const MID: bool> {
     sp: &'a Spec,
     gp: &'a GroupParamsOf<N>,
@@ -2469,7 +2484,7 @@ impl<S: Simd, const SIGNED: bool, const N: usize, const PAIR: bool, const MID: b
 }
 
 /// Unit `u` of [`group_steps`] (block `u`, or blocks `2u` and `2u + 1` where `pair`): its
-/// four-vector steps with the unit's parameters.
+/// four-vector steps with the unit's parameters (`MID`: as [`group_steps`]').
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn group_unit<S: Simd, const SIGNED: bool, const BITS: u8, const N: usize, const MID: bool>(
@@ -2538,10 +2553,10 @@ impl GroupCodes<'_, '_> {
     #[inline(always)]
     pub(crate) fn enter<S: Simd>(self, simd: S) {
         let Encode::Int { qmin, .. } = self.sp.enc else { return };
-        // The kernel that skips the middle zero points (symmetric quantization's, MXINT8's)
-        // on the ISAs whose store reads the hint (built for those alone).
+        // The kernel that skips the middle zero points (the symmetric rule's) on the ISAs
+        // whose store reads the hint (built for those alone), picked per group.
         if const { S::PACK_CHECK } && self.sp.bits == 8 {
-            let m = if qmin < 0 { 0 } else { 128 };
+            let m = mid8(qmin < 0);
             if self.gp.zero_points(S::LANES).all(|z| z == m) {
                 match qmin < 0 {
                     true => simd.enter(GroupCodesOf::<true, 8, true>(self)),
